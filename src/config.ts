@@ -1,0 +1,93 @@
+// Environment → one validated, typed Config. A bad value stops start-up with a message
+// naming the variable, so misconfiguration never surfaces later as odd behaviour.
+import { resolve } from 'node:path';
+import { API_KEY_PATTERN } from './domain/ids.ts';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Parser<T> = (raw: string) => T;
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number from ${min} to ${max}`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+
+const boolean: Parser<boolean> = (raw) => {
+  const v = raw.toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new Error('must be true or false');
+};
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "250ms", "10s", "2m", "1h"; a bare number is milliseconds. */
+export const duration: Parser<number> = (raw) => {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+  if (!m) throw new Error('must be a duration such as 500ms, 10s or 2m');
+  const ms = Math.round(Number(m[1]) * (UNITS[m[2] ?? 'ms'] ?? 1));
+  if (!Number.isFinite(ms) || ms > 86_400_000) throw new Error('must be at most 24h');
+  return ms;
+};
+
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw) => {
+    if ((values as string[]).includes(raw)) return raw as T;
+    throw new Error(`must be one of ${values.join(', ')}`);
+  };
+
+const text: Parser<string> = (raw) => raw;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  apiKey: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  sqliteSynchronous: 'full' | 'normal';
+  keyCacheTtlMs: number;
+  shutdownTimeoutMs: number;
+}
+
+function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback: string): T;
+function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>): T | undefined;
+function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback?: string): T | undefined {
+  const raw = env[name];
+  const value = raw === undefined || raw === '' ? fallback : raw;
+  if (value === undefined) return undefined;
+  try {
+    return parse(value);
+  } catch (err) {
+    throw new ConfigError(`${name}=${JSON.stringify(raw)} is invalid: ${(err as Error).message}.`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: read(env, 'PORT', integer(0, 65535), '3000'),
+    host: read(env, 'HOST', text, '0.0.0.0'),
+    dataDir: resolve(read(env, 'VITALS_DATA_DIR', text, './data')),
+    apiKey: read(env, 'VITALS_API_KEY', (raw) => {
+      if (!API_KEY_PATTERN.test(raw)) throw new Error('must be vk_ followed by 32 letters or digits');
+      return raw;
+    }),
+    logLevel: read(
+      env,
+      'VITALS_LOG_LEVEL',
+      oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+      'info',
+    ),
+    sqliteSynchronous: read(env, 'VITALS_SQLITE_SYNCHRONOUS', oneOf('full', 'normal'), 'full'),
+    keyCacheTtlMs: read(env, 'VITALS_KEY_CACHE_TTL', duration, '2s'),
+    shutdownTimeoutMs: read(env, 'VITALS_SHUTDOWN_TIMEOUT', duration, '10s'),
+  };
+}
+
+export { boolean, integer, oneOf };

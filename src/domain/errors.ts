@@ -1,0 +1,61 @@
+// One table from error code to HTTP status and error type (DESIGN §4). Everything the
+// API refuses is an ApiError; anything else that escapes becomes an opaque 500.
+
+export const ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  parameter_missing: { status: 400, type: 'invalid_request_error' },
+  parameter_invalid: { status: 400, type: 'invalid_request_error' },
+  parameter_unknown: { status: 400, type: 'invalid_request_error' },
+  weights_sum_invalid: { status: 400, type: 'invalid_request_error' },
+  idempotency_key_reused: { status: 400, type: 'invalid_request_error' },
+  api_key_missing: { status: 401, type: 'authentication_error' },
+  api_key_invalid: { status: 401, type: 'authentication_error' },
+  resource_missing: { status: 404, type: 'invalid_request_error' },
+  customer_not_found: { status: 404, type: 'invalid_request_error' },
+  health_score_not_found: { status: 404, type: 'invalid_request_error' },
+  webhook_not_found: { status: 404, type: 'invalid_request_error' },
+  delivery_not_found: { status: 404, type: 'invalid_request_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  customer_exists: { status: 409, type: 'invalid_request_error' },
+  idempotency_request_in_progress: { status: 409, type: 'invalid_request_error' },
+  body_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'api_error' },
+  service_unavailable: { status: 503, type: 'api_error' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorBody {
+  error: { type: string; code: ErrorCode; message: string; param?: string };
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | undefined;
+  readonly status: number;
+  readonly type: string;
+
+  constructor(code: ErrorCode, message: string, param?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.param = param;
+    this.status = ERRORS[code].status;
+    this.type = ERRORS[code].type;
+  }
+
+  toBody(): ErrorBody {
+    const error: ErrorBody['error'] = { type: this.type, code: this.code, message: this.message };
+    if (this.param !== undefined) error.param = this.param;
+    return { error };
+  }
+}
+
+export const notFound = {
+  customer: (id: string) => new ApiError('customer_not_found', `No customer with id '${id}'.`),
+  healthScore: (id: string) =>
+    new ApiError('health_score_not_found', `Customer '${id}' has no health score yet.`),
+  webhook: (id: string) => new ApiError('webhook_not_found', `No webhook with id '${id}'.`),
+};

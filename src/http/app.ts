@@ -1,0 +1,136 @@
+// buildApp wires plugins and routes by hand and never listens: main.ts listens, tests inject.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
+import sjson from 'secure-json-parse';
+import type { Config } from '../config.ts';
+import { ApiError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Store } from '../store/store.ts';
+import { KeyAuthenticator } from './auth.ts';
+import { Customer, customersRoutes } from './customers.ts';
+import { registerErrorHandling, translate } from './errors.ts';
+import { ErrorSchema } from './schemas.ts';
+import { validatorCompiler } from './validation.ts';
+
+export interface AppDeps {
+  store: Store;
+  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'>;
+  /** Where logs go (tests capture them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const logger: FastifyServerOptions['logger'] = {
+    level: deps.config.logLevel,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', '*.secret', '*.apiKey'],
+      censor: '[redacted]',
+    },
+    ...(deps.logStream ? { stream: deps.logStream } : {}),
+  };
+  const app = Fastify({
+    logger,
+    bodyLimit: BODY_LIMIT,
+    // One log line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId.requestId();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    return503OnClosing: true,
+    frameworkErrors: (err, req, res) => {
+      const reply = res as FastifyReply;
+      reply.header('x-request-id', req.id);
+      const api = translate(err) ?? new ApiError('parameter_invalid', 'The request is malformed.');
+      reply.code(api.status).send(api.toBody());
+    },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+
+  // Only JSON bodies. An empty body is "no body" (some clients send a Content-Type on DELETE);
+  // __proto__ keys are refused so no object we build can be prototype-polluted.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (_req, body, done) => {
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' }));
+      } catch (err) {
+        const message = /prototype/.test((err as Error).message)
+          ? "JSON keys named '__proto__' are not accepted."
+          : 'The request body is not valid JSON.';
+        done(new ApiError('invalid_json', message), undefined);
+      }
+    },
+  );
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info(
+      { method: req.method, url: req.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  registerErrorHandling(app);
+
+  app.addSchema(ErrorSchema);
+  app.addSchema(Customer);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Vitals API',
+        version: '1',
+        description: 'Customer records, health scores with status bands and history, and signed webhooks.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'vk_… API key' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await deps.store.ping();
+      return { status: 'ok', database: deps.store.backend };
+    } catch {
+      return reply
+        .code(503)
+        .send(new ApiError('service_unavailable', 'The database is not reachable.').toBody());
+    }
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', async (req) => auth.authenticate(req));
+      await api.register(customersRoutes(deps.store));
+    },
+    { prefix: '/api' },
+  );
+  return app;
+}

@@ -1,0 +1,190 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
+import { iso, nextTimestamp } from '../domain/time.ts';
+import type { CustomerRecord, Store } from '../store/store.ts';
+import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
+
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 512,
+  pattern: '\\S',
+  description: '1-512 characters, not blank.',
+});
+const Email = Type.String({
+  maxLength: 320,
+  pattern:
+    '^[^@\\s\\u0000-\\u001f\\u007f]+@[^@\\s\\u0000-\\u001f\\u007f.]+(\\.[^@\\s\\u0000-\\u001f\\u007f.]+)+$',
+  description: 'an address with one @ and a dot in the domain, at most 320 characters.',
+});
+
+export const Customer = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    email: Type.String(),
+    metadata: Type.Object({}, { additionalProperties: true }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Customer' },
+);
+
+const CreateBody = Type.Object(
+  { customer_id: CustomerId, name: Name, email: Email, metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+const UpdateBody = Type.Object(
+  { name: Type.Optional(Name), email: Type.Optional(Email), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false, minProperties: 1 },
+);
+const IdParams = Type.Object({ customer_id: Type.String() });
+const ListQuery = Type.Object(
+  { limit: Type.Optional(Limit), starting_after: Type.Optional(Type.String({ maxLength: 255 })) },
+  { additionalProperties: false },
+);
+
+export const toCustomer = (c: CustomerRecord) => ({
+  id: c.id,
+  name: c.name,
+  email: c.email,
+  metadata: c.metadata,
+  created_at: iso(c.createdAt),
+  updated_at: iso(c.updatedAt),
+});
+
+export const customersRoutes =
+  (store: Store): FastifyPluginAsync =>
+  async (app) => {
+    const CustomerRef = Type.Ref('Customer');
+
+    app.post<{ Body: Static<typeof CreateBody> }>(
+      '/customers',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'Create a customer',
+          body: CreateBody,
+          response: { 201: CustomerRef, ...errorResponses(400, 401, 409, 413, 415) },
+        },
+      },
+      async (req, reply) => {
+        const { customer_id, name, email } = req.body;
+        const metadata = mergeMetadata({}, req.body.metadata ?? {});
+        checkMetadata(metadata);
+        const now = Date.now();
+        const customer: CustomerRecord = {
+          id: customer_id,
+          name,
+          email,
+          metadata,
+          createdAt: now,
+          updatedAt: now,
+        };
+        const created = await store.transaction((tx) => tx.insertCustomer(req.accountId, customer));
+        if (!created) {
+          throw new ApiError(
+            'customer_exists',
+            `A customer with id '${customer_id}' already exists.`,
+            'customer_id',
+          );
+        }
+        return reply.code(201).send(toCustomer(customer));
+      },
+    );
+
+    app.get<{ Params: Static<typeof IdParams> }>(
+      '/customers/:customer_id',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'Retrieve a customer',
+          params: IdParams,
+          response: { 200: CustomerRef, ...errorResponses(401, 404) },
+        },
+      },
+      async (req) => {
+        const customer = await store.getCustomer(req.accountId, req.params.customer_id);
+        if (!customer) throw notFound.customer(req.params.customer_id);
+        return toCustomer(customer);
+      },
+    );
+
+    app.get<{ Querystring: Static<typeof ListQuery> }>(
+      '/customers',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'List customers by id, byte-wise ascending',
+          querystring: ListQuery,
+          response: {
+            200: Type.Object({ customers: Type.Array(CustomerRef), has_more: Type.Boolean() }),
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (req) => {
+        const page = await store.listCustomers(req.accountId, {
+          limit: req.query.limit ?? 10,
+          startingAfter: req.query.starting_after,
+        });
+        return { customers: page.data.map(toCustomer), has_more: page.hasMore };
+      },
+    );
+
+    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+      '/customers/:customer_id',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'Update a customer (metadata merges; a null value removes a key)',
+          params: IdParams,
+          body: UpdateBody,
+          response: { 200: CustomerRef, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (req) => {
+        const id = req.params.customer_id;
+        const updated = await store.transaction(async (tx) => {
+          const current = await tx.getCustomer(req.accountId, id);
+          if (!current) throw notFound.customer(id);
+          const metadata = req.body.metadata
+            ? mergeMetadata(current.metadata, req.body.metadata)
+            : current.metadata;
+          checkMetadata(metadata);
+          const next: CustomerRecord = {
+            ...current,
+            name: req.body.name ?? current.name,
+            email: req.body.email ?? current.email,
+            metadata,
+            updatedAt: nextTimestamp(Date.now(), current.updatedAt),
+          };
+          await tx.updateCustomer(req.accountId, next);
+          return next;
+        });
+        return toCustomer(updated);
+      },
+    );
+
+    app.delete<{ Params: Static<typeof IdParams> }>(
+      '/customers/:customer_id',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'Delete a customer with its score and history',
+          params: IdParams,
+          response: {
+            200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+            ...errorResponses(401, 404),
+          },
+        },
+      },
+      async (req) => {
+        const id = req.params.customer_id;
+        const deleted = await store.transaction((tx) => tx.deleteCustomer(req.accountId, id));
+        if (!deleted) throw notFound.customer(id);
+        return { id, deleted: true };
+      },
+    );
+  };

@@ -1,0 +1,52 @@
+// Every failure leaves as the error envelope: ours pass through, Fastify's own (bad JSON,
+// 413, 415, bad URL, schema violations) are translated, anything unexpected is an opaque 500.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+import { toApiError } from './validation.ts';
+
+export function translate(err: FastifyError): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err.validation && err.validation.length > 0) {
+    return toApiError(err.validation[0] as Parameters<typeof toApiError>[0], err.validationContext ?? 'body');
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new ApiError(
+        'unsupported_media_type',
+        'Send the request body as JSON with Content-Type: application/json.',
+      );
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('body_too_large', 'The request body is larger than the 1 MiB limit.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('parameter_invalid', 'The Content-Length header does not match the body.');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('parameter_invalid', 'The request URL is not correctly percent-encoded.');
+  }
+  if (err instanceof SyntaxError) return new ApiError('invalid_json', 'The request body is not valid JSON.');
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new ApiError('parameter_invalid', 'The request is malformed.');
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const api = translate(err);
+    if (api) {
+      if (api.status === 401) reply.header('www-authenticate', 'Bearer');
+      return reply.code(api.status).send(api.toBody());
+    }
+    req.log.error({ err }, 'unhandled error');
+    const internal = new ApiError('internal_error', 'Something went wrong on our side; try again shortly.');
+    return reply.code(500).send(internal.toBody());
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    const err = new ApiError('resource_missing', `No route ${req.method} ${path}.`);
+    return reply.code(404).send(err.toBody());
+  });
+}

@@ -1,0 +1,44 @@
+// Shared TypeBox schemas: they validate requests, serialize responses and feed /openapi.json.
+import { type Static, Type } from 'typebox';
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' });
+
+export const CustomerId = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[^\\s\\u0000-\\u001f\\u007f/?#]+$',
+  description: "1-255 characters, no whitespace, control characters, '/', '?' or '#'.",
+});
+
+export const Metadata = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  maxProperties: 50,
+  propertyNames: { minLength: 1, maxLength: 64, description: 'keys are 1-64 characters' },
+  additionalProperties: true,
+  description: 'Free-form JSON values under at most 50 keys of 1-64 characters; at most 16 KiB serialized.',
+});
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.String(),
+      code: Type.String(),
+      message: Type.String(),
+      param: Type.Optional(Type.String()),
+    }),
+  },
+  { $id: 'Error', description: 'Every failure answers with this envelope.' },
+);
+
+export const Limit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  default: 10,
+  description: 'Page size, 1-100.',
+});
+
+export type MetadataT = Static<typeof Metadata>;
+
+/** Error responses every authenticated route can give, for the OpenAPI description. */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')]));

@@ -1,0 +1,146 @@
+// Schemas validate requests; this turns the first schema violation into our error
+// envelope with `param` naming the field as a dotted path (DESIGN §4).
+import { Ajv, type ErrorObject } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+
+// Bodies are taken as sent: "0.5" is not a number. Query strings are text by nature, so
+// there numbers are read from their digits (and only from digits, see `integerQuery`).
+const bodyAjv = new Ajv({
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  allErrors: false,
+  strict: false,
+  verbose: true,
+});
+const queryAjv = new Ajv({
+  coerceTypes: true,
+  useDefaults: true,
+  removeAdditional: false,
+  allErrors: false,
+  strict: false,
+  verbose: true,
+});
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema);
+
+const join = (path: string, key: string | number): string => (path ? `${path}.${key}` : String(key));
+
+/** `/factors/usage` → `factors.usage` (JSON Pointer escapes undone). */
+function dotted(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'a whole number',
+  object: 'an object',
+  array: 'an array',
+  boolean: 'true or false',
+};
+
+export function toApiError(err: ErrorObject, part: string): ApiError {
+  const data: unknown = err.data;
+  const path = dotted(err.instancePath);
+  const where = (p: string) => (p ? `'${p}'` : part === 'body' ? 'The request body' : 'The query string');
+  const p = err.params as Record<string, unknown>;
+  if (err.propertyName !== undefined) {
+    const param = join(path, err.propertyName);
+    return new ApiError(
+      'parameter_invalid',
+      `'${err.propertyName}' is not an allowed name in ${where(path)}${hint(err)}.`,
+      param,
+    );
+  }
+  switch (err.keyword) {
+    case 'required': {
+      const param = join(path, p.missingProperty as string);
+      return new ApiError('parameter_missing', `'${param}' is required.`, param);
+    }
+    case 'additionalProperties': {
+      const param = join(path, p.additionalProperty as string);
+      return new ApiError('parameter_unknown', `'${param}' is not a recognised parameter.`, param);
+    }
+    case 'type': {
+      if (!path && (data === undefined || data === null)) {
+        return new ApiError('parameter_missing', 'Send the parameters as a JSON object in the request body.');
+      }
+      const expected = String(p.type)
+        .split(',')
+        .map((t) => TYPE_NAMES[t] ?? t)
+        .join(' or ');
+      const got = data === undefined ? '' : ` (got ${describe(data)})`;
+      return new ApiError(
+        'parameter_invalid',
+        `${where(path)} must be ${expected}${got}.`,
+        path || undefined,
+      );
+    }
+    case 'minLength':
+      return new ApiError(
+        'parameter_invalid',
+        `${where(path)} must be at least ${p.limit} character${p.limit === 1 ? '' : 's'} long.`,
+        path,
+      );
+    case 'maxLength':
+      return new ApiError(
+        'parameter_invalid',
+        `${where(path)} must be at most ${p.limit} characters long.`,
+        path,
+      );
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return new ApiError('parameter_invalid', `${where(path)} must be ${p.comparison} ${p.limit}.`, path);
+    case 'minProperties':
+      return path
+        ? new ApiError(
+            'parameter_invalid',
+            `${where(path)} must have at least ${p.limit} entr${p.limit === 1 ? 'y' : 'ies'}.`,
+            path,
+          )
+        : new ApiError('parameter_missing', 'Supply at least one parameter to change.');
+    case 'maxProperties':
+      return new ApiError('parameter_invalid', `${where(path)} may have at most ${p.limit} entries.`, path);
+    case 'minItems':
+      return new ApiError('parameter_invalid', `${where(path)} must have at least ${p.limit} item(s).`, path);
+    case 'maxItems':
+      return new ApiError('parameter_invalid', `${where(path)} may have at most ${p.limit} items.`, path);
+    case 'uniqueItems':
+      return new ApiError('parameter_invalid', `${where(path)} must not repeat an item.`, path);
+    case 'enum':
+      return new ApiError(
+        'parameter_invalid',
+        `${where(path)} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`,
+        path,
+      );
+    case 'pattern':
+    case 'format':
+      return new ApiError(
+        'parameter_invalid',
+        `${where(path)} is not in the accepted format${hint(err)}.`,
+        path,
+      );
+    default:
+      return new ApiError('parameter_invalid', `${where(path)} is invalid.`, path || undefined);
+  }
+}
+
+function hint(err: ErrorObject): string {
+  const description = (err.parentSchema as { description?: string } | undefined)?.description;
+  return description ? ` (${description.replace(/\.$/, '')})` : '';
+}

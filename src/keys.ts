@@ -1,0 +1,32 @@
+// Accounts and API keys as the CLI and start-up manage them.
+import { hashApiKey, newId } from './domain/ids.ts';
+import type { Store } from './store/store.ts';
+
+export const DEFAULT_ACCOUNT = 'default';
+
+export async function createApiKey(store: Store, accountName: string, key = newId.apiKey()) {
+  const account = await store.ensureAccount(accountName, Date.now());
+  const id = newId.apiKeyId();
+  await store.insertApiKey({
+    id,
+    accountId: account.id,
+    hash: hashApiKey(key),
+    prefix: key.slice(0, 7),
+    createdAt: Date.now(),
+  });
+  return { id, key, account };
+}
+
+/**
+ * VITALS_API_KEY, when set, exists for the default account (a key revoked earlier stays revoked).
+ * Without it, a database with no usable key gets one generated, returned here to be shown once.
+ */
+export async function bootstrapKeys(store: Store, apiKey: string | undefined): Promise<string | null> {
+  await store.ensureAccount(DEFAULT_ACCOUNT, Date.now());
+  if (apiKey) {
+    await createApiKey(store, DEFAULT_ACCOUNT, apiKey);
+    return null;
+  }
+  if ((await store.countActiveApiKeys()) > 0) return null;
+  return (await createApiKey(store, DEFAULT_ACCOUNT)).key;
+}

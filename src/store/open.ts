@@ -1,0 +1,9 @@
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { SqliteStore } from './sqlite/sqlite-store.ts';
+import type { Store } from './store.ts';
+
+/** The backend comes from configuration; nothing else in Vitals knows which one it is. */
+export function openStore(config: Pick<Config, 'dataDir' | 'sqliteSynchronous'>): Store {
+  return new SqliteStore({ path: join(config.dataDir, 'vitals.db'), synchronous: config.sqliteSynchronous });
+}

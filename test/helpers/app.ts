@@ -1,0 +1,123 @@
+// buildTestApp: the real app on a real SQLite file in a fresh temp directory, with a key.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { buildApp } from '../../src/http/app.ts';
+import { createApiKey } from '../../src/keys.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../../src/store/store.ts';
+
+export interface Response<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+  raw: string;
+}
+
+export interface Client {
+  key: string;
+  request<T = any>(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Response<T>>;
+  get<T = any>(url: string): Promise<Response<T>>;
+  post<T = any>(url: string, body?: unknown): Promise<Response<T>>;
+  patch<T = any>(url: string, body?: unknown): Promise<Response<T>>;
+  delete<T = any>(url: string): Promise<Response<T>>;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  dir: string;
+  /** A client authenticated as the default account. */
+  api: Client;
+  /** Everything the app logged, as text. */
+  logs(): string;
+  /** A client for a new account with its own key. */
+  newAccount(name: string): Promise<Client>;
+  /** A client that sends the given Authorization header (or none). */
+  as(authorization: string | undefined): Client;
+  inject(opts: InjectOptions): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'vitals-test-'));
+}
+
+export async function buildTestApp(): Promise<TestApp> {
+  const dir = tempDir();
+  const store = new SqliteStore({ path: join(dir, 'vitals.db'), synchronous: 'normal' });
+  await store.migrate();
+  const { key } = await createApiKey(store, 'default');
+  const stream = new PassThrough();
+  let logged = '';
+  stream.on('data', (chunk) => {
+    logged += chunk.toString();
+  });
+  const app = await buildApp({ store, config: { keyCacheTtlMs: 0, logLevel: 'info' }, logStream: stream });
+  await app.ready();
+
+  const inject = async (opts: InjectOptions): Promise<Response> => {
+    const res = await app.inject(opts);
+    let body: unknown;
+    try {
+      body = res.body === '' ? undefined : JSON.parse(res.body);
+    } catch {
+      body = res.body;
+    }
+    return { status: res.statusCode, headers: res.headers, body, raw: res.body };
+  };
+
+  const client = (authorization: string | undefined, key = ''): Client => {
+    const request = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const h: Record<string, string> = { ...headers };
+      if (authorization !== undefined) h.authorization = authorization;
+      const opts: InjectOptions = { method: method as InjectOptions['method'], url, headers: h };
+      if (body !== undefined) {
+        opts.payload = typeof body === 'string' ? body : JSON.stringify(body);
+        h['content-type'] ??= 'application/json';
+      }
+      return inject(opts);
+    };
+    return {
+      key,
+      request,
+      get: (url) => request('GET', url),
+      post: (url, body) => request('POST', url, body),
+      patch: (url, body) => request('PATCH', url, body),
+      delete: (url) => request('DELETE', url),
+    };
+  };
+
+  return {
+    app,
+    store,
+    dir,
+    api: client(`Bearer ${key}`, key),
+    logs: () => logged,
+    as: (authorization) => client(authorization),
+    newAccount: async (name) => {
+      const created = await createApiKey(store, name);
+      return client(`Bearer ${created.key}`, created.key);
+    },
+    inject,
+    close: async () => {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const customerBody = (id: string, extra: Record<string, unknown> = {}) => ({
+  customer_id: id,
+  name: `Customer ${id}`,
+  email: `${id.replace(/[^a-z0-9]/gi, '') || 'x'}@example.com`,
+  ...extra,
+});
