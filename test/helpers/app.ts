@@ -11,7 +11,7 @@ import type { Store } from '../../src/store/store.ts';
 
 export interface Response<T = any> {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | number | undefined>;
   body: T;
   raw: string;
 }
