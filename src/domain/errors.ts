@@ -15,6 +15,7 @@ export const ERRORS = {
   health_score_not_found: { status: 404, type: 'invalid_request_error' },
   webhook_not_found: { status: 404, type: 'invalid_request_error' },
   delivery_not_found: { status: 404, type: 'invalid_request_error' },
+  event_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   idempotency_request_in_progress: { status: 409, type: 'invalid_request_error' },

@@ -15,7 +15,10 @@ import type { Store } from '../store/store.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { Customer, customersRoutes } from './customers.ts';
 import { registerErrorHandling, translate } from './errors.ts';
+import { EventSchema, eventsRoutes } from './events.ts';
+import { HealthScore, healthScoresRoutes } from './health-scores.ts';
 import { ErrorSchema } from './schemas.ts';
+import { settingsRoutes } from './settings.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface AppDeps {
@@ -90,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
 
   app.addSchema(ErrorSchema);
-  app.addSchema(Customer);
+  for (const schema of [Customer, HealthScore, EventSchema]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -129,6 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (api) => {
       api.addHook('onRequest', async (req) => auth.authenticate(req));
       await api.register(customersRoutes(deps.store));
+      await api.register(healthScoresRoutes(deps.store));
+      await api.register(settingsRoutes(deps.store));
+      await api.register(eventsRoutes(deps.store));
     },
     { prefix: '/api' },
   );

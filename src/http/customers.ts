@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
+import { event } from '../domain/events.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
@@ -161,6 +162,7 @@ export const customersRoutes =
             updatedAt: nextTimestamp(Date.now(), current.updatedAt),
           };
           await tx.updateCustomer(req.accountId, next);
+          await tx.insertEvents(req.accountId, [event('customer.updated', toCustomer(next), next.updatedAt)]);
           return next;
         });
         return toCustomer(updated);
@@ -182,9 +184,12 @@ export const customersRoutes =
       },
       async (req) => {
         const id = req.params.customer_id;
-        const deleted = await store.transaction((tx) => tx.deleteCustomer(req.accountId, id));
-        if (!deleted) throw notFound.customer(id);
-        return { id, deleted: true };
+        const answer = { id, deleted: true };
+        await store.transaction(async (tx) => {
+          if (!(await tx.deleteCustomer(req.accountId, id))) throw notFound.customer(id);
+          await tx.insertEvents(req.accountId, [event('customer.deleted', answer, Date.now())]);
+        });
+        return answer;
       },
     );
   };

@@ -6,7 +6,7 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export const CustomerId = Type.String({
   minLength: 1,
   maxLength: 255,
-  pattern: '^[^\\s\\u0000-\\u001f\\u007f/?#]+$',
+  pattern: '^[^\\s\\u0000-\\u001f\\u007f-\\u009f/?#]+$',
   description: "1-255 characters, no whitespace, control characters, '/', '?' or '#'.",
 });
 

@@ -5,7 +5,8 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 // Bodies are taken as sent: "0.5" is not a number. Query strings are text by nature, so
-// there numbers are read from their digits (and only from digits, see `integerQuery`).
+// there numbers are read from their digits and only from digits (see `queryValidator`):
+// "1e1", "0x10", "+5" and " 5" stay text and fail the type check.
 const bodyAjv = new Ajv({
   coerceTypes: false,
   useDefaults: false,
@@ -15,7 +16,7 @@ const bodyAjv = new Ajv({
   verbose: true,
 });
 const queryAjv = new Ajv({
-  coerceTypes: true,
+  coerceTypes: false,
   useDefaults: true,
   removeAdditional: false,
   allErrors: false,
@@ -23,8 +24,39 @@ const queryAjv = new Ajv({
   verbose: true,
 });
 
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+type SchemaObject = { type?: unknown; properties?: Record<string, { type?: unknown }> };
+
+/** Query, params and headers: strings become numbers or booleans where the schema says so, strictly. */
+function queryValidator(schema: SchemaObject) {
+  const validate = queryAjv.compile(schema);
+  const convert = new Map<string, (raw: string) => unknown>();
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    if (prop.type === 'integer' || prop.type === 'number') {
+      convert.set(name, (raw) => (DECIMAL.test(raw) ? Number(raw) : raw));
+    } else if (prop.type === 'boolean') {
+      convert.set(name, (raw) => (raw === 'true' ? true : raw === 'false' ? false : raw));
+    }
+  }
+  const check = (data: unknown): boolean => {
+    if (data !== null && typeof data === 'object') {
+      const values = data as Record<string, unknown>;
+      for (const [name, to] of convert) {
+        const raw = values[name];
+        if (typeof raw === 'string') values[name] = to(raw);
+      }
+    }
+    const valid = validate(data);
+    check.errors = validate.errors;
+    return valid;
+  };
+  check.errors = null as typeof validate.errors;
+  return check;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema);
+  httpPart === 'body' ? bodyAjv.compile(schema) : queryValidator(schema as SchemaObject);
 
 const join = (path: string, key: string | number): string => (path ? `${path}.${key}` : String(key));
 
@@ -58,7 +90,7 @@ export function toApiError(err: ErrorObject, part: string): ApiError {
   const where = (p: string) => (p ? `'${p}'` : part === 'body' ? 'The request body' : 'The query string');
   const p = err.params as Record<string, unknown>;
   if (err.propertyName !== undefined) {
-    const param = join(path, err.propertyName);
+    const param = err.propertyName === '' ? path : join(path, err.propertyName);
     return new ApiError(
       'parameter_invalid',
       `'${err.propertyName}' is not an allowed name in ${where(path)}${hint(err)}.`,

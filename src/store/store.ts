@@ -1,6 +1,11 @@
 // The Store: everything Vitals keeps. Every customer-facing query takes the account id;
 // there is no "find by id" without it. Backends live in sqlite/ and postgres/ and are
 // proven by one contract suite (test/store.contract.test.ts).
+import type { EventRecord, EventType } from '../domain/events.ts';
+import type { ScoreRecord } from '../domain/health.ts';
+import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
+
+export type { EventRecord, ScoreRecord };
 
 export interface Account {
   id: string;
@@ -27,6 +32,30 @@ export interface CustomerRecord {
   updatedAt: number;
 }
 
+export type ScoreReason = 'factors_updated' | 'weights_changed' | 'thresholds_changed';
+
+export interface HistoryRecord {
+  version: number;
+  score: number;
+  status: Status;
+  factors: Factors;
+  reason: ScoreReason;
+  createdAt: number;
+}
+
+export interface Settings {
+  weights: Weights;
+  weightsUpdatedAt: number | null;
+  thresholds: Thresholds;
+  thresholdsUpdatedAt: number | null;
+}
+
+/** Position in the portfolio order (score ascending, then customer id). */
+export interface ScoreCursor {
+  score: number;
+  customerId: string;
+}
+
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
@@ -40,6 +69,27 @@ export interface Reader {
     accountId: string,
     opts: { startingAfter?: string; limit: number },
   ): Promise<Page<CustomerRecord>>;
+  getScore(accountId: string, customerId: string): Promise<ScoreRecord | null>;
+  /** Newest first; `before` is an exclusive upper bound on the version. */
+  listHistory(
+    accountId: string,
+    customerId: string,
+    opts: { before?: number; limit: number },
+  ): Promise<Page<HistoryRecord>>;
+  /** Current scores, lowest first (ties by customer id), optionally of one status band. */
+  listScores(
+    accountId: string,
+    opts: { status?: Status; after?: ScoreCursor; limit: number },
+  ): Promise<Page<ScoreRecord>>;
+  /** Counts of current scores per status band. */
+  countScoresByStatus(accountId: string): Promise<Record<Status, number>>;
+  getSettings(accountId: string): Promise<Settings>;
+  getEvent(accountId: string, id: string): Promise<EventRecord | null>;
+  /** Newest first; `startingAfter` is an event id. */
+  listEvents(
+    accountId: string,
+    opts: { type?: EventType; startingAfter?: string; limit: number },
+  ): Promise<Page<EventRecord>>;
 }
 
 /** Writes happen only inside `Store.transaction`, so a change and its events commit together. */
@@ -49,6 +99,14 @@ export interface Tx extends Reader {
   updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
   /** Removes the customer with everything that belongs to it; false when there was none. */
   deleteCustomer(accountId: string, id: string): Promise<boolean>;
+  /** Sets the current scores and appends each to its customer's history. */
+  writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
+  /** Every current score of the account (for recomputation after a settings change). */
+  allScores(accountId: string): Promise<ScoreRecord[]>;
+  putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
+  putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;
+  /** The outbox: events commit with the change that caused them. */
+  insertEvents(accountId: string, events: EventRecord[]): Promise<void>;
 }
 
 export interface Store extends Reader {

@@ -27,3 +27,50 @@ export const MIGRATIONS: string[] = [
   ) WITHOUT ROWID;
   `,
 ];
+
+MIGRATIONS.push(
+  /* 2: health scores, history, settings, the event outbox */ `
+  CREATE TABLE account_settings (
+    account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+    weights TEXT NOT NULL DEFAULT '{}',
+    weights_updated_at INTEGER,
+    healthy REAL NOT NULL DEFAULT 0.7,
+    at_risk REAL NOT NULL DEFAULT 0.4,
+    thresholds_updated_at INTEGER
+  );
+  CREATE TABLE health_scores (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    score REAL NOT NULL,
+    status TEXT NOT NULL,
+    factors TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID;
+  CREATE INDEX health_scores_portfolio ON health_scores (account_id, score, customer_id);
+  CREATE INDEX health_scores_by_status ON health_scores (account_id, status, score, customer_id);
+  CREATE TABLE score_history (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    score REAL NOT NULL,
+    status TEXT NOT NULL,
+    factors TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, customer_id, version),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID;
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX events_by_account ON events (account_id, seq);
+  `,
+);

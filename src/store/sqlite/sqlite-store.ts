@@ -1,127 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { newId } from '../../domain/ids.ts';
-import type { Account, ApiKeyRecord, CustomerRecord, Page, Reader, Store, Tx } from '../store.ts';
+import type { Account, ApiKeyRecord, Store, Tx } from '../store.ts';
+import { Connection } from './connection.ts';
 import { MIGRATIONS } from './migrations.ts';
-
-type Row = Record<string, SQLInputValue>;
+import { SqliteReader } from './reader.ts';
+import { SqliteTx } from './tx.ts';
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' (tests of the store alone). */
   path: string;
   synchronous?: 'full' | 'normal';
-}
-
-/** node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot path. */
-class Connection {
-  readonly db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
-
-  constructor(path: string, synchronous: string) {
-    this.db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
-    this.db.exec(
-      `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`,
-    );
-  }
-
-  statement(sql: string): StatementSync {
-    let stmt = this.#statements.get(sql);
-    if (!stmt) {
-      stmt = this.db.prepare(sql);
-      this.#statements.set(sql, stmt);
-    }
-    return stmt;
-  }
-
-  get(sql: string, ...params: SQLInputValue[]): Row | undefined {
-    return this.statement(sql).get(...params) as Row | undefined;
-  }
-
-  all(sql: string, ...params: SQLInputValue[]): Row[] {
-    return this.statement(sql).all(...params) as Row[];
-  }
-
-  run(sql: string, ...params: SQLInputValue[]): number {
-    return Number(this.statement(sql).run(...params).changes);
-  }
-}
-
-const toCustomer = (r: Row): CustomerRecord => ({
-  id: r.id as string,
-  name: r.name as string,
-  email: r.email as string,
-  metadata: JSON.parse(r.metadata as string),
-  createdAt: r.created_at as number,
-  updatedAt: r.updated_at as number,
-});
-
-/** Queries shared by the read connection and the write transaction. */
-class SqliteReader implements Reader {
-  protected readonly conn: Connection;
-
-  constructor(conn: Connection) {
-    this.conn = conn;
-  }
-
-  async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
-    const row = this.conn.get('SELECT * FROM customers WHERE account_id = ? AND id = ?', accountId, id);
-    return row ? toCustomer(row) : null;
-  }
-
-  async listCustomers(
-    accountId: string,
-    opts: { startingAfter?: string; limit: number },
-  ): Promise<Page<CustomerRecord>> {
-    const rows =
-      opts.startingAfter === undefined
-        ? this.conn.all(
-            'SELECT * FROM customers WHERE account_id = ? ORDER BY id LIMIT ?',
-            accountId,
-            opts.limit + 1,
-          )
-        : this.conn.all(
-            'SELECT * FROM customers WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?',
-            accountId,
-            opts.startingAfter,
-            opts.limit + 1,
-          );
-    const hasMore = rows.length > opts.limit;
-    return { data: rows.slice(0, opts.limit).map(toCustomer), hasMore };
-  }
-}
-
-class SqliteTx extends SqliteReader implements Tx {
-  async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
-    const changes = this.conn.run(
-      `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      accountId,
-      c.id,
-      c.name,
-      c.email,
-      JSON.stringify(c.metadata),
-      c.createdAt,
-      c.updatedAt,
-    );
-    return changes === 1;
-  }
-
-  async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
-    this.conn.run(
-      'UPDATE customers SET name = ?, email = ?, metadata = ?, updated_at = ? WHERE account_id = ? AND id = ?',
-      c.name,
-      c.email,
-      JSON.stringify(c.metadata),
-      c.updatedAt,
-      accountId,
-      c.id,
-    );
-  }
-
-  async deleteCustomer(accountId: string, id: string): Promise<boolean> {
-    return this.conn.run('DELETE FROM customers WHERE account_id = ? AND id = ?', accountId, id) === 1;
-  }
 }
 
 export class SqliteStore extends SqliteReader implements Store {

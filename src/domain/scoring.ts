@@ -1,0 +1,71 @@
+// Health score from factors and account-wide weights (DESIGN §6). Pure: no I/O.
+
+export type Factors = Record<string, number>;
+export type Weights = Record<string, number>;
+
+export const STATUSES = ['healthy', 'at_risk', 'critical'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** Lower bounds of the bands: score >= healthy is healthy, >= at_risk is at_risk, else critical. */
+export interface Thresholds {
+  healthy: number;
+  at_risk: number;
+}
+
+export const DEFAULT_THRESHOLDS: Thresholds = { healthy: 0.7, at_risk: 0.4 };
+export const FACTOR_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+export const MAX_FACTORS = 50;
+export const WEIGHT_SUM_TOLERANCE = 1e-6;
+
+export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0; // + 0 turns -0 into 0
+
+/**
+ * Weighted mean over the factors that have a positive weight (weights renormalized over the
+ * factors present); the plain mean when no weight covers any supplied factor. Names are
+ * visited in sorted order so the same inputs always give the same bits.
+ */
+export function computeScore(factors: Factors, weights: Weights): number {
+  const names = Object.keys(factors).sort();
+  if (names.length === 0) throw new RangeError('a health score needs at least one factor');
+  let weighted = 0;
+  let weightSum = 0;
+  let plain = 0;
+  for (const name of names) {
+    const value = factors[name] as number;
+    plain += value;
+    const w = weights[name];
+    if (w !== undefined && w > 0) {
+      weighted += w * value;
+      weightSum += w;
+    }
+  }
+  const score = weightSum > 0 ? weighted / weightSum : plain / names.length;
+  // Floating error must not push a score outside [0, 1].
+  return round6(Math.min(1, Math.max(0, score)));
+}
+
+export function statusFor(score: number, thresholds: Thresholds): Status {
+  if (score >= thresholds.healthy) return 'healthy';
+  if (score >= thresholds.at_risk) return 'at_risk';
+  return 'critical';
+}
+
+export function weightsSumValid(weights: Weights): boolean {
+  let sum = 0;
+  for (const w of Object.values(weights)) sum += w;
+  return Math.abs(sum - 1) <= WEIGHT_SUM_TOLERANCE;
+}
+
+export function thresholdsValid(t: Thresholds): boolean {
+  return t.at_risk > 0 && t.at_risk < t.healthy && t.healthy <= 1;
+}
+
+/** PATCH semantics for factors: supplied values are set, null removes a factor. */
+export function mergeFactors(current: Factors, patch: Record<string, number | null>): Factors {
+  const next: Factors = { ...current };
+  for (const [name, value] of Object.entries(patch)) {
+    if (value === null) delete next[name];
+    else next[name] = value;
+  }
+  return next;
+}

@@ -1,0 +1,81 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { ApiError } from '../domain/errors.ts';
+import { EVENT_TYPES, type EventRecord } from '../domain/events.ts';
+import { iso } from '../domain/time.ts';
+import type { Store } from '../store/store.ts';
+import { errorResponses, Limit, Timestamp } from './schemas.ts';
+
+export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
+
+const EventSchema = Type.Object(
+  {
+    id: Type.String({ description: 'evt_…; the same id travels in X-Vitals-Event-Id on every delivery.' }),
+    type: EventType,
+    data: Type.Object({}, { additionalProperties: true }),
+    created_at: Timestamp,
+  },
+  { $id: 'Event' },
+);
+
+const ListQuery = Type.Object(
+  {
+    type: Type.Optional(EventType),
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'An event id.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const toEvent = (e: EventRecord) => ({
+  id: e.id,
+  type: e.type,
+  data: e.data,
+  created_at: iso(e.createdAt),
+});
+
+export { EventSchema };
+
+export const eventsRoutes =
+  (store: Store): FastifyPluginAsync =>
+  async (app) => {
+    app.get<{ Querystring: Static<typeof ListQuery> }>(
+      '/events',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'Events of the account, newest first',
+          querystring: ListQuery,
+          response: {
+            200: Type.Object({ data: Type.Array(Type.Ref('Event')), has_more: Type.Boolean() }),
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (req) => {
+        const page = await store.listEvents(req.accountId, {
+          type: req.query.type,
+          startingAfter: req.query.starting_after,
+          limit: req.query.limit ?? 10,
+        });
+        return { data: page.data.map(toEvent), has_more: page.hasMore };
+      },
+    );
+
+    app.get<{ Params: { event_id: string } }>(
+      '/events/:event_id',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'Retrieve one event',
+          params: Type.Object({ event_id: Type.String() }),
+          response: { 200: Type.Ref('Event'), ...errorResponses(401, 404) },
+        },
+      },
+      async (req) => {
+        const event = await store.getEvent(req.accountId, req.params.event_id);
+        if (!event) throw new ApiError('event_not_found', `No event with id '${req.params.event_id}'.`);
+        return toEvent(event);
+      },
+    );
+  };

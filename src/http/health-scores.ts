@@ -1,0 +1,278 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { ApiError, notFound } from '../domain/errors.ts';
+import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
+import { type Factors, mergeFactors, STATUSES } from '../domain/scoring.ts';
+import { iso } from '../domain/time.ts';
+import type { Store, Tx } from '../store/store.ts';
+import { errorResponses, Limit, Timestamp } from './schemas.ts';
+
+const FactorName = {
+  pattern: '^[a-z][a-z0-9_]{0,63}$',
+  description: 'lowercase letters, digits, _; 1-64 long',
+};
+
+const FactorsSchema = Type.Unsafe<Factors>({
+  type: 'object',
+  minProperties: 1,
+  maxProperties: 50,
+  propertyNames: FactorName,
+  additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
+  description: 'Factor name to score in [0, 1]; 1-50 factors.',
+});
+const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
+  type: 'object',
+  minProperties: 1,
+  maxProperties: 50,
+  propertyNames: FactorName,
+  additionalProperties: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+  description: 'Factors to set (score in [0, 1]) or remove (null).',
+});
+
+export const HealthScore = Type.Object(
+  {
+    customer_id: Type.String(),
+    health_score: Type.Number({ minimum: 0, maximum: 1 }),
+    factors: Type.Record(Type.String(), Type.Number()),
+    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    updated_at: Timestamp,
+  },
+  { $id: 'HealthScore' },
+);
+
+const HistoryEntry = Type.Object({
+  version: Type.Integer({ description: 'Starts at 1 and grows by one with every change of this score.' }),
+  health_score: Type.Number(),
+  status: Type.String(),
+  factors: Type.Record(Type.String(), Type.Number()),
+  reason: Type.Union([
+    Type.Literal('factors_updated'),
+    Type.Literal('weights_changed'),
+    Type.Literal('thresholds_changed'),
+  ]),
+  created_at: Timestamp,
+});
+
+const IdParams = Type.Object({ customer_id: Type.String() });
+const ScoreBody = Type.Object({ factors: FactorsSchema }, { additionalProperties: false });
+const PatchBody = Type.Object({ factors: FactorsPatch }, { additionalProperties: false });
+const HistoryQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'A version: the page starts just below it.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const PortfolioQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const toHealthScore = (s: ScoreRecord) => ({
+  customer_id: s.customerId,
+  health_score: s.score,
+  factors: s.factors,
+  status: s.status,
+  updated_at: iso(s.updatedAt),
+});
+
+const encodeCursor = (s: ScoreRecord) =>
+  Buffer.from(JSON.stringify([s.score, s.customerId])).toString('base64url');
+
+function decodeCursor(cursor: string): { score: number; customerId: string } {
+  try {
+    const [score, customerId] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    if (typeof score === 'number' && typeof customerId === 'string') return { score, customerId };
+  } catch {}
+  throw new ApiError(
+    'parameter_invalid',
+    "'cursor' must be a next_cursor returned by this endpoint.",
+    'cursor',
+  );
+}
+
+export const healthScoresRoutes =
+  (store: Store): FastifyPluginAsync =>
+  async (app) => {
+    const HealthScoreRef = Type.Ref('HealthScore');
+
+    /** Applies a new factor set inside the transaction: score, history and events commit together. */
+    async function write(tx: Tx, accountId: string, customerId: string, next: (current: Factors) => Factors) {
+      const customer = await tx.getCustomer(accountId, customerId);
+      if (!customer) throw notFound.customer(customerId);
+      const current = await tx.getScore(accountId, customerId);
+      const factors = next(current?.factors ?? {});
+      if (Object.keys(factors).length === 0) {
+        throw new ApiError(
+          'parameter_invalid',
+          'At least one factor must remain in the health score.',
+          'factors',
+        );
+      }
+      if (Object.keys(factors).length > 50) {
+        throw new ApiError('parameter_invalid', 'A health score may have at most 50 factors.', 'factors');
+      }
+      const update = scoreFactors(customerId, current, factors, await tx.getSettings(accountId), Date.now());
+      await tx.writeScores(accountId, [update.record], 'factors_updated');
+      await tx.insertEvents(accountId, update.events);
+      return update.record;
+    }
+
+    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
+      '/customers/:customer_id/health-score',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: "Replace a customer's factors and recompute its health score",
+          params: IdParams,
+          body: ScoreBody,
+          response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (req) => {
+        const { customer_id } = req.params;
+        const factors = req.body.factors;
+        const record = await store.transaction((tx) => write(tx, req.accountId, customer_id, () => factors));
+        return toHealthScore(record);
+      },
+    );
+
+    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
+      '/customers/:customer_id/health-score',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: 'Merge factors into the current set (null removes one) and recompute',
+          params: IdParams,
+          body: PatchBody,
+          response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (req) => {
+        const { customer_id } = req.params;
+        const patch = req.body.factors;
+        const record = await store.transaction((tx) =>
+          write(tx, req.accountId, customer_id, (current) => mergeFactors(current, patch)),
+        );
+        return toHealthScore(record);
+      },
+    );
+
+    app.get<{ Params: Static<typeof IdParams> }>(
+      '/customers/:customer_id/health-score',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: "Retrieve a customer's current health score",
+          params: IdParams,
+          response: { 200: HealthScoreRef, ...errorResponses(401, 404) },
+        },
+      },
+      async (req) => {
+        const { customer_id } = req.params;
+        const score = await store.getScore(req.accountId, customer_id);
+        if (score) return toHealthScore(score);
+        if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
+        throw notFound.healthScore(customer_id);
+      },
+    );
+
+    app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof HistoryQuery> }>(
+      '/customers/:customer_id/health-score/history',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: "A customer's score changes, newest first",
+          params: IdParams,
+          querystring: HistoryQuery,
+          response: {
+            200: Type.Object({ data: Type.Array(HistoryEntry), has_more: Type.Boolean() }),
+            ...errorResponses(400, 401, 404),
+          },
+        },
+      },
+      async (req) => {
+        const { customer_id } = req.params;
+        if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
+        const page = await store.listHistory(req.accountId, customer_id, {
+          limit: req.query.limit ?? 10,
+          before: req.query.starting_after,
+        });
+        return {
+          data: page.data.map((h) => ({
+            version: h.version,
+            health_score: h.score,
+            status: h.status,
+            factors: h.factors,
+            reason: h.reason,
+            created_at: iso(h.createdAt),
+          })),
+          has_more: page.hasMore,
+        };
+      },
+    );
+
+    app.get<{ Querystring: Static<typeof PortfolioQuery> }>(
+      '/health-scores',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: 'Current scores of the account, lowest first, optionally of one status band',
+          querystring: PortfolioQuery,
+          response: {
+            200: Type.Object({
+              data: Type.Array(HealthScoreRef),
+              has_more: Type.Boolean(),
+              next_cursor: Type.Union([Type.String(), Type.Null()]),
+            }),
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (req) => {
+        const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
+        const page = await store.listScores(req.accountId, {
+          status: req.query.status,
+          after,
+          limit: req.query.limit ?? 10,
+        });
+        const last = page.data.at(-1);
+        return {
+          data: page.data.map(toHealthScore),
+          has_more: page.hasMore,
+          next_cursor: page.hasMore && last ? encodeCursor(last) : null,
+        };
+      },
+    );
+
+    app.get(
+      '/health-scores/summary',
+      {
+        schema: {
+          tags: ['health scores'],
+          summary: 'How many customers are in each status band',
+          response: {
+            200: Type.Object({
+              total: Type.Integer(),
+              counts: Type.Object({
+                healthy: Type.Integer(),
+                at_risk: Type.Integer(),
+                critical: Type.Integer(),
+              }),
+            }),
+            ...errorResponses(401),
+          },
+        },
+      },
+      async (req) => {
+        const counts = await store.countScoresByStatus(req.accountId);
+        return { total: counts.healthy + counts.at_risk + counts.critical, counts };
+      },
+    );
+  };

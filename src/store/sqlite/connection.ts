@@ -1,0 +1,37 @@
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+
+export type Row = Record<string, SQLInputValue>;
+
+/** node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot path. */
+export class Connection {
+  readonly db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(path: string, synchronous: string) {
+    this.db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
+    this.db.exec(
+      `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`,
+    );
+  }
+
+  statement(sql: string): StatementSync {
+    let stmt = this.#statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.#statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  get(sql: string, ...params: SQLInputValue[]): Row | undefined {
+    return this.statement(sql).get(...params) as Row | undefined;
+  }
+
+  all(sql: string, ...params: SQLInputValue[]): Row[] {
+    return this.statement(sql).all(...params) as Row[];
+  }
+
+  run(sql: string, ...params: SQLInputValue[]): number {
+    return Number(this.statement(sql).run(...params).changes);
+  }
+}

@@ -1,0 +1,175 @@
+import type { EventType } from '../../domain/events.ts';
+import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
+import type {
+  CustomerRecord,
+  EventRecord,
+  HistoryRecord,
+  Page,
+  Reader,
+  ScoreCursor,
+  ScoreReason,
+  ScoreRecord,
+  Settings,
+} from '../store.ts';
+import type { Connection, Row } from './connection.ts';
+
+export const toCustomer = (r: Row): CustomerRecord => ({
+  id: r.id as string,
+  name: r.name as string,
+  email: r.email as string,
+  metadata: JSON.parse(r.metadata as string),
+  createdAt: r.created_at as number,
+  updatedAt: r.updated_at as number,
+});
+
+export const toScore = (r: Row): ScoreRecord => ({
+  customerId: r.customer_id as string,
+  score: r.score as number,
+  status: r.status as Status,
+  factors: JSON.parse(r.factors as string),
+  version: r.version as number,
+  updatedAt: r.updated_at as number,
+});
+
+const toHistory = (r: Row): HistoryRecord => ({
+  version: r.version as number,
+  score: r.score as number,
+  status: r.status as Status,
+  factors: JSON.parse(r.factors as string),
+  reason: r.reason as ScoreReason,
+  createdAt: r.created_at as number,
+});
+
+const toEvent = (r: Row): EventRecord => ({
+  id: r.id as string,
+  type: r.type as EventType,
+  data: JSON.parse(r.data as string),
+  createdAt: r.created_at as number,
+});
+
+function page<T>(rows: Row[], limit: number, map: (r: Row) => T): Page<T> {
+  return { data: rows.slice(0, limit).map(map), hasMore: rows.length > limit };
+}
+
+/** Queries shared by the read connection and the write transaction. */
+export class SqliteReader implements Reader {
+  protected readonly conn: Connection;
+
+  constructor(conn: Connection) {
+    this.conn = conn;
+  }
+
+  async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
+    const row = this.conn.get('SELECT * FROM customers WHERE account_id = ? AND id = ?', accountId, id);
+    return row ? toCustomer(row) : null;
+  }
+
+  async listCustomers(accountId: string, opts: { startingAfter?: string; limit: number }) {
+    const rows =
+      opts.startingAfter === undefined
+        ? this.conn.all(
+            'SELECT * FROM customers WHERE account_id = ? ORDER BY id LIMIT ?',
+            accountId,
+            opts.limit + 1,
+          )
+        : this.conn.all(
+            'SELECT * FROM customers WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?',
+            accountId,
+            opts.startingAfter,
+            opts.limit + 1,
+          );
+    return page(rows, opts.limit, toCustomer);
+  }
+
+  async getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
+    const row = this.conn.get(
+      'SELECT * FROM health_scores WHERE account_id = ? AND customer_id = ?',
+      accountId,
+      customerId,
+    );
+    return row ? toScore(row) : null;
+  }
+
+  async listHistory(accountId: string, customerId: string, opts: { before?: number; limit: number }) {
+    const rows = this.conn.all(
+      `SELECT * FROM score_history WHERE account_id = ? AND customer_id = ? AND version < ?
+       ORDER BY version DESC LIMIT ?`,
+      accountId,
+      customerId,
+      opts.before ?? Number.MAX_SAFE_INTEGER,
+      opts.limit + 1,
+    );
+    return page(rows, opts.limit, toHistory);
+  }
+
+  async listScores(accountId: string, opts: { status?: Status; after?: ScoreCursor; limit: number }) {
+    const where = ['account_id = ?'];
+    const params: (string | number)[] = [accountId];
+    if (opts.status) {
+      where.push('status = ?');
+      params.push(opts.status);
+    }
+    if (opts.after) {
+      where.push('(score, customer_id) > (?, ?)');
+      params.push(opts.after.score, opts.after.customerId);
+    }
+    const rows = this.conn.all(
+      `SELECT * FROM health_scores WHERE ${where.join(' AND ')} ORDER BY score, customer_id LIMIT ?`,
+      ...params,
+      opts.limit + 1,
+    );
+    return page(rows, opts.limit, toScore);
+  }
+
+  async countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
+    const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
+    for (const r of this.conn.all(
+      'SELECT status, COUNT(*) AS n FROM health_scores WHERE account_id = ? GROUP BY status',
+      accountId,
+    )) {
+      counts[r.status as Status] = r.n as number;
+    }
+    return counts;
+  }
+
+  async getSettings(accountId: string): Promise<Settings> {
+    const r = this.conn.get('SELECT * FROM account_settings WHERE account_id = ?', accountId);
+    if (!r)
+      return {
+        weights: {},
+        weightsUpdatedAt: null,
+        thresholds: DEFAULT_THRESHOLDS,
+        thresholdsUpdatedAt: null,
+      };
+    return {
+      weights: JSON.parse(r.weights as string),
+      weightsUpdatedAt: (r.weights_updated_at as number | null) ?? null,
+      thresholds: { healthy: r.healthy as number, at_risk: r.at_risk as number },
+      thresholdsUpdatedAt: (r.thresholds_updated_at as number | null) ?? null,
+    };
+  }
+
+  async getEvent(accountId: string, id: string): Promise<EventRecord | null> {
+    const row = this.conn.get('SELECT * FROM events WHERE account_id = ? AND id = ?', accountId, id);
+    return row ? toEvent(row) : null;
+  }
+
+  async listEvents(accountId: string, opts: { type?: EventType; startingAfter?: string; limit: number }) {
+    const where = ['account_id = ?'];
+    const params: (string | number)[] = [accountId];
+    if (opts.type) {
+      where.push('type = ?');
+      params.push(opts.type);
+    }
+    if (opts.startingAfter !== undefined) {
+      where.push('seq < COALESCE((SELECT seq FROM events WHERE account_id = ? AND id = ?), 0)');
+      params.push(accountId, opts.startingAfter);
+    }
+    const rows = this.conn.all(
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      ...params,
+      opts.limit + 1,
+    );
+    return page(rows, opts.limit, toEvent);
+  }
+}

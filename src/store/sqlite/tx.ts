@@ -1,0 +1,88 @@
+import type { Thresholds, Weights } from '../../domain/scoring.ts';
+import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx } from '../store.ts';
+import { SqliteReader, toScore } from './reader.ts';
+
+/** The write side: used only inside SqliteStore.transaction, on the write connection. */
+export class SqliteTx extends SqliteReader implements Tx {
+  async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
+    const changes = this.conn.run(
+      `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      accountId,
+      c.id,
+      c.name,
+      c.email,
+      JSON.stringify(c.metadata),
+      c.createdAt,
+      c.updatedAt,
+    );
+    return changes === 1;
+  }
+
+  async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
+    this.conn.run(
+      'UPDATE customers SET name = ?, email = ?, metadata = ?, updated_at = ? WHERE account_id = ? AND id = ?',
+      c.name,
+      c.email,
+      JSON.stringify(c.metadata),
+      c.updatedAt,
+      accountId,
+      c.id,
+    );
+  }
+
+  async deleteCustomer(accountId: string, id: string): Promise<boolean> {
+    return this.conn.run('DELETE FROM customers WHERE account_id = ? AND id = ?', accountId, id) === 1;
+  }
+
+  async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
+    const upsert = this.conn.statement(
+      `INSERT INTO health_scores (account_id, customer_id, score, status, factors, version, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET score = excluded.score, status = excluded.status,
+         factors = excluded.factors, version = excluded.version, updated_at = excluded.updated_at`,
+    );
+    const history = this.conn.statement(
+      `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const s of scores) {
+      const factors = JSON.stringify(s.factors);
+      upsert.run(accountId, s.customerId, s.score, s.status, factors, s.version, s.updatedAt);
+      history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
+    }
+  }
+
+  async allScores(accountId: string): Promise<ScoreRecord[]> {
+    return this.conn.all('SELECT * FROM health_scores WHERE account_id = ?', accountId).map(toScore);
+  }
+
+  async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
+    this.conn.run(
+      `INSERT INTO account_settings (account_id, weights, weights_updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET weights = excluded.weights, weights_updated_at = excluded.weights_updated_at`,
+      accountId,
+      JSON.stringify(weights),
+      now,
+    );
+  }
+
+  async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
+    this.conn.run(
+      `INSERT INTO account_settings (account_id, healthy, at_risk, thresholds_updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET healthy = excluded.healthy, at_risk = excluded.at_risk,
+         thresholds_updated_at = excluded.thresholds_updated_at`,
+      accountId,
+      t.healthy,
+      t.at_risk,
+      now,
+    );
+  }
+
+  async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
+    const insert = this.conn.statement(
+      'INSERT INTO events (id, account_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    for (const e of events) insert.run(e.id, accountId, e.type, JSON.stringify(e.data), e.createdAt);
+  }
+}
