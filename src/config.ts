@@ -56,6 +56,9 @@ export interface Config {
   shutdownTimeoutMs: number;
 }
 
+/** Values that may hold a secret are named in errors but never echoed (a typo'd key is still mostly a key). */
+const SECRET = new Set(['VITALS_API_KEY', 'DATABASE_URL']);
+
 function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback: string): T;
 function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>): T | undefined;
 function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback?: string): T | undefined {
@@ -65,7 +68,8 @@ function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallbac
   try {
     return parse(value);
   } catch (err) {
-    throw new ConfigError(`${name}=${JSON.stringify(raw)} is invalid: ${(err as Error).message}.`);
+    const shown = SECRET.has(name) ? name : `${name}=${JSON.stringify(raw)}`;
+    throw new ConfigError(`${shown} is invalid: ${(err as Error).message}.`);
   }
 }
 

@@ -4,7 +4,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
-import type { Store, Tx } from '../store/store.ts';
+import type { ScoreCursor, Store, Tx } from '../store/store.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 const FactorName = {
@@ -83,12 +83,14 @@ export const toHealthScore = (s: ScoreRecord) => ({
 });
 
 const encodeCursor = (s: ScoreRecord) =>
-  Buffer.from(JSON.stringify([s.score, s.customerId])).toString('base64url');
+  Buffer.from(JSON.stringify([s.status, s.score, s.customerId])).toString('base64url');
 
-function decodeCursor(cursor: string): { score: number; customerId: string } {
+function decodeCursor(cursor: string): ScoreCursor {
   try {
-    const [score, customerId] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
-    if (typeof score === 'number' && typeof customerId === 'string') return { score, customerId };
+    const [status, score, customerId] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    if (STATUSES.includes(status) && typeof score === 'number' && typeof customerId === 'string') {
+      return { status, score, customerId };
+    }
   } catch {}
   throw new ApiError(
     'parameter_invalid',

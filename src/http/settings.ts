@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import { ApiError } from '../domain/errors.ts';
 import { rescoreAll } from '../domain/health.ts';
 import { type Thresholds, thresholdsValid, type Weights, weightsSumValid } from '../domain/scoring.ts';
-import { iso } from '../domain/time.ts';
+import { iso, nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, Settings, Store, Tx } from '../store/store.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 
@@ -94,7 +94,8 @@ export const settingsRoutes =
           );
         }
         const settings = await store.transaction(async (tx) => {
-          const now = Date.now();
+          const current = await tx.getSettings(req.accountId);
+          const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
           await tx.putWeights(req.accountId, weights, now);
           const next = await tx.getSettings(req.accountId);
           await rescore(tx, req.accountId, next, 'weights_changed', now);
@@ -137,7 +138,7 @@ export const settingsRoutes =
               req.body.at_risk !== undefined ? 'at_risk' : 'healthy',
             );
           }
-          const now = Date.now();
+          const now = nextTimestamp(Date.now(), current.thresholdsUpdatedAt ?? 0);
           await tx.putThresholds(req.accountId, thresholds, now);
           const next = await tx.getSettings(req.accountId);
           await rescore(tx, req.accountId, next, 'thresholds_changed', now);

@@ -50,8 +50,9 @@ export interface Settings {
   thresholdsUpdatedAt: number | null;
 }
 
-/** Position in the portfolio order (score ascending, then customer id). */
+/** Position in the portfolio order (band, then score ascending, then customer id). */
 export interface ScoreCursor {
+  status: Status;
   score: number;
   customerId: string;
 }

@@ -6,7 +6,7 @@ export const MIGRATIONS: string[] = [
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     created_at INTEGER NOT NULL
-  );
+  ) STRICT;
   CREATE TABLE api_keys (
     id TEXT PRIMARY KEY,
     account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -14,7 +14,7 @@ export const MIGRATIONS: string[] = [
     prefix TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     revoked_at INTEGER
-  );
+  ) STRICT;
   CREATE TABLE customers (
     account_id TEXT NOT NULL REFERENCES accounts(id),
     id TEXT NOT NULL,
@@ -24,7 +24,7 @@ export const MIGRATIONS: string[] = [
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (account_id, id)
-  ) WITHOUT ROWID;
+  ) WITHOUT ROWID, STRICT;
   `,
 ];
 
@@ -37,20 +37,21 @@ MIGRATIONS.push(
     healthy REAL NOT NULL DEFAULT 0.7,
     at_risk REAL NOT NULL DEFAULT 0.4,
     thresholds_updated_at INTEGER
-  );
+  ) STRICT;
   CREATE TABLE health_scores (
     account_id TEXT NOT NULL,
     customer_id TEXT NOT NULL,
     score REAL NOT NULL,
-    status TEXT NOT NULL,
+    band INTEGER NOT NULL, -- 0 critical, 1 at_risk, 2 healthy
     factors TEXT NOT NULL,
     version INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (account_id, customer_id),
     FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
-  ) WITHOUT ROWID;
-  CREATE INDEX health_scores_portfolio ON health_scores (account_id, score, customer_id);
-  CREATE INDEX health_scores_by_status ON health_scores (account_id, status, score, customer_id);
+  ) WITHOUT ROWID, STRICT;
+  -- Bands are contiguous score ranges, so (band, score) order is score order: one index serves
+  -- the portfolio with and without a status filter.
+  CREATE INDEX health_scores_portfolio ON health_scores (account_id, band, score, customer_id);
   CREATE TABLE score_history (
     account_id TEXT NOT NULL,
     customer_id TEXT NOT NULL,
@@ -62,15 +63,15 @@ MIGRATIONS.push(
     created_at INTEGER NOT NULL,
     PRIMARY KEY (account_id, customer_id, version),
     FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
-  ) WITHOUT ROWID;
+  ) WITHOUT ROWID, STRICT;
   CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     account_id TEXT NOT NULL REFERENCES accounts(id),
     type TEXT NOT NULL,
     data TEXT NOT NULL,
     created_at INTEGER NOT NULL
-  );
+  ) STRICT;
   CREATE INDEX events_by_account ON events (account_id, seq);
   `,
 );

@@ -1,5 +1,6 @@
 import type { EventType } from '../../domain/events.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
+import { bandOf, statusOf } from '../bands.ts';
 import type {
   CustomerRecord,
   EventRecord,
@@ -25,7 +26,7 @@ export const toCustomer = (r: Row): CustomerRecord => ({
 export const toScore = (r: Row): ScoreRecord => ({
   customerId: r.customer_id as string,
   score: r.score as number,
-  status: r.status as Status,
+  status: statusOf(r.band as number),
   factors: JSON.parse(r.factors as string),
   version: r.version as number,
   updatedAt: r.updated_at as number,
@@ -106,15 +107,15 @@ export class SqliteReader implements Reader {
     const where = ['account_id = ?'];
     const params: (string | number)[] = [accountId];
     if (opts.status) {
-      where.push('status = ?');
-      params.push(opts.status);
+      where.push('band = ?');
+      params.push(bandOf(opts.status));
     }
     if (opts.after) {
-      where.push('(score, customer_id) > (?, ?)');
-      params.push(opts.after.score, opts.after.customerId);
+      where.push('(band, score, customer_id) > (?, ?, ?)');
+      params.push(bandOf(opts.after.status), opts.after.score, opts.after.customerId);
     }
     const rows = this.conn.all(
-      `SELECT * FROM health_scores WHERE ${where.join(' AND ')} ORDER BY score, customer_id LIMIT ?`,
+      `SELECT * FROM health_scores WHERE ${where.join(' AND ')} ORDER BY band, score, customer_id LIMIT ?`,
       ...params,
       opts.limit + 1,
     );
@@ -124,10 +125,10 @@ export class SqliteReader implements Reader {
   async countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
     const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
     for (const r of this.conn.all(
-      'SELECT status, COUNT(*) AS n FROM health_scores WHERE account_id = ? GROUP BY status',
+      'SELECT band, COUNT(*) AS n FROM health_scores WHERE account_id = ? GROUP BY band',
       accountId,
     )) {
-      counts[r.status as Status] = r.n as number;
+      counts[statusOf(r.band as number)] = r.n as number;
     }
     return counts;
   }

@@ -1,4 +1,5 @@
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
+import { bandOf } from '../bands.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx } from '../store.ts';
 import { SqliteReader, toScore } from './reader.ts';
 
@@ -36,11 +37,14 @@ export class SqliteTx extends SqliteReader implements Tx {
   }
 
   async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
-    const upsert = this.conn.statement(
-      `INSERT INTO health_scores (account_id, customer_id, score, status, factors, version, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (account_id, customer_id) DO UPDATE SET score = excluded.score, status = excluded.status,
-         factors = excluded.factors, version = excluded.version, updated_at = excluded.updated_at`,
+    // Version 1 is a customer's first score; every later version replaces an existing row.
+    const insert = this.conn.statement(
+      `INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const update = this.conn.statement(
+      `UPDATE health_scores SET score = ?, band = ?, factors = ?, version = ?, updated_at = ?
+       WHERE account_id = ? AND customer_id = ?`,
     );
     const history = this.conn.statement(
       `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
@@ -48,7 +52,10 @@ export class SqliteTx extends SqliteReader implements Tx {
     );
     for (const s of scores) {
       const factors = JSON.stringify(s.factors);
-      upsert.run(accountId, s.customerId, s.score, s.status, factors, s.version, s.updatedAt);
+      const band = bandOf(s.status);
+      if (s.version === 1)
+        insert.run(accountId, s.customerId, s.score, band, factors, s.version, s.updatedAt);
+      else update.run(s.score, band, factors, s.version, s.updatedAt, accountId, s.customerId);
       history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
     }
   }
