@@ -40,7 +40,10 @@ await store.transaction(async (tx) => {
   }
 });
 
-const app = await buildApp({ store, config: { keyCacheTtlMs: 2000, logLevel: 'warn' } });
+const app = await buildApp({
+  store,
+  config: { keyCacheTtlMs: 2000, logLevel: 'warn', webhook: { blockPrivate: false } },
+});
 const weightSets = [
   { usage: 0.5, support: 0.3, billing: 0.2 },
   { usage: 0.2, support: 0.3, billing: 0.5 },

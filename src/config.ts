@@ -45,6 +45,29 @@ const oneOf =
 
 const text: Parser<string> = (raw) => raw;
 
+const durations: Parser<number[]> = (raw) => {
+  const list = raw.split(',').map((part) => duration(part));
+  if (list.length === 0 || list.length > 20)
+    throw new Error('must list 1 to 20 durations, such as 1s,5s,25s');
+  return list;
+};
+
+export const ROLES = ['api', 'dispatcher'] as const;
+export type Role = (typeof ROLES)[number];
+
+const roles: Parser<Role[]> = (raw) => {
+  const list = [...new Set(raw.split(',').map((r) => r.trim()))];
+  if (list.length === 0 || !list.every((r) => (ROLES as readonly string[]).includes(r))) {
+    throw new Error('must be api, dispatcher or api,dispatcher');
+  }
+  return list as Role[];
+};
+
+const headerName: Parser<string> = (raw) => {
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(raw)) throw new Error('must be an HTTP header name (letters, digits, -)');
+  return raw;
+};
+
 export interface Config {
   port: number;
   host: string;
@@ -54,6 +77,19 @@ export interface Config {
   sqliteSynchronous: 'full' | 'normal';
   keyCacheTtlMs: number;
   shutdownTimeoutMs: number;
+  roles: Role[];
+  webhook: {
+    backoffMs: number[];
+    maxRetries: number;
+    timeoutMs: number;
+    blockPrivate: boolean;
+    signatureHeader: string;
+    /** Deliveries in flight at once, over all webhooks and per webhook (per dispatcher process). */
+    concurrency: number;
+    perWebhookConcurrency: number;
+    /** How often a dispatcher looks for due work when nothing woke it. */
+    pollMs: number;
+  };
 }
 
 /** Values that may hold a secret are named in errors but never echoed (a typo'd key is still mostly a key). */
@@ -91,6 +127,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteSynchronous: read(env, 'VITALS_SQLITE_SYNCHRONOUS', oneOf('full', 'normal'), 'full'),
     keyCacheTtlMs: read(env, 'VITALS_KEY_CACHE_TTL', duration, '2s'),
     shutdownTimeoutMs: read(env, 'VITALS_SHUTDOWN_TIMEOUT', duration, '10s'),
+    roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
+    webhook: {
+      backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
+      maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),
+      timeoutMs: read(env, 'VITALS_WEBHOOK_TIMEOUT', duration, '10s'),
+      blockPrivate: read(env, 'VITALS_WEBHOOK_BLOCK_PRIVATE', boolean, 'false'),
+      signatureHeader: read(env, 'VITALS_SIGNATURE_HEADER', headerName, 'X-Vitals-Signature'),
+      concurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY', integer(1, 10_000), '64'),
+      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '8'),
+      pollMs: read(env, 'VITALS_WEBHOOK_POLL', duration, '1s'),
+    },
   };
 }
 

@@ -2,7 +2,9 @@
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { bootstrapKeys } from './keys.ts';
+import { Metrics } from './metrics.ts';
 import { openStore } from './store/open.ts';
+import { Dispatcher } from './webhooks/dispatcher.ts';
 
 export async function serve(config: Config): Promise<{ close: () => Promise<void>; port: number }> {
   const store = openStore(config);
@@ -13,16 +15,20 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
       `\nNo API key existed, so Vitals created one for the default account. It is shown only this once:\n\n  ${generated}\n\nUse it as: Authorization: Bearer ${generated}\n\n`,
     );
   }
-  const app = await buildApp({ store, config });
-  await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const metrics = new Metrics(store);
+  const api = config.roles.includes('api');
+  // A dispatcher-only process still answers /healthz, /readyz and /metrics, but not /api.
+  const app = await buildApp({ store, config, metrics, routes: api ? 'all' : 'operations' });
+  const dispatcher = config.roles.includes('dispatcher')
+    ? new Dispatcher({ store, config: config.webhook, log: app.log.child({ role: 'dispatcher' }), metrics })
+    : undefined;
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      // Stop accepting, let in-flight requests finish, then close the database.
+      // Stop accepting, let in-flight requests and delivery attempts finish, then close the database.
       await app.close();
+      await dispatcher?.stop();
       await store.close();
     })();
     return closing;
@@ -44,5 +50,12 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
       );
     });
   }
+  // Listen only once the signal handlers are in place: "Server listening" is the cue that
+  // a SIGTERM from then on shuts down gracefully.
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  dispatcher?.start();
+  app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };
 }

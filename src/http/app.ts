@@ -11,6 +11,7 @@ import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { Customer, customersRoutes } from './customers.ts';
@@ -20,10 +21,15 @@ import { HealthScore, healthScoresRoutes } from './health-scores.ts';
 import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
 import { validatorCompiler } from './validation.ts';
+import { WebhookSchemas, webhooksRoutes } from './webhooks.ts';
 
 export interface AppDeps {
   store: Store;
-  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'>;
+  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'> & { webhook: Pick<Config['webhook'], 'blockPrivate'> };
+  /** Served at /metrics when given. */
+  metrics?: Metrics;
+  /** 'operations' serves only health, readiness, metrics and docs (a dispatcher-only process). */
+  routes?: 'all' | 'operations';
   /** Where logs go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
 }
@@ -93,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
 
   app.addSchema(ErrorSchema);
-  for (const schema of [Customer, HealthScore, EventSchema]) app.addSchema(schema);
+  for (const schema of [Customer, HealthScore, EventSchema, ...WebhookSchemas]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -126,7 +132,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
+  }
 
+  if (deps.routes === 'operations') return app;
   const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
   await app.register(
     async (api) => {
@@ -135,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(healthScoresRoutes(deps.store));
       await api.register(settingsRoutes(deps.store));
       await api.register(eventsRoutes(deps.store));
+      await api.register(webhooksRoutes(deps.store, deps.config.webhook));
     },
     { prefix: '/api' },
   );

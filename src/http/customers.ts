@@ -83,15 +83,18 @@ export const customersRoutes =
           createdAt: now,
           updatedAt: now,
         };
-        const created = await store.transaction((tx) => tx.insertCustomer(req.accountId, customer));
-        if (!created) {
-          throw new ApiError(
-            'customer_exists',
-            `A customer with id '${customer_id}' already exists.`,
-            'customer_id',
-          );
-        }
-        return reply.code(201).send(toCustomer(customer));
+        const body = toCustomer(customer);
+        await store.transaction(async (tx) => {
+          if (!(await tx.insertCustomer(req.accountId, customer))) {
+            throw new ApiError(
+              'customer_exists',
+              `A customer with id '${customer_id}' already exists.`,
+              'customer_id',
+            );
+          }
+          await tx.insertEvents(req.accountId, [event('customer.created', body, now)]);
+        });
+        return reply.code(201).send(body);
       },
     );
 

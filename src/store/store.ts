@@ -57,6 +57,71 @@ export interface ScoreCursor {
   customerId: string;
 }
 
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  secret: string;
+  enabled: boolean;
+  /** Why Vitals switched it off (a 410 from the receiver); null when a person did, or it is on. */
+  disabledReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  /** The first 1 KiB of the receiver's answer. */
+  responseBody: string | null;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  attempts: AttemptRecord[];
+}
+
+/** A delivery a dispatcher has leased, with everything it needs to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  accountId: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  /** The event's data as stored JSON text, so every attempt sends the same bytes. */
+  data: string;
+  url: string;
+  secret: string;
+  /** The number of the attempt about to be made (1 for the first). */
+  attempt: number;
+}
+
+export interface AttemptOutcome extends AttemptRecord {
+  deliveryId: string;
+  accountId: string;
+  webhookId: string;
+  /** Lease holder: a dispatcher whose lease was taken over records the attempt but leaves the state alone. */
+  owner: string;
+  /** Next state of the delivery: retry at `nextAttemptAt`, or a final status. */
+  next: { status: 'pending'; at: number } | { status: 'succeeded' } | { status: 'failed' };
+  /** A 410 Gone switches the webhook off. */
+  disableWebhook: boolean;
+}
+
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
@@ -86,6 +151,16 @@ export interface Reader {
   countScoresByStatus(accountId: string): Promise<Record<Status, number>>;
   getSettings(accountId: string): Promise<Settings>;
   getEvent(accountId: string, id: string): Promise<EventRecord | null>;
+  getWebhook(accountId: string, id: string): Promise<WebhookRecord | null>;
+  /** Oldest first. */
+  listWebhooks(accountId: string): Promise<WebhookRecord[]>;
+  getDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryRecord | null>;
+  /** Newest first; `startingAfter` is a delivery id. */
+  listDeliveries(
+    accountId: string,
+    webhookId: string,
+    opts: { status?: DeliveryStatus; startingAfter?: string; limit: number },
+  ): Promise<Page<DeliveryRecord>>;
   /** Newest first; `startingAfter` is an event id. */
   listEvents(
     accountId: string,
@@ -106,11 +181,42 @@ export interface Tx extends Reader {
   allScores(accountId: string): Promise<ScoreRecord[]>;
   putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;
-  /** The outbox: events commit with the change that caused them. */
+  /**
+   * The outbox: events commit with the change that caused them, and so does one pending
+   * delivery per enabled webhook subscribed to the event's type.
+   */
   insertEvents(accountId: string, events: EventRecord[]): Promise<void>;
+  insertWebhook(accountId: string, webhook: WebhookRecord): Promise<void>;
+  updateWebhook(accountId: string, webhook: WebhookRecord): Promise<void>;
+  /** Removes the webhook and its deliveries; false when there was none. */
+  deleteWebhook(accountId: string, id: string): Promise<boolean>;
+  /** Makes a delivery due now (one more attempt); false when there is no such delivery. */
+  retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean>;
 }
 
-export interface Store extends Reader {
+/** What dispatchers need; these work across accounts, each row carrying its own. */
+export interface DeliveryQueue {
+  /**
+   * Leases up to `limit` due deliveries of enabled webhooks to `owner` until `leaseUntil`, at
+   * most `slots(webhookId)` for any one webhook; a lease that has run out (its dispatcher died)
+   * can be taken over.
+   */
+  claimDeliveries(opts: {
+    owner: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    slots: (webhookId: string) => number;
+  }): Promise<ClaimedDelivery[]>;
+  recordAttempt(outcome: AttemptOutcome): Promise<void>;
+  /** The earliest time a pending delivery falls due (or its lease runs out), or null when none is pending. */
+  nextDueAt(): Promise<number | null>;
+  countPendingDeliveries(): Promise<number>;
+  /** Calls `listener` after a commit that made deliveries due; returns an unsubscribe function. */
+  onDeliveriesDue(listener: () => void): () => void;
+}
+
+export interface Store extends Reader, DeliveryQueue {
   readonly backend: 'sqlite' | 'postgres';
   /** Brings the schema to the latest version; safe when several processes start at once. */
   migrate(): Promise<number>;

@@ -24,7 +24,10 @@ describe('computeScore', () => {
 
   test('weights are renormalized over the factors present', () => {
     // only usage (0.5) and support (0.3) present: (0.5*0.8 + 0.3*0.6) / 0.8
-    assert.equal(computeScore({ usage: 0.8, support: 0.6 }, { usage: 0.5, support: 0.3, billing: 0.2 }), 0.725);
+    assert.equal(
+      computeScore({ usage: 0.8, support: 0.6 }, { usage: 0.5, support: 0.3, billing: 0.2 }),
+      0.725,
+    );
   });
 
   test('factors without a weight are left out when some factor has one', () => {

@@ -4,10 +4,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { Config } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createApiKey } from '../../src/keys.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
+import { Dispatcher } from '../../src/webhooks/dispatcher.ts';
+
+/** Webhook settings for tests: short backoff and timeout so retry paths run in milliseconds. */
+export const TEST_WEBHOOK_CONFIG: Config['webhook'] = {
+  backoffMs: [20, 40, 60],
+  maxRetries: 3,
+  timeoutMs: 1000,
+  blockPrivate: false,
+  signatureHeader: 'X-Vitals-Signature',
+  concurrency: 16,
+  perWebhookConcurrency: 4,
+  pollMs: 200,
+};
+
+export interface TestAppOptions {
+  /** Run a dispatcher beside the API, with these webhook settings over TEST_WEBHOOK_CONFIG. */
+  dispatcher?: Partial<Config['webhook']> | boolean;
+  /** VITALS_WEBHOOK_BLOCK_PRIVATE for the API's URL checks. */
+  blockPrivate?: boolean;
+}
 
 export interface Response<T = any> {
   status: number;
@@ -33,6 +55,8 @@ export interface Client {
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
+  metrics: Metrics;
+  dispatcher: Dispatcher | undefined;
   dir: string;
   /** A client authenticated as the default account. */
   api: Client;
@@ -50,7 +74,7 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'vitals-test-'));
 }
 
-export async function buildTestApp(): Promise<TestApp> {
+export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dir = tempDir();
   const store = new SqliteStore({ path: join(dir, 'vitals.db'), synchronous: 'normal' });
   await store.migrate();
@@ -60,8 +84,28 @@ export async function buildTestApp(): Promise<TestApp> {
   stream.on('data', (chunk) => {
     logged += chunk.toString();
   });
-  const app = await buildApp({ store, config: { keyCacheTtlMs: 0, logLevel: 'info' }, logStream: stream });
+  const metrics = new Metrics(store, { defaults: false });
+  const blockPrivate = opts.blockPrivate ?? false;
+  const app = await buildApp({
+    store,
+    config: { keyCacheTtlMs: 0, logLevel: 'info', webhook: { blockPrivate } },
+    logStream: stream,
+    metrics,
+  });
   await app.ready();
+  const dispatcher = opts.dispatcher
+    ? new Dispatcher({
+        store,
+        config: {
+          ...TEST_WEBHOOK_CONFIG,
+          blockPrivate,
+          ...(opts.dispatcher === true ? {} : opts.dispatcher),
+        },
+        log: app.log,
+        metrics,
+      })
+    : undefined;
+  dispatcher?.start();
 
   const inject = async (opts: InjectOptions): Promise<Response> => {
     const res = await app.inject(opts);
@@ -98,6 +142,8 @@ export async function buildTestApp(): Promise<TestApp> {
   return {
     app,
     store,
+    metrics,
+    dispatcher,
     dir,
     api: client(`Bearer ${key}`, key),
     logs: () => logged,
@@ -109,6 +155,7 @@ export async function buildTestApp(): Promise<TestApp> {
     inject,
     close: async () => {
       await app.close();
+      await dispatcher?.stop();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -75,3 +75,54 @@ MIGRATIONS.push(
   CREATE INDEX events_by_account ON events (account_id, seq);
   `,
 );
+
+MIGRATIONS.push(
+  /* 3: webhooks and their deliveries */ `
+  CREATE TABLE webhooks (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    description TEXT,
+    secret TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    disabled_reason TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) WITHOUT ROWID, STRICT;
+  CREATE TABLE webhook_subscriptions (
+    account_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    PRIMARY KEY (account_id, event_type, webhook_id),
+    FOREIGN KEY (account_id, webhook_id) REFERENCES webhooks(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    event_id TEXT NOT NULL REFERENCES events(id),
+    status TEXT NOT NULL, -- pending, succeeded, failed
+    attempts INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (account_id, webhook_id) REFERENCES webhooks(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_by_webhook ON deliveries (account_id, webhook_id, id);
+  CREATE TABLE delivery_attempts (
+    delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    response_body TEXT,
+    PRIMARY KEY (delivery_id, attempt)
+  ) WITHOUT ROWID, STRICT;
+  `,
+);

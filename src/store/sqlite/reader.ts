@@ -2,7 +2,10 @@ import type { EventType } from '../../domain/events.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import type {
+  AttemptRecord,
   CustomerRecord,
+  DeliveryRecord,
+  DeliveryStatus,
   EventRecord,
   HistoryRecord,
   Page,
@@ -11,6 +14,7 @@ import type {
   ScoreReason,
   ScoreRecord,
   Settings,
+  WebhookRecord,
 } from '../store.ts';
 import type { Connection, Row } from './connection.ts';
 
@@ -46,6 +50,27 @@ const toEvent = (r: Row): EventRecord => ({
   type: r.type as EventType,
   data: JSON.parse(r.data as string),
   createdAt: r.created_at as number,
+});
+
+export const toWebhook = (r: Row): WebhookRecord => ({
+  id: r.id as string,
+  url: r.url as string,
+  events: JSON.parse(r.events as string),
+  description: (r.description as string | null) ?? null,
+  secret: r.secret as string,
+  enabled: r.enabled === 1,
+  disabledReason: (r.disabled_reason as string | null) ?? null,
+  createdAt: r.created_at as number,
+  updatedAt: r.updated_at as number,
+});
+
+const toAttempt = (r: Row): AttemptRecord => ({
+  attempt: r.attempt as number,
+  startedAt: r.started_at as number,
+  durationMs: r.duration_ms as number,
+  statusCode: (r.status_code as number | null) ?? null,
+  error: (r.error as string | null) ?? null,
+  responseBody: (r.response_body as string | null) ?? null,
 });
 
 function page<T>(rows: Row[], limit: number, map: (r: Row) => T): Page<T> {
@@ -172,5 +197,68 @@ export class SqliteReader implements Reader {
       opts.limit + 1,
     );
     return page(rows, opts.limit, toEvent);
+  }
+
+  async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
+    const row = this.conn.get('SELECT * FROM webhooks WHERE account_id = ? AND id = ?', accountId, id);
+    return row ? toWebhook(row) : null;
+  }
+
+  async listWebhooks(accountId: string): Promise<WebhookRecord[]> {
+    return this.conn
+      .all('SELECT * FROM webhooks WHERE account_id = ? ORDER BY created_at, id', accountId)
+      .map(toWebhook);
+  }
+
+  #toDelivery(r: Row): DeliveryRecord {
+    return {
+      id: r.id as string,
+      webhookId: r.webhook_id as string,
+      eventId: r.event_id as string,
+      eventType: r.event_type as EventType,
+      status: r.status as DeliveryStatus,
+      attemptCount: r.attempts as number,
+      nextAttemptAt: (r.next_attempt_at as number | null) ?? null,
+      createdAt: r.created_at as number,
+      updatedAt: r.updated_at as number,
+      attempts: this.conn
+        .all('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt', r.id as string)
+        .map(toAttempt),
+    };
+  }
+
+  async getDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryRecord | null> {
+    const row = this.conn.get(
+      `SELECT d.*, e.type AS event_type FROM deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.account_id = ? AND d.webhook_id = ? AND d.id = ?`,
+      accountId,
+      webhookId,
+      id,
+    );
+    return row ? this.#toDelivery(row) : null;
+  }
+
+  async listDeliveries(
+    accountId: string,
+    webhookId: string,
+    opts: { status?: DeliveryStatus; startingAfter?: string; limit: number },
+  ): Promise<Page<DeliveryRecord>> {
+    const where = ['d.account_id = ?', 'd.webhook_id = ?'];
+    const params: (string | number)[] = [accountId, webhookId];
+    if (opts.status) {
+      where.push('d.status = ?');
+      params.push(opts.status);
+    }
+    if (opts.startingAfter !== undefined) {
+      where.push('d.id < ?');
+      params.push(opts.startingAfter);
+    }
+    const rows = this.conn.all(
+      `SELECT d.*, e.type AS event_type FROM deliveries d JOIN events e ON e.id = d.event_id
+       WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT ?`,
+      ...params,
+      opts.limit + 1,
+    );
+    return page(rows, opts.limit, (r) => this.#toDelivery(r));
   }
 }

@@ -1,9 +1,11 @@
+import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { newId } from '../../domain/ids.ts';
-import type { Account, ApiKeyRecord, Store, Tx } from '../store.ts';
+import type { Account, ApiKeyRecord, AttemptOutcome, ClaimedDelivery, Store, Tx } from '../store.ts';
 import { Connection } from './connection.ts';
 import { MIGRATIONS } from './migrations.ts';
+import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
 import { SqliteTx } from './tx.ts';
 
@@ -17,6 +19,7 @@ export class SqliteStore extends SqliteReader implements Store {
   readonly backend = 'sqlite' as const;
   readonly #writer: Connection;
   readonly #tx: SqliteTx;
+  readonly #wake = new EventEmitter();
   /** Transactions on the one write connection run one after another. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -68,8 +71,10 @@ export class SqliteStore extends SqliteReader implements Store {
       const db = this.#writer.db;
       db.exec('BEGIN IMMEDIATE');
       try {
+        this.#tx.deliveriesDue = false;
         const result = await fn(this.#tx);
         db.exec('COMMIT');
+        if (this.#tx.deliveriesDue) this.#wake.emit('due');
         return result;
       } catch (err) {
         if (db.isTransaction) db.exec('ROLLBACK');
@@ -147,5 +152,32 @@ export class SqliteStore extends SqliteReader implements Store {
           id,
         ) === 1,
     );
+  }
+
+  claimDeliveries(opts: {
+    owner: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    slots: (webhookId: string) => number;
+  }): Promise<ClaimedDelivery[]> {
+    return this.transaction(async () => queue.claimDeliveries(this.#writer, opts));
+  }
+
+  recordAttempt(outcome: AttemptOutcome): Promise<void> {
+    return this.transaction(async () => queue.recordAttempt(this.#writer, outcome, Date.now()));
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return queue.nextDueAt(this.conn);
+  }
+
+  async countPendingDeliveries(): Promise<number> {
+    return this.conn.get("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'")?.n as number;
+  }
+
+  onDeliveriesDue(listener: () => void): () => void {
+    this.#wake.on('due', listener);
+    return () => this.#wake.off('due', listener);
   }
 }

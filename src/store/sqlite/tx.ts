@@ -1,6 +1,7 @@
+import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
-import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx } from '../store.ts';
+import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx, WebhookRecord } from '../store.ts';
 import { SqliteReader, toScore } from './reader.ts';
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
@@ -86,10 +87,113 @@ export class SqliteTx extends SqliteReader implements Tx {
     );
   }
 
+  /** Set when this transaction made deliveries due; the store wakes dispatchers after the commit. */
+  deliveriesDue = false;
+
   async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
+    if (events.length === 0) return;
     const insert = this.conn.statement(
       'INSERT INTO events (id, account_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
     );
-    for (const e of events) insert.run(e.id, accountId, e.type, JSON.stringify(e.data), e.createdAt);
+    const subscribers = new Map<string, string[]>();
+    for (const r of this.conn.all(
+      `SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
+       JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
+       WHERE s.account_id = ? AND w.enabled = 1`,
+      accountId,
+    )) {
+      const list = subscribers.get(r.event_type as string) ?? [];
+      list.push(r.webhook_id as string);
+      subscribers.set(r.event_type as string, list);
+    }
+    const delivery = this.conn.statement(
+      `INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+    );
+    for (const e of events) {
+      insert.run(e.id, accountId, e.type, JSON.stringify(e.data), e.createdAt);
+      for (const webhookId of subscribers.get(e.type) ?? []) {
+        delivery.run(newId.delivery(), accountId, webhookId, e.id, e.createdAt, e.createdAt, e.createdAt);
+        this.deliveriesDue = true;
+      }
+    }
+  }
+
+  async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    this.conn.run(
+      `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      accountId,
+      w.id,
+      w.url,
+      JSON.stringify(w.events),
+      w.description,
+      w.secret,
+      w.enabled ? 1 : 0,
+      w.disabledReason,
+      w.createdAt,
+      w.updatedAt,
+    );
+    this.#subscribe(accountId, w);
+  }
+
+  async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    this.conn.run(
+      `UPDATE webhooks SET url = ?, events = ?, description = ?, secret = ?, enabled = ?, disabled_reason = ?,
+         updated_at = ? WHERE account_id = ? AND id = ?`,
+      w.url,
+      JSON.stringify(w.events),
+      w.description,
+      w.secret,
+      w.enabled ? 1 : 0,
+      w.disabledReason,
+      w.updatedAt,
+      accountId,
+      w.id,
+    );
+    this.conn.run(
+      'DELETE FROM webhook_subscriptions WHERE account_id = ? AND webhook_id = ?',
+      accountId,
+      w.id,
+    );
+    this.#subscribe(accountId, w);
+    // Switching a webhook back on resumes the deliveries it had pending.
+    if (w.enabled) this.deliveriesDue = true;
+  }
+
+  #subscribe(accountId: string, w: WebhookRecord): void {
+    for (const type of w.events) {
+      this.conn.run(
+        'INSERT INTO webhook_subscriptions (account_id, event_type, webhook_id) VALUES (?, ?, ?)',
+        accountId,
+        type,
+        w.id,
+      );
+    }
+  }
+
+  async deleteWebhook(accountId: string, id: string): Promise<boolean> {
+    this.conn.run(
+      `DELETE FROM delivery_attempts WHERE delivery_id IN
+         (SELECT id FROM deliveries WHERE account_id = ? AND webhook_id = ?)`,
+      accountId,
+      id,
+    );
+    this.conn.run('DELETE FROM deliveries WHERE account_id = ? AND webhook_id = ?', accountId, id);
+    return this.conn.run('DELETE FROM webhooks WHERE account_id = ? AND id = ?', accountId, id) === 1;
+  }
+
+  async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
+    const changed = this.conn.run(
+      `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
+       WHERE account_id = ? AND webhook_id = ? AND id = ?`,
+      now,
+      now,
+      accountId,
+      webhookId,
+      id,
+    );
+    if (changed === 1) this.deliveriesDue = true;
+    return changed === 1;
   }
 }

@@ -1,0 +1,34 @@
+// Prometheus metrics at GET /metrics. One registry per process (or per test app).
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from './store/store.ts';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly deliveries: Counter<'outcome'>;
+  readonly attemptSeconds: Histogram<'result'>;
+
+  constructor(store: Store, opts: { defaults?: boolean } = {}) {
+    if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vitals_' });
+    this.deliveries = new Counter({
+      name: 'vitals_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, will retry) or failed (no retries left).',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.attemptSeconds = new Histogram({
+      name: 'vitals_webhook_attempt_duration_seconds',
+      help: 'Duration of webhook delivery attempts.',
+      labelNames: ['result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'vitals_outbox_backlog',
+      help: 'Webhook deliveries pending (due now or waiting for a retry).',
+      registers: [this.registry],
+      async collect() {
+        this.set(await store.countPendingDeliveries());
+      },
+    });
+  }
+}

@@ -1,0 +1,94 @@
+// The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
+import type { EventType } from '../../domain/events.ts';
+import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
+import type { Connection } from './connection.ts';
+
+export function claimDeliveries(
+  conn: Connection,
+  opts: {
+    owner: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    slots: (webhookId: string) => number;
+  },
+): ClaimedDelivery[] {
+  const candidates = conn.all(
+    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
+     FROM deliveries d
+     JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+     JOIN events e ON e.id = d.event_id
+     WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+       AND w.enabled = 1
+     ORDER BY d.next_attempt_at LIMIT ?`,
+    opts.now,
+    opts.now,
+    opts.limit * 4,
+  );
+  const taken = new Map<string, number>();
+  const claimed: ClaimedDelivery[] = [];
+  const lease = conn.statement('UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?');
+  for (const r of candidates) {
+    if (claimed.length === opts.limit) break;
+    const webhookId = r.webhook_id as string;
+    const n = taken.get(webhookId) ?? 0;
+    if (n >= opts.slots(webhookId)) continue;
+    taken.set(webhookId, n + 1);
+    lease.run(opts.owner, opts.leaseUntil, r.id as string);
+    claimed.push({
+      id: r.id as string,
+      accountId: r.account_id as string,
+      webhookId,
+      eventId: r.event_id as string,
+      eventType: r.type as EventType,
+      data: r.data as string,
+      url: r.url as string,
+      secret: r.secret as string,
+      attempt: (r.attempts as number) + 1,
+    });
+  }
+  return claimed;
+}
+
+export function recordAttempt(conn: Connection, o: AttemptOutcome, now: number): void {
+  conn.run(
+    `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    o.deliveryId,
+    o.attempt,
+    o.startedAt,
+    o.durationMs,
+    o.statusCode,
+    o.error,
+    o.responseBody,
+  );
+  // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
+  conn.run(
+    `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+       updated_at = ? WHERE id = ? AND lease_owner = ?`,
+    o.next.status,
+    o.attempt,
+    o.next.status === 'pending' ? o.next.at : null,
+    now,
+    o.deliveryId,
+    o.owner,
+  );
+  if (o.disableWebhook) {
+    conn.run(
+      `UPDATE webhooks SET enabled = 0, disabled_reason = 'The receiver answered 410 Gone.', updated_at = ?
+       WHERE account_id = ? AND id = ?`,
+      now,
+      o.accountId,
+      o.webhookId,
+    );
+  }
+}
+
+export function nextDueAt(conn: Connection): number | null {
+  const r = conn.get(
+    `SELECT MIN(MAX(d.next_attempt_at, COALESCE(d.lease_until, 0))) AS at FROM deliveries d
+     JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+     WHERE d.status = 'pending' AND w.enabled = 1`,
+  );
+  return (r?.at as number | null) ?? null;
+}

@@ -1,0 +1,172 @@
+// The dispatcher: a peer of the HTTP API. It claims due deliveries from the outbox, sends
+// them, records every attempt and schedules retries. It wakes right after a commit that
+// made deliveries due, and polls as a fallback (other processes, retries, expired leases).
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Agent } from 'undici';
+import type { Config } from '../config.ts';
+import { randomBase62 } from '../domain/ids.ts';
+import type { Metrics } from '../metrics.ts';
+import type { AttemptOutcome, ClaimedDelivery, Store } from '../store/store.ts';
+import { nextAttemptAt, parseRetryAfter } from './backoff.ts';
+import { attempt, createAgent } from './sender.ts';
+
+/** A lease outlives the attempt's timeout by this much before another dispatcher may take over. */
+const LEASE_MARGIN_MS = 5000;
+
+export class Dispatcher {
+  readonly id = `dsp_${randomBase62(12)}`;
+  readonly #store: Store;
+  readonly #config: Config['webhook'];
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
+  readonly #agent: Agent;
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #perWebhook = new Map<string, number>();
+  #unsubscribe: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #pumping: Promise<void> | undefined;
+  #again = false;
+  #stopped = true;
+
+  constructor(deps: { store: Store; config: Config['webhook']; log: Logger; metrics?: Metrics }) {
+    this.#store = deps.store;
+    this.#config = deps.config;
+    this.#log = deps.log;
+    this.#metrics = deps.metrics;
+    this.#agent = createAgent(deps.config);
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#unsubscribe = this.#store.onDeliveriesDue(() => this.wake());
+    this.wake();
+  }
+
+  /** Finishes the attempts in flight (each bounded by the timeout), then stops. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+    clearTimeout(this.#timer);
+    await this.#pumping;
+    await Promise.allSettled(this.#inFlight.values());
+    await this.#agent.close();
+  }
+
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = this.#pump()
+      .catch((err) => this.#log.error({ err }, 'dispatcher: claiming deliveries failed'))
+      .finally(() => {
+        this.#pumping = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        } else {
+          void this.#schedule();
+        }
+      });
+  }
+
+  async #pump(): Promise<void> {
+    for (;;) {
+      this.#again = false;
+      const free = this.#config.concurrency - this.#inFlight.size;
+      if (free <= 0 || this.#stopped) return;
+      const now = Date.now();
+      const claimed = await this.#store.claimDeliveries({
+        owner: this.id,
+        now,
+        leaseUntil: now + this.#config.timeoutMs + LEASE_MARGIN_MS,
+        limit: free,
+        slots: (webhookId) => this.#config.perWebhookConcurrency - (this.#perWebhook.get(webhookId) ?? 0),
+      });
+      for (const d of claimed) this.#launch(d);
+      if (claimed.length < free && !this.#again) return;
+    }
+  }
+
+  /** Sleep until the next delivery falls due, or the poll interval, whichever is sooner. */
+  async #schedule(): Promise<void> {
+    if (this.#stopped) return;
+    let delay = this.#config.pollMs;
+    try {
+      const at = await this.#store.nextDueAt();
+      if (at !== null) delay = Math.min(delay, Math.max(0, at - Date.now()));
+    } catch (err) {
+      this.#log.error({ err }, 'dispatcher: reading the next due time failed');
+    }
+    if (this.#stopped || this.#pumping) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.wake(), delay);
+    this.#timer.unref();
+  }
+
+  #launch(d: ClaimedDelivery): void {
+    this.#perWebhook.set(d.webhookId, (this.#perWebhook.get(d.webhookId) ?? 0) + 1);
+    const run = this.#deliver(d)
+      .catch((err) => this.#log.error({ err, delivery: d.id }, 'dispatcher: recording an attempt failed'))
+      .finally(() => {
+        this.#inFlight.delete(d.id);
+        const left = (this.#perWebhook.get(d.webhookId) ?? 1) - 1;
+        if (left === 0) this.#perWebhook.delete(d.webhookId);
+        else this.#perWebhook.set(d.webhookId, left);
+        this.wake(); // a slot is free: more may be waiting for it
+      });
+    this.#inFlight.set(d.id, run);
+  }
+
+  async #deliver(d: ClaimedDelivery): Promise<void> {
+    const startedAt = Date.now();
+    const result = await attempt(d, {
+      agent: this.#agent,
+      timeoutMs: this.#config.timeoutMs,
+      signatureHeader: this.#config.signatureHeader,
+      blockPrivate: this.#config.blockPrivate,
+    });
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const gone = result.statusCode === 410;
+    const now = Date.now();
+    let next: AttemptOutcome['next'] = { status: 'succeeded' };
+    if (gone) next = { status: 'failed' };
+    else if (!ok) {
+      const honoured = result.statusCode === 429 || result.statusCode === 503;
+      const retryAfter = honoured ? parseRetryAfter(result.retryAfter, now) : null;
+      const at = nextAttemptAt(this.#config, d.attempt, now, Math.random(), retryAfter);
+      next = at === null ? { status: 'failed' } : { status: 'pending', at };
+    }
+    const outcome = next.status === 'pending' ? 'retrying' : next.status;
+    this.#metrics?.deliveries.inc({ outcome });
+    this.#metrics?.attemptSeconds.observe({ result: ok ? 'ok' : 'error' }, result.durationMs / 1000);
+    if (!ok) {
+      this.#log.warn(
+        {
+          delivery: d.id,
+          webhook: d.webhookId,
+          attempt: d.attempt,
+          status: result.statusCode,
+          error: result.error,
+          next: outcome,
+        },
+        'webhook delivery attempt failed',
+      );
+    }
+    await this.#store.recordAttempt({
+      deliveryId: d.id,
+      accountId: d.accountId,
+      webhookId: d.webhookId,
+      owner: this.id,
+      attempt: d.attempt,
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+      responseBody: result.responseBody,
+      next,
+      disableWebhook: gone,
+    });
+  }
+}
