@@ -8,7 +8,8 @@ import type { DeliveryRecord, Store, WebhookRecord } from '../store/store.ts';
 import { MAX_URL_LENGTH, urlRefusal } from '../webhooks/url-guard.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
-const EventTypes = Type.Array(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))), {
+// An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
+const EventTypes = Type.Array(Type.Enum(EVENT_TYPES), {
   minItems: 1,
   maxItems: EVENT_TYPES.length,
   uniqueItems: true,
@@ -80,9 +81,7 @@ const IdParams = Type.Object({ webhook_id: Type.String() });
 const DeliveryParams = Type.Object({ webhook_id: Type.String(), delivery_id: Type.String() });
 const DeliveriesQuery = Type.Object(
   {
-    status: Type.Optional(
-      Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
-    ),
+    status: Type.Optional(Type.Enum(['pending', 'succeeded', 'failed'])),
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'A delivery id.' })),
   },

@@ -27,6 +27,8 @@ export class Dispatcher {
   #pumping: Promise<void> | undefined;
   #again = false;
   #stopped = true;
+  /** When the last claim looked: what was due by then and is still unclaimed waits for a free slot. */
+  #lookedAt = 0;
 
   constructor(deps: { store: Store; config: Config['webhook']; log: Logger; metrics?: Metrics }) {
     this.#store = deps.store;
@@ -74,9 +76,10 @@ export class Dispatcher {
   async #pump(): Promise<void> {
     for (;;) {
       this.#again = false;
+      const now = Date.now();
+      this.#lookedAt = now;
       const free = this.#config.concurrency - this.#inFlight.size;
       if (free <= 0 || this.#stopped) return;
-      const now = Date.now();
       const claimed = await this.#store.claimDeliveries({
         owner: this.id,
         now,
@@ -89,13 +92,17 @@ export class Dispatcher {
     }
   }
 
-  /** Sleep until the next delivery falls due, or the poll interval, whichever is sooner. */
+  /**
+   * Sleep until the next delivery falls due, or the poll interval, whichever is sooner. A
+   * delivery that was already due when the last claim looked is held back by a full slot; the
+   * attempt that frees the slot wakes us, so looking again at once would only spin.
+   */
   async #schedule(): Promise<void> {
     if (this.#stopped) return;
     let delay = this.#config.pollMs;
     try {
       const at = await this.#store.nextDueAt();
-      if (at !== null) delay = Math.min(delay, Math.max(0, at - Date.now()));
+      if (at !== null && at > this.#lookedAt) delay = Math.min(delay, Math.max(0, at - Date.now()));
     } catch (err) {
       this.#log.error({ err }, 'dispatcher: reading the next due time failed');
     }

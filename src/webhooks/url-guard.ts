@@ -34,15 +34,19 @@ function normalize(address: string): { address: string; family: 'ipv4' | 'ipv6' 
   return null;
 }
 
-/** Why this IP may not be reached, or null when it may. */
-export function addressRefusal(address: string, blockPrivate: boolean): string | null {
+/** What kind of forbidden address this IP is, or null when it may be reached. */
+function forbiddenKind(address: string, blockPrivate: boolean): string | null {
   const ip = normalize(address);
   if (!ip) return null;
-  if (always.check(ip.address, ip.family))
-    return `${address} is a link-local, metadata or unspecified address`;
-  if (blockPrivate && privateRanges.check(ip.address, ip.family))
-    return `${address} is a loopback or private address`;
+  if (always.check(ip.address, ip.family)) return 'a link-local, metadata or unspecified address';
+  if (blockPrivate && privateRanges.check(ip.address, ip.family)) return 'a loopback or private address';
   return null;
+}
+
+/** Why this IP may not be reached, or null when it may. */
+export function addressRefusal(address: string, blockPrivate: boolean): string | null {
+  const kind = forbiddenKind(address, blockPrivate);
+  return kind ? `${address} is ${kind}` : null;
 }
 
 export const MAX_URL_LENGTH = 2048;
@@ -59,9 +63,10 @@ export function urlRefusal(raw: string, blockPrivate: boolean): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http or https URL';
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must name a host';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A trailing dot names the same host ("localhost." is localhost).
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (blockPrivate && (host === 'localhost' || host.endsWith('.localhost')))
     return 'must not point at localhost';
-  const refusal = addressRefusal(host, blockPrivate);
-  return refusal ? `must not point at ${refusal}` : null;
+  const kind = forbiddenKind(host, blockPrivate);
+  return kind ? `must not point at ${kind} (${host})` : null;
 }

@@ -26,13 +26,14 @@ export class TestReceiver {
   #sockets = new Set<Socket>();
   #scripts: Script[] = [];
   #fallback: Script = 200;
-  #waiters: { n: number; resolve: () => void }[] = [];
+  #waiters: { done: (requests: Received[]) => boolean; resolve: () => void }[] = [];
 
   private constructor(server: Server) {
     this.#server = server;
   }
 
-  static async start(): Promise<TestReceiver> {
+  /** Listens on 127.0.0.1, on `port` when given (a receiver coming back where one was down). */
+  static async start(opts: { port?: number } = {}): Promise<TestReceiver> {
     const server = createServer();
     const receiver = new TestReceiver(server);
     server.on('connection', (s) => {
@@ -55,7 +56,7 @@ export class TestReceiver {
         receiver.#notify();
       });
     });
-    server.listen(0, '127.0.0.1');
+    server.listen(opts.port ?? 0, '127.0.0.1');
     await once(server, 'listening');
     return receiver;
   }
@@ -76,26 +77,39 @@ export class TestReceiver {
   }
 
   /** Resolves once `n` requests have arrived in all, or rejects after `timeoutMs`. */
-  waitFor(n: number, timeoutMs = 10_000): Promise<Received[]> {
-    if (this.requests.length >= n) return Promise.resolve(this.requests.slice(0, n));
+  async waitFor(n: number, timeoutMs = 10_000): Promise<Received[]> {
+    await this.until((requests) => requests.length >= n, timeoutMs, `${n} requests`);
+    return this.requests.slice(0, n);
+  }
+
+  /** Resolves once `done` holds for the requests received so far (checked on every arrival). */
+  until(
+    done: (requests: Received[]) => boolean,
+    timeoutMs = 10_000,
+    what = 'the expected requests',
+  ): Promise<void> {
+    if (done(this.requests)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`receiver got ${this.requests.length} of ${n} requests in ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      this.#waiters.push({
-        n,
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(
+          new Error(`receiver got ${this.requests.length} requests, not yet ${what}, in ${timeoutMs} ms`),
+        );
+      }, timeoutMs);
+      const waiter = {
+        done,
         resolve: () => {
           clearTimeout(timer);
-          resolve(this.requests.slice(0, n));
+          resolve();
         },
-      });
+      };
+      this.#waiters.push(waiter);
     });
   }
 
   #notify(): void {
     this.#waiters = this.#waiters.filter((w) => {
-      if (this.requests.length < w.n) return true;
+      if (!w.done(this.requests)) return true;
       w.resolve();
       return false;
     });

@@ -1,0 +1,67 @@
+// Shared bench plumbing: start a real Vitals server in its own process on a fresh data dir.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newId } from '../src/domain/ids.ts';
+import { tempDir } from '../test/helpers/app.ts';
+
+export interface Server {
+  url: string;
+  key: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as { port: number }).port;
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+/** Starts `node src/cli.ts serve` and resolves once /healthz answers (logs may be quiet). */
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  const dir = tempDir();
+  const key = newId.apiKey();
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      VITALS_DATA_DIR: dir,
+      VITALS_API_KEY: key,
+      VITALS_LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before listening`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    if (i > 300) throw new Error('server did not start within 30 s');
+    await sleep(100); // polling a process we do not control; it has no event to await
+  }
+  return {
+    url,
+    key,
+    proc,
+    async stop() {
+      proc.kill('SIGTERM');
+      if (proc.exitCode === null) await once(proc, 'exit');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
