@@ -1,7 +1,7 @@
 // Shared bench plumbing: start a real Vitals server in its own process on a fresh data dir.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '../src/domain/ids.ts';
@@ -14,7 +14,7 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1');
   await once(probe, 'listening');
   const port = (probe.address() as { port: number }).port;
@@ -23,10 +23,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `node src/cli.ts serve` and resolves once /healthz answers (logs may be quiet). */
+/**
+ * Starts `node src/cli.ts serve` and resolves once /healthz answers (logs may be quiet).
+ * Without VITALS_DATA_DIR in `env` it gets a fresh one, removed on stop.
+ */
 export async function startServer(env: Record<string, string> = {}): Promise<Server> {
-  const dir = tempDir();
-  const key = newId.apiKey();
+  const ownDir = env.VITALS_DATA_DIR === undefined;
+  const dir = env.VITALS_DATA_DIR ?? tempDir();
+  const key = env.VITALS_API_KEY ?? newId.apiKey();
   const port = await freePort();
   const proc = spawn(process.execPath, ['src/cli.ts', 'serve'], {
     env: {
@@ -56,9 +60,21 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
     async stop() {
       proc.kill('SIGTERM');
       if (proc.exitCode === null) await once(proc, 'exit');
-      rmSync(dir, { recursive: true, force: true });
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resident memory of a process in MB (Linux). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return kb / 1024;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return percentile(sorted, 50);
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -5,18 +5,21 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { createTestDatabase } from '../test/helpers/stores.ts';
 import { percentile, startServer } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '20' },
-    env: { type: 'string', multiple: true, default: [] },
+    backend: { type: 'string', default: 'sqlite' },
   },
 });
 const rate = Number(values.rate);
 const total = rate * Number(values.seconds);
-const extraEnv = Object.fromEntries(values.env.map((kv) => kv.split('=') as [string, string]));
+// PostgreSQL: a fresh database on the server at VITALS_TEST_POSTGRES_URL, dropped afterwards.
+const db = values.backend === 'postgres' ? await createTestDatabase('postgres') : undefined;
+const extraEnv: Record<string, string> = db?.url ? { DATABASE_URL: db.url } : {};
 
 const sentAt = new Map<string, number>();
 const latencies: number[] = [];
@@ -91,4 +94,5 @@ console.log(
 );
 await pool.close();
 await server.stop();
+await db?.drop();
 receiver.close();

@@ -52,6 +52,15 @@ const durations: Parser<number[]> = (raw) => {
   return list;
 };
 
+/** "1000/s", "6000/min", "100000/h", or "off". */
+const rate: Parser<{ max: number; windowMs: number } | null> = (raw) => {
+  if (raw === 'off') return null;
+  const m = /^(\d+)\/(s|min|h)$/.exec(raw.trim());
+  const max = Number(m?.[1]);
+  if (!m || !(max >= 1)) throw new Error('must be a rate such as 1000/s, 6000/min or 100000/h, or off');
+  return { max, windowMs: { s: 1000, min: 60_000, h: 3_600_000 }[m[2] as 's' | 'min' | 'h'] };
+};
+
 export const ROLES = ['api', 'dispatcher'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -68,15 +77,29 @@ const headerName: Parser<string> = (raw) => {
   return raw;
 };
 
+/** postgres://user:password@host:port/database?options (several hosts allowed, as the driver takes them). */
+const databaseUrl: Parser<string> = (raw) => {
+  if (!/^postgres(ql)?:\/\/[^\s/?#]*(\/[^\s?#]*)?(\?\S*)?$/.test(raw)) {
+    throw new Error('must be a URL such as postgres://user:password@host:5432/vitals');
+  }
+  return raw;
+};
+
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Set: PostgreSQL at this URL; unset: SQLite under dataDir. */
+  databaseUrl: string | undefined;
+  /** Connections per process to PostgreSQL. */
+  dbPoolSize: number;
   apiKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   sqliteSynchronous: 'full' | 'normal';
   keyCacheTtlMs: number;
   shutdownTimeoutMs: number;
+  /** Requests per API key per window, counted in each process's memory; null when off. */
+  rateLimit: { max: number; windowMs: number } | null;
   roles: Role[];
   webhook: {
     backoffMs: number[];
@@ -114,6 +137,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: read(env, 'PORT', integer(0, 65535), '3000'),
     host: read(env, 'HOST', text, '0.0.0.0'),
     dataDir: resolve(read(env, 'VITALS_DATA_DIR', text, './data')),
+    databaseUrl: read(env, 'DATABASE_URL', databaseUrl),
+    dbPoolSize: read(env, 'VITALS_DB_POOL_SIZE', integer(1, 1000), '10'),
     apiKey: read(env, 'VITALS_API_KEY', (raw) => {
       if (!API_KEY_PATTERN.test(raw)) throw new Error('must be vk_ followed by 32 letters or digits');
       return raw;
@@ -127,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteSynchronous: read(env, 'VITALS_SQLITE_SYNCHRONOUS', oneOf('full', 'normal'), 'full'),
     keyCacheTtlMs: read(env, 'VITALS_KEY_CACHE_TTL', duration, '2s'),
     shutdownTimeoutMs: read(env, 'VITALS_SHUTDOWN_TIMEOUT', duration, '10s'),
+    rateLimit: read(env, 'VITALS_RATE_LIMIT', rate, '1000/s'),
     roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
     webhook: {
       backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),

@@ -1,6 +1,7 @@
 // config → store → roles; graceful shutdown on SIGTERM/SIGINT.
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { IDEMPOTENCY_TTL_MS } from './http/idempotency.ts';
 import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
 import { openStore } from './store/open.ts';
@@ -23,10 +24,19 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     ? new Dispatcher({ store, config: config.webhook, log: app.log.child({ role: 'dispatcher' }), metrics })
     : undefined;
 
+  // Idempotency keys are kept 24 hours; sweep the older ones out every hour.
+  const prune = setInterval(() => {
+    store
+      .pruneIdempotencyKeys(Date.now() - IDEMPOTENCY_TTL_MS)
+      .catch((err) => app.log.error({ err }, 'prune failed'));
+  }, 3_600_000);
+  prune.unref();
+
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       // Stop accepting, let in-flight requests and delivery attempts finish, then close the database.
+      clearInterval(prune);
       await app.close();
       await dispatcher?.stop();
       await store.close();

@@ -1,4 +1,6 @@
 // buildApp wires plugins and routes by hand and never listens: main.ts listens, tests inject.
+
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -18,6 +20,7 @@ import { Customer, customersRoutes } from './customers.ts';
 import { registerErrorHandling, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
 import { HealthScore, healthScoresRoutes } from './health-scores.ts';
+import { registerIdempotency } from './idempotency.ts';
 import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
 import { validatorCompiler } from './validation.ts';
@@ -25,7 +28,10 @@ import { WebhookSchemas, webhooksRoutes } from './webhooks.ts';
 
 export interface AppDeps {
   store: Store;
-  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'> & { webhook: Pick<Config['webhook'], 'blockPrivate'> };
+  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'> & {
+    webhook: Pick<Config['webhook'], 'blockPrivate'>;
+    rateLimit?: Config['rateLimit'];
+  };
   /** Served at /metrics when given. */
   metrics?: Metrics;
   /** 'operations' serves only health, readiness, metrics and docs (a dispatcher-only process). */
@@ -35,7 +41,42 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** Deeper bodies are refused: serializing one (JSON.stringify recurses) would exhaust the stack. */
+const MAX_BODY_DEPTH = 64;
+
+/**
+ * What JSON.parse accepts but we do not store: nesting deeper than MAX_BODY_DEPTH, and strings
+ * with a lone surrogate (\ud800 escapes), which no UTF-8 database keeps as sent. Iterative, so
+ * a body of 500k nested arrays costs a loop, not a stack overflow.
+ */
+function bodyRefusal(body: unknown): ApiError | null {
+  const pending: [unknown, number][] = [[body, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value === 'string' && !value.isWellFormed()) return notUnicode();
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_BODY_DEPTH) {
+      return new ApiError(
+        'invalid_json',
+        `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`,
+      );
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (!key.isWellFormed()) return notUnicode();
+      pending.push([child, depth + 1]);
+    }
+  }
+  return null;
+}
+const notUnicode = () =>
+  new ApiError(
+    'invalid_json',
+    'The request body has a string with an unpaired UTF-16 surrogate (\\ud800-\\udfff).',
+  );
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
+const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger: FastifyServerOptions['logger'] = {
@@ -76,14 +117,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (_req, body, done) => {
       const text = body as string;
       if (text.trim() === '') return done(null, undefined);
+      let parsed: unknown;
       try {
-        done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' }));
+        parsed = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' });
       } catch (err) {
         const message = /prototype/.test((err as Error).message)
           ? "JSON keys named '__proto__' are not accepted."
           : 'The request body is not valid JSON.';
-        done(new ApiError('invalid_json', message), undefined);
+        return done(new ApiError('invalid_json', message), undefined);
       }
+      const refusal = bodyRefusal(parsed);
+      done(refusal, refusal ? undefined : parsed);
     },
   );
 
@@ -92,7 +136,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info(
-      { method: req.method, url: req.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: req.method,
+        url: req.url.replace(SECRET_IN_URL, '[redacted]'),
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });
@@ -144,6 +193,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', async (req) => auth.authenticate(req));
+      const limit = deps.config.rateLimit;
+      if (limit) {
+        // Counted per API key, after authentication, in this process's memory.
+        await api.register(rateLimit, {
+          max: limit.max,
+          timeWindow: limit.windowMs,
+          hook: 'onRequest',
+          keyGenerator: (req) => req.apiKeyId,
+          addHeadersOnExceeding: {
+            'x-ratelimit-limit': false,
+            'x-ratelimit-remaining': false,
+            'x-ratelimit-reset': false,
+          },
+          addHeaders: {
+            'x-ratelimit-limit': false,
+            'x-ratelimit-remaining': false,
+            'x-ratelimit-reset': false,
+            'retry-after': true,
+          },
+          errorResponseBuilder: (_req, ctx) =>
+            new ApiError(
+              'rate_limited',
+              `Too many requests for this API key: at most ${ctx.max} per ${ctx.after === '1 second' ? 'second' : ctx.after}. Retry after the Retry-After header's seconds.`,
+            ),
+        });
+      }
+      registerIdempotency(api, deps.store);
       await api.register(customersRoutes(deps.store));
       await api.register(healthScoresRoutes(deps.store));
       await api.register(settingsRoutes(deps.store));

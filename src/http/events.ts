@@ -6,7 +6,8 @@ import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
-export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
+// An enum (not a union of literals) so that a wrong value is answered with the list of valid ones.
+export const EventType = Type.Enum(EVENT_TYPES);
 
 const EventSchema = Type.Object(
   {
@@ -53,6 +54,15 @@ export const eventsRoutes =
         },
       },
       async (req) => {
+        const after = req.query.starting_after;
+        // Event positions come from the event itself: an unknown id is a mistake, not the end of the list.
+        if (after !== undefined && !(await store.getEvent(req.accountId, after))) {
+          throw new ApiError(
+            'parameter_invalid',
+            `'starting_after' must be the id of an event; '${after}' is not.`,
+            'starting_after',
+          );
+        }
         const page = await store.listEvents(req.accountId, {
           type: req.query.type,
           startingAfter: req.query.starting_after,

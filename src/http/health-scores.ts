@@ -67,7 +67,7 @@ const HistoryQuery = Type.Object(
 );
 const PortfolioQuery = Type.Object(
   {
-    status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
+    status: Type.Optional(Type.Enum(STATUSES)),
     limit: Type.Optional(Limit),
     cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page.' })),
   },

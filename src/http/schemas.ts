@@ -6,8 +6,9 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export const CustomerId = Type.String({
   minLength: 1,
   maxLength: 255,
-  pattern: '^[^\\s\\u0000-\\u001f\\u007f-\\u009f/?#]+$',
-  description: "1-255 characters, no whitespace, control characters, '/', '?' or '#'.",
+  // '.' and '..' are path segments every URL parser resolves away: such a customer could not be addressed.
+  pattern: '^(?!\\.\\.?$)[^\\s\\u0000-\\u001f\\u007f-\\u009f/?#]+$',
+  description: "1-255 characters, no whitespace, control characters, '/', '?' or '#'; not '.' or '..'.",
 });
 
 export const Metadata = Type.Unsafe<Record<string, unknown>>({

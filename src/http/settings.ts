@@ -94,7 +94,7 @@ export const settingsRoutes =
           );
         }
         const settings = await store.transaction(async (tx) => {
-          const current = await tx.getSettings(req.accountId);
+          const current = await tx.getSettings(req.accountId, { forUpdate: true });
           const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
           await tx.putWeights(req.accountId, weights, now);
           const next = await tx.getSettings(req.accountId);
@@ -129,7 +129,7 @@ export const settingsRoutes =
       },
       async (req) => {
         const settings = await store.transaction(async (tx) => {
-          const current = await tx.getSettings(req.accountId);
+          const current = await tx.getSettings(req.accountId, { forUpdate: true });
           const thresholds: Thresholds = { ...current.thresholds, ...req.body };
           if (!thresholdsValid(thresholds)) {
             throw new ApiError(

@@ -303,7 +303,7 @@ export const webhooksRoutes =
           tags: ['webhooks'],
           summary: 'Send a delivery again now (one more attempt)',
           params: DeliveryParams,
-          response: { 200: DeliveryRef, ...errorResponses(401, 404) },
+          response: { 200: DeliveryRef, ...errorResponses(401, 404, 409) },
         },
       },
       async (req) => {
@@ -312,9 +312,16 @@ export const webhooksRoutes =
         const retried = await store.transaction((tx) =>
           tx.retryDelivery(req.accountId, webhook_id, delivery_id, Date.now()),
         );
-        const delivery = retried ? await store.getDelivery(req.accountId, webhook_id, delivery_id) : null;
-        if (!delivery)
+        const delivery = await store.getDelivery(req.accountId, webhook_id, delivery_id);
+        if (!delivery) {
           throw new ApiError('delivery_not_found', `No delivery with id '${delivery_id}' on this webhook.`);
+        }
+        if (!retried) {
+          throw new ApiError(
+            'delivery_in_progress',
+            'An attempt of this delivery is in flight; retry once it has finished.',
+          );
+        }
         return toDelivery(delivery);
       },
     );

@@ -1,9 +1,13 @@
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
+import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
 /** The backend comes from configuration; nothing else in Vitals knows which one it is. */
-export function openStore(config: Pick<Config, 'dataDir' | 'sqliteSynchronous'>): Store {
+export function openStore(
+  config: Pick<Config, 'dataDir' | 'sqliteSynchronous' | 'databaseUrl' | 'dbPoolSize'>,
+): Store {
+  if (config.databaseUrl) return new PostgresStore({ url: config.databaseUrl, poolSize: config.dbPoolSize });
   return new SqliteStore({ path: join(config.dataDir, 'vitals.db'), synchronous: config.sqliteSynchronous });
 }

@@ -28,6 +28,8 @@ export interface CustomerRecord {
   name: string;
   email: string;
   metadata: Record<string, unknown>;
+  /** The stored JSON text of `metadata`, when the backend has it: answers can use it as is. */
+  metadataJson?: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -170,12 +172,18 @@ export interface Reader {
 
 /** Writes happen only inside `Store.transaction`, so a change and its events commit together. */
 export interface Tx extends Reader {
+  /**
+   * `forUpdate`: the caller is about to change the settings. Where writers run side by side
+   * (PostgreSQL), other changes to the account's scores and settings then wait for this
+   * transaction, so no score is computed with settings that are being replaced.
+   */
+  getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings>;
   /** Returns false (and writes nothing) when the id is taken in this account. */
   insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
   updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
   /** Removes the customer with everything that belongs to it; false when there was none. */
   deleteCustomer(accountId: string, id: string): Promise<boolean>;
-  /** Sets the current scores and appends each to its customer's history. */
+  /** Sets the current scores and appends each to its customer's history (at most one score per customer). */
   writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
   /** Every current score of the account (for recomputation after a settings change). */
   allScores(accountId: string): Promise<ScoreRecord[]>;
@@ -190,8 +198,39 @@ export interface Tx extends Reader {
   updateWebhook(accountId: string, webhook: WebhookRecord): Promise<void>;
   /** Removes the webhook and its deliveries; false when there was none. */
   deleteWebhook(accountId: string, id: string): Promise<boolean>;
-  /** Makes a delivery due now (one more attempt); false when there is no such delivery. */
+  /**
+   * Makes a delivery due now (one more attempt); false when there is no such delivery or an
+   * attempt of it is in flight (its result would overwrite the retry).
+   */
   retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean>;
+}
+
+/** The outcome of presenting an Idempotency-Key (Stripe semantics). */
+export type IdempotencyClaim =
+  | { state: 'new' }
+  | { state: 'replay'; status: number; body: string }
+  | { state: 'mismatch' }
+  | { state: 'in_progress' };
+
+/** Idempotency keys live outside the operation's transaction, as in Stripe: claim, run, complete. */
+export interface IdempotencyStore {
+  /**
+   * Claims `key` for a request with this fingerprint, unless a live claim exists. A claim older
+   * than `expiresBefore` is forgotten; one still in progress since before `staleBefore`
+   * (its process died) may be claimed again.
+   */
+  claimIdempotencyKey(
+    accountId: string,
+    key: string,
+    fingerprint: string,
+    now: number,
+    opts: { expiresBefore: number; staleBefore: number },
+  ): Promise<IdempotencyClaim>;
+  completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void>;
+  /** Forgets a claim whose request failed on our side, so that a retry runs again. */
+  releaseIdempotencyKey(accountId: string, key: string): Promise<void>;
+  /** Removes claims created before `before`; returns how many. */
+  pruneIdempotencyKeys(before: number): Promise<number>;
 }
 
 /** What dispatchers need; these work across accounts, each row carrying its own. */
@@ -216,7 +255,7 @@ export interface DeliveryQueue {
   onDeliveriesDue(listener: () => void): () => void;
 }
 
-export interface Store extends Reader, DeliveryQueue {
+export interface Store extends Reader, DeliveryQueue, IdempotencyStore {
   readonly backend: 'sqlite' | 'postgres';
   /** Brings the schema to the latest version; safe when several processes start at once. */
   migrate(): Promise<number>;

@@ -1,5 +1,7 @@
-// buildTestApp: the real app on a real SQLite file in a fresh temp directory, with a key.
-import { mkdtempSync, rmSync } from 'node:fs';
+// buildTestApp: the real app on a fresh database of its own, with a key. SQLite (a file in a new
+// temp directory) unless VITALS_TEST_BACKEND=postgres: then a new database on the server at
+// VITALS_TEST_POSTGRES_URL, dropped when the app closes.
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -8,9 +10,9 @@ import type { Config } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createApiKey } from '../../src/keys.ts';
 import { Metrics } from '../../src/metrics.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { Dispatcher } from '../../src/webhooks/dispatcher.ts';
+import { appBackend, createTestDatabase } from './stores.ts';
 
 /** Webhook settings for tests: short backoff and timeout so retry paths run in milliseconds. */
 export const TEST_WEBHOOK_CONFIG: Config['webhook'] = {
@@ -29,6 +31,10 @@ export interface TestAppOptions {
   dispatcher?: Partial<Config['webhook']> | boolean;
   /** VITALS_WEBHOOK_BLOCK_PRIVATE for the API's URL checks. */
   blockPrivate?: boolean;
+  /** VITALS_RATE_LIMIT (off unless given). */
+  rateLimit?: { max: number; windowMs: number };
+  /** VITALS_KEY_CACHE_TTL in ms (0 unless given). */
+  keyCacheTtlMs?: number;
 }
 
 export interface Response<T = any> {
@@ -57,6 +63,7 @@ export interface TestApp {
   store: Store;
   metrics: Metrics;
   dispatcher: Dispatcher | undefined;
+  /** A temp directory of the app's own (the SQLite file lives here). */
   dir: string;
   /** A client authenticated as the default account. */
   api: Client;
@@ -67,6 +74,7 @@ export interface TestApp {
   /** A client that sends the given Authorization header (or none). */
   as(authorization: string | undefined): Client;
   inject(opts: InjectOptions): Promise<Response>;
+  /** Stops the app and the dispatcher, closes the store and removes the database. */
   close(): Promise<void>;
 }
 
@@ -75,8 +83,9 @@ export function tempDir(): string {
 }
 
 export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
-  const dir = tempDir();
-  const store = new SqliteStore({ path: join(dir, 'vitals.db'), synchronous: 'normal' });
+  const db = await createTestDatabase(appBackend());
+  const dir = db.dir;
+  const store = db.open();
   await store.migrate();
   const { key } = await createApiKey(store, 'default');
   const stream = new PassThrough();
@@ -88,7 +97,12 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const blockPrivate = opts.blockPrivate ?? false;
   const app = await buildApp({
     store,
-    config: { keyCacheTtlMs: 0, logLevel: 'info', webhook: { blockPrivate } },
+    config: {
+      keyCacheTtlMs: opts.keyCacheTtlMs ?? 0,
+      logLevel: 'info',
+      webhook: { blockPrivate },
+      rateLimit: opts.rateLimit ?? null,
+    },
     logStream: stream,
     metrics,
   });
@@ -156,8 +170,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     close: async () => {
       await app.close();
       await dispatcher?.stop();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
     },
   };
 }

@@ -142,9 +142,12 @@ describe('another account cannot see the first account’s events', () => {
     assert.equal((await mine.get(`/api/events/${myEventId}`)).status, 200);
   });
 
-  test('starting_after with the first account’s event id shows none of its events', async () => {
-    const res = await ok(other.get(`/api/events?starting_after=${myEventId}&limit=100`));
-    assert.deepEqual(res.body.data, []);
+  test('starting_after with the first account’s event id is refused as an unknown event, showing nothing', async () => {
+    const res = await other.get(`/api/events?starting_after=${myEventId}&limit=100`);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'parameter_invalid');
+    assert.equal(res.body.error.param, 'starting_after');
+    assert.equal(res.body.data, undefined);
   });
 });
 

@@ -126,3 +126,18 @@ MIGRATIONS.push(
   ) WITHOUT ROWID, STRICT;
   `,
 );
+
+MIGRATIONS.push(
+  /* 4: Idempotency-Key claims (status NULL while the request runs) */ `
+  CREATE TABLE idempotency_keys (
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status INTEGER,
+    body TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, key)
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+  `,
+);

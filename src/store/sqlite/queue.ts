@@ -3,6 +3,12 @@ import type { EventType } from '../../domain/events.ts';
 import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
 import type { Connection } from './connection.ts';
 
+/**
+ * Rounds of candidates, oldest first. A webhook whose slots are full is left out of the next
+ * round, so a long backlog behind a stuck receiver never hides the deliveries of the others.
+ */
+const MAX_ROUNDS = 8;
+
 export function claimDeliveries(
   conn: Connection,
   opts: {
@@ -13,39 +19,49 @@ export function claimDeliveries(
     slots: (webhookId: string) => number;
   },
 ): ClaimedDelivery[] {
-  const candidates = conn.all(
-    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
-     FROM deliveries d
-     JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-     JOIN events e ON e.id = d.event_id
-     WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-       AND w.enabled = 1
-     ORDER BY d.next_attempt_at LIMIT ?`,
-    opts.now,
-    opts.now,
-    opts.limit * 4,
-  );
   const taken = new Map<string, number>();
+  const full = new Set<string>();
   const claimed: ClaimedDelivery[] = [];
   const lease = conn.statement('UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?');
-  for (const r of candidates) {
-    if (claimed.length === opts.limit) break;
-    const webhookId = r.webhook_id as string;
-    const n = taken.get(webhookId) ?? 0;
-    if (n >= opts.slots(webhookId)) continue;
-    taken.set(webhookId, n + 1);
-    lease.run(opts.owner, opts.leaseUntil, r.id as string);
-    claimed.push({
-      id: r.id as string,
-      accountId: r.account_id as string,
-      webhookId,
-      eventId: r.event_id as string,
-      eventType: r.type as EventType,
-      data: r.data as string,
-      url: r.url as string,
-      secret: r.secret as string,
-      attempt: (r.attempts as number) + 1,
-    });
+  const batch = opts.limit * 4;
+  for (let round = 0; round < MAX_ROUNDS && claimed.length < opts.limit; round++) {
+    const candidates = conn.all(
+      `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
+       FROM deliveries d
+       JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+       JOIN events e ON e.id = d.event_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+         AND w.enabled = 1 AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY d.next_attempt_at LIMIT ?`,
+      opts.now,
+      opts.now,
+      JSON.stringify([...full]),
+      batch,
+    );
+    for (const r of candidates) {
+      if (claimed.length === opts.limit) break;
+      const webhookId = r.webhook_id as string;
+      const n = taken.get(webhookId) ?? 0;
+      if (n >= opts.slots(webhookId)) {
+        full.add(webhookId);
+        continue;
+      }
+      taken.set(webhookId, n + 1);
+      // Leased at once, so the next round (same transaction) does not see it again.
+      lease.run(opts.owner, opts.leaseUntil, r.id as string);
+      claimed.push({
+        id: r.id as string,
+        accountId: r.account_id as string,
+        webhookId,
+        eventId: r.event_id as string,
+        eventType: r.type as EventType,
+        data: r.data as string,
+        url: r.url as string,
+        secret: r.secret as string,
+        attempt: (r.attempts as number) + 1,
+      });
+    }
+    if (candidates.length < batch) break; // nothing more is due
   }
   return claimed;
 }

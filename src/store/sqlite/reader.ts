@@ -18,14 +18,32 @@ import type {
 } from '../store.ts';
 import type { Connection, Row } from './connection.ts';
 
-export const toCustomer = (r: Row): CustomerRecord => ({
-  id: r.id as string,
-  name: r.name as string,
-  email: r.email as string,
-  metadata: JSON.parse(r.metadata as string),
-  createdAt: r.created_at as number,
-  updatedAt: r.updated_at as number,
-});
+/** Metadata is parsed only if someone reads it; answers pass the stored JSON text through. */
+class StoredCustomer implements CustomerRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly email: string;
+  readonly metadataJson: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  #metadata: Record<string, unknown> | undefined;
+
+  constructor(r: Row) {
+    this.id = r.id as string;
+    this.name = r.name as string;
+    this.email = r.email as string;
+    this.metadataJson = r.metadata as string;
+    this.createdAt = r.created_at as number;
+    this.updatedAt = r.updated_at as number;
+  }
+
+  get metadata(): Record<string, unknown> {
+    this.#metadata ??= JSON.parse(this.metadataJson) as Record<string, unknown>;
+    return this.#metadata;
+  }
+}
+
+export const toCustomer = (r: Row): CustomerRecord => new StoredCustomer(r);
 
 export const toScore = (r: Row): ScoreRecord => ({
   customerId: r.customer_id as string,
@@ -86,7 +104,11 @@ export class SqliteReader implements Reader {
   }
 
   async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
-    const row = this.conn.get('SELECT * FROM customers WHERE account_id = ? AND id = ?', accountId, id);
+    const row = this.conn.get(
+      'SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE account_id = ? AND id = ?',
+      accountId,
+      id,
+    );
     return row ? toCustomer(row) : null;
   }
 
@@ -94,12 +116,12 @@ export class SqliteReader implements Reader {
     const rows =
       opts.startingAfter === undefined
         ? this.conn.all(
-            'SELECT * FROM customers WHERE account_id = ? ORDER BY id LIMIT ?',
+            'SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE account_id = ? ORDER BY id LIMIT ?',
             accountId,
             opts.limit + 1,
           )
         : this.conn.all(
-            'SELECT * FROM customers WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?',
+            'SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?',
             accountId,
             opts.startingAfter,
             opts.limit + 1,
@@ -164,7 +186,7 @@ export class SqliteReader implements Reader {
       return {
         weights: {},
         weightsUpdatedAt: null,
-        thresholds: DEFAULT_THRESHOLDS,
+        thresholds: { ...DEFAULT_THRESHOLDS },
         thresholdsUpdatedAt: null,
       };
     return {

@@ -2,8 +2,17 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { newId } from '../../domain/ids.ts';
-import type { Account, ApiKeyRecord, AttemptOutcome, ClaimedDelivery, Store, Tx } from '../store.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  AttemptOutcome,
+  ClaimedDelivery,
+  IdempotencyClaim,
+  Store,
+  Tx,
+} from '../store.ts';
 import { Connection } from './connection.ts';
+import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
@@ -22,6 +31,7 @@ export class SqliteStore extends SqliteReader implements Store {
   readonly #wake = new EventEmitter();
   /** Transactions on the one write connection run one after another. */
   #queue: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
@@ -60,10 +70,14 @@ export class SqliteStore extends SqliteReader implements Store {
     this.conn.get('SELECT 1');
   }
 
-  async close(): Promise<void> {
-    await this.#queue.catch(() => {});
-    if (this.conn !== this.#writer) this.conn.db.close();
-    this.#writer.db.close();
+  /** Waits for the transactions already queued; closing again is a no-op. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#queue.catch(() => {});
+      if (this.conn !== this.#writer) this.conn.db.close();
+      this.#writer.db.close();
+    })();
+    return this.#closing;
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -179,5 +193,45 @@ export class SqliteStore extends SqliteReader implements Store {
   onDeliveriesDue(listener: () => void): () => void {
     this.#wake.on('due', listener);
     return () => this.#wake.off('due', listener);
+  }
+
+  claimIdempotencyKey(
+    accountId: string,
+    key: string,
+    fingerprint: string,
+    now: number,
+    opts: { expiresBefore: number; staleBefore: number },
+  ): Promise<IdempotencyClaim> {
+    return this.transaction(async () =>
+      idempotency.claimIdempotencyKey(this.#writer, accountId, key, fingerprint, now, opts),
+    );
+  }
+
+  completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
+    return this.transaction(async () => {
+      this.#writer.run(
+        'UPDATE idempotency_keys SET status = ?, body = ? WHERE account_id = ? AND key = ?',
+        status,
+        body,
+        accountId,
+        key,
+      );
+    });
+  }
+
+  releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
+    return this.transaction(async () => {
+      this.#writer.run(
+        'DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status IS NULL',
+        accountId,
+        key,
+      );
+    });
+  }
+
+  pruneIdempotencyKeys(before: number): Promise<number> {
+    return this.transaction(async () =>
+      this.#writer.run('DELETE FROM idempotency_keys WHERE created_at < ?', before),
+    );
   }
 }

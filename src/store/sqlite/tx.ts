@@ -186,12 +186,13 @@ export class SqliteTx extends SqliteReader implements Tx {
   async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
     const changed = this.conn.run(
       `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
-       WHERE account_id = ? AND webhook_id = ? AND id = ?`,
+       WHERE account_id = ? AND webhook_id = ? AND id = ? AND (lease_until IS NULL OR lease_until <= ?)`,
       now,
       now,
       accountId,
       webhookId,
       id,
+      now,
     );
     if (changed === 1) this.deliveriesDue = true;
     return changed === 1;

@@ -1,0 +1,74 @@
+// Idempotency-Key on POST requests, with Stripe's semantics: the first answer to a key is
+// kept for 24 hours and replayed to retries; the same key with a different request is a 400;
+// a retry while the first is still running is a 409. Requests refused by validation or
+// authentication are not recorded, and neither are answers that failed on our side (5xx).
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+import type { Store } from '../store/store.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** A claim still running after this long belongs to a process that died: a retry may take it. */
+const STALE_MS = 60_000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotencyKey?: string;
+  }
+}
+
+export function registerIdempotency(api: FastifyInstance, store: Store): void {
+  api.addHook('preHandler', async (req, reply) => {
+    if (req.method !== 'POST') return;
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) return;
+    if (typeof key !== 'string' || !KEY.test(key)) {
+      throw new ApiError(
+        'parameter_invalid',
+        'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+        'Idempotency-Key',
+      );
+    }
+    const fingerprint = createHash('sha256')
+      .update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
+      .digest('hex');
+    const now = Date.now();
+    const claim = await store.claimIdempotencyKey(req.accountId, key, fingerprint, now, {
+      expiresBefore: now - IDEMPOTENCY_TTL_MS,
+      staleBefore: now - STALE_MS,
+    });
+    switch (claim.state) {
+      case 'new':
+        req.idempotencyKey = key;
+        return;
+      case 'replay':
+        reply.header('idempotent-replayed', 'true');
+        return reply
+          .code(claim.status)
+          .type('application/json; charset=utf-8')
+          .serializer((payload: unknown) => payload as string)
+          .send(claim.body);
+      case 'mismatch':
+        throw new ApiError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used for a different request; send a new key.',
+          'Idempotency-Key',
+        );
+      case 'in_progress':
+        throw new ApiError(
+          'idempotency_request_in_progress',
+          'A request with this Idempotency-Key is still being processed; retry in a moment.',
+        );
+    }
+  });
+
+  api.addHook('onSend', async (req, reply, payload) => {
+    const key = req.idempotencyKey;
+    if (key === undefined) return payload;
+    req.idempotencyKey = undefined;
+    if (reply.statusCode >= 500) await store.releaseIdempotencyKey(req.accountId, key);
+    else await store.completeIdempotencyKey(req.accountId, key, reply.statusCode, String(payload));
+    return payload;
+  });
+}

@@ -1,0 +1,147 @@
+// Append-only: a migration that has shipped is never edited; a change is a new entry. The
+// versions match SQLite's, table for table.
+//
+// Typing follows SQLite's STRICT tables: ids and other keys are text COLLATE "C" (byte-wise, like
+// SQLite's BINARY, whatever the database's locale), timestamps bigint epoch milliseconds, scores
+// double precision, JSON documents json (stored as written, so key order round-trips; not jsonb).
+export const MIGRATIONS: string[] = [
+  /* 1: accounts, keys, customers */ `
+  CREATE TABLE accounts (
+    id text COLLATE "C" PRIMARY KEY,
+    name text COLLATE "C" NOT NULL UNIQUE,
+    created_at bigint NOT NULL
+  );
+  CREATE TABLE api_keys (
+    id text COLLATE "C" PRIMARY KEY,
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    key_hash text COLLATE "C" NOT NULL UNIQUE,
+    prefix text NOT NULL,
+    created_at bigint NOT NULL,
+    revoked_at bigint
+  );
+  CREATE TABLE customers (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    id text COLLATE "C" NOT NULL,
+    name text NOT NULL,
+    email text NOT NULL,
+    metadata json NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  `,
+];
+
+MIGRATIONS.push(
+  /* 2: health scores, history, settings, the event outbox */ `
+  CREATE TABLE account_settings (
+    account_id text COLLATE "C" PRIMARY KEY REFERENCES accounts(id),
+    weights json NOT NULL DEFAULT '{}',
+    weights_updated_at bigint,
+    healthy double precision NOT NULL DEFAULT 0.7,
+    at_risk double precision NOT NULL DEFAULT 0.4,
+    thresholds_updated_at bigint
+  );
+  CREATE TABLE health_scores (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    score double precision NOT NULL,
+    band smallint NOT NULL, -- 0 critical, 1 at_risk, 2 healthy
+    factors json NOT NULL,
+    version integer NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  -- Bands are contiguous score ranges, so (band, score) order is score order: one index serves
+  -- the portfolio with and without a status filter.
+  CREATE INDEX health_scores_portfolio ON health_scores (account_id, band, score, customer_id);
+  CREATE TABLE score_history (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    version integer NOT NULL,
+    score double precision NOT NULL,
+    status text NOT NULL,
+    factors json NOT NULL,
+    reason text NOT NULL,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (account_id, customer_id, version),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  CREATE TABLE events (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text COLLATE "C" NOT NULL UNIQUE,
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    type text COLLATE "C" NOT NULL,
+    data json NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX events_by_account ON events (account_id, seq);
+  `,
+);
+
+MIGRATIONS.push(
+  /* 3: webhooks and their deliveries */ `
+  CREATE TABLE webhooks (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    id text COLLATE "C" NOT NULL,
+    url text NOT NULL,
+    events json NOT NULL,
+    description text,
+    secret text NOT NULL,
+    enabled boolean NOT NULL,
+    disabled_reason text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  CREATE TABLE webhook_subscriptions (
+    account_id text COLLATE "C" NOT NULL,
+    event_type text COLLATE "C" NOT NULL,
+    webhook_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (account_id, event_type, webhook_id),
+    FOREIGN KEY (account_id, webhook_id) REFERENCES webhooks(account_id, id) ON DELETE CASCADE
+  );
+  CREATE TABLE deliveries (
+    id text COLLATE "C" PRIMARY KEY,
+    account_id text COLLATE "C" NOT NULL,
+    webhook_id text COLLATE "C" NOT NULL,
+    event_id text COLLATE "C" NOT NULL REFERENCES events(id),
+    status text NOT NULL, -- pending, succeeded, failed
+    attempts integer NOT NULL,
+    next_attempt_at bigint,
+    lease_owner text,
+    lease_until bigint,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    FOREIGN KEY (account_id, webhook_id) REFERENCES webhooks(account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_by_webhook ON deliveries (account_id, webhook_id, id);
+  CREATE TABLE delivery_attempts (
+    delivery_id text COLLATE "C" NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    attempt integer NOT NULL,
+    started_at bigint NOT NULL,
+    duration_ms integer NOT NULL,
+    status_code integer,
+    error text,
+    response_body text,
+    PRIMARY KEY (delivery_id, attempt)
+  );
+  `,
+);
+
+MIGRATIONS.push(
+  /* 4: Idempotency-Key claims (status NULL while the request runs) */ `
+  CREATE TABLE idempotency_keys (
+    account_id text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    fingerprint text NOT NULL,
+    status integer,
+    body text,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (account_id, key)
+  );
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+  `,
+);

@@ -1,0 +1,243 @@
+import { EventEmitter } from 'node:events';
+import { newId, randomBase62 } from '../../domain/ids.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  AttemptOutcome,
+  ClaimedDelivery,
+  IdempotencyClaim,
+  Store,
+  Tx,
+} from '../store.ts';
+import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
+import * as idempotency from './idempotency.ts';
+import { MIGRATIONS } from './migrations.ts';
+import * as queue from './queue.ts';
+import { PgReader } from './reader.ts';
+import { PgTx } from './tx.ts';
+
+export interface PostgresOptions {
+  /** postgres:// or postgresql:// */
+  url: string;
+  /** Connections in the pool; default 10. */
+  poolSize?: number;
+}
+
+/** How long to wait before trying LISTEN again when the database could not be reached. */
+const RELISTEN_MS = 2000;
+
+interface AccountRow {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export class PostgresStore extends PgReader implements Store {
+  readonly backend = 'postgres' as const;
+  readonly #pool: Sql;
+  readonly #wake = new EventEmitter();
+  /** Sent with NOTIFY, so this store does not wake its own listeners twice (it wakes them at commit). */
+  readonly #instance = randomBase62(16);
+  #listening: Promise<void> | undefined;
+  #relisten: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(opts: PostgresOptions) {
+    const pool = connect({ url: opts.url, poolSize: opts.poolSize ?? 10 });
+    super(pool);
+    this.#pool = pool;
+  }
+
+  async migrate(): Promise<number> {
+    // The advisory lock makes a second process that starts at the same moment wait, then find
+    // the schema up to date; it is released with the transaction.
+    return this.#pool.begin(async (sql) => {
+      await sql`SELECT pg_advisory_xact_lock(${LOCKS.migrate})`;
+      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY, applied_at bigint NOT NULL)`;
+      const [row] = await sql<{ v: number }[]>`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
+      for (let v = (row?.v ?? 0) + 1; v <= MIGRATIONS.length; v++) {
+        await sql.unsafe(MIGRATIONS[v - 1] as string);
+        await sql`INSERT INTO schema_migrations (version, applied_at) VALUES (${v}, ${Date.now()})`;
+      }
+      return MIGRATIONS.length;
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.#pool`SELECT 1`;
+  }
+
+  close(): Promise<void> {
+    clearTimeout(this.#relisten);
+    this.#closing ??= this.#pool.end({ timeout: 5 });
+    return this.#closing;
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    let due = false;
+    const result = await this.#pool.begin(async (sql) => {
+      const tx = new PgTx(sql);
+      const value = await fn(tx);
+      // NOTIFY is transactional: listeners in other processes hear it only if this commits.
+      if (tx.deliveriesDue) {
+        await sql`SELECT pg_notify(${CHANNEL}, ${this.#instance})`;
+        due = true;
+      }
+      return value;
+    });
+    if (due) this.#wake.emit('due');
+    return result as T;
+  }
+
+  async ensureAccount(name: string, now: number): Promise<Account> {
+    const [inserted] = await this.#pool<AccountRow[]>`
+      INSERT INTO accounts (id, name, created_at) VALUES (${newId.account()}, ${name}, ${now})
+      ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at`;
+    const row =
+      inserted ??
+      (await this.#pool<AccountRow[]>`SELECT id, name, created_at FROM accounts WHERE name = ${name}`)[0];
+    if (!row) throw new Error(`account '${name}' vanished while it was being created`);
+    return { id: row.id, name: row.name, createdAt: row.created_at };
+  }
+
+  async insertApiKey(key: {
+    id: string;
+    accountId: string;
+    hash: string;
+    prefix: string;
+    createdAt: number;
+  }): Promise<void> {
+    await this.#pool`
+      INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at)
+      VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.createdAt})
+      ON CONFLICT (key_hash) DO NOTHING`;
+  }
+
+  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null> {
+    const [row] = await this.#pool<{ id: string; account_id: string }[]>`
+      SELECT id, account_id FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+    return row ? { keyId: row.id, accountId: row.account_id } : null;
+  }
+
+  async listApiKeys(): Promise<ApiKeyRecord[]> {
+    const rows = await this.#pool<
+      {
+        id: string;
+        account_id: string;
+        account_name: string;
+        prefix: string;
+        created_at: number;
+        revoked_at: number | null;
+      }[]
+    >`
+      SELECT k.id, k.account_id, a.name AS account_name, k.prefix, k.created_at, k.revoked_at
+      FROM api_keys k JOIN accounts a ON a.id = k.account_id ORDER BY k.created_at, k.id`;
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      accountName: r.account_name,
+      prefix: r.prefix,
+      createdAt: r.created_at,
+      revokedAt: r.revoked_at,
+    }));
+  }
+
+  async countActiveApiKeys(): Promise<number> {
+    const [row] = await this.#pool<
+      { n: number }[]
+    >`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`;
+    return row?.n ?? 0;
+  }
+
+  async revokeApiKey(id: string, now: number): Promise<boolean> {
+    const result = await this.#pool`
+      UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`;
+    return result.count === 1;
+  }
+
+  claimDeliveries(opts: {
+    owner: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    slots: (webhookId: string) => number;
+  }): Promise<ClaimedDelivery[]> {
+    return this.#pool.begin((sql) => queue.claimDeliveries(sql, opts)) as Promise<ClaimedDelivery[]>;
+  }
+
+  async recordAttempt(outcome: AttemptOutcome): Promise<void> {
+    await this.#pool.begin((sql) => queue.recordAttempt(sql, outcome, Date.now()));
+  }
+
+  nextDueAt(): Promise<number | null> {
+    return queue.nextDueAt(this.#pool);
+  }
+
+  async countPendingDeliveries(): Promise<number> {
+    const [row] = await this.#pool<{ n: number }[]>`
+      SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'`;
+    return row?.n ?? 0;
+  }
+
+  /**
+   * Listeners hear this store's own commits at once, and other processes' commits through
+   * LISTEN on a connection of its own (opened with the first listener).
+   */
+  onDeliveriesDue(listener: () => void): () => void {
+    this.#wake.on('due', listener);
+    this.#listen();
+    return () => this.#wake.off('due', listener);
+  }
+
+  /** Resolves once notifications from other processes reach this store's listeners. */
+  listening(): Promise<void> {
+    this.#listen();
+    return this.#listening ?? Promise.reject(new Error('the store is closed'));
+  }
+
+  #listen(): void {
+    if (this.#listening || this.#closing) return;
+    const started = this.#pool.listen(CHANNEL, (payload) => {
+      if (payload !== this.#instance) this.#wake.emit('due');
+    });
+    this.#listening = started.then(
+      () => undefined,
+      (err) => {
+        // Dispatchers poll as well, so a lost LISTEN costs latency, not deliveries; try again.
+        this.#listening = undefined;
+        if (!this.#closing && this.#wake.listenerCount('due') > 0) {
+          this.#relisten = setTimeout(() => this.#listen(), RELISTEN_MS);
+          this.#relisten.unref();
+        }
+        throw err;
+      },
+    );
+    this.#listening.catch(() => {});
+  }
+
+  claimIdempotencyKey(
+    accountId: string,
+    key: string,
+    fingerprint: string,
+    now: number,
+    opts: { expiresBefore: number; staleBefore: number },
+  ): Promise<IdempotencyClaim> {
+    return idempotency.claimIdempotencyKey(this.#pool, accountId, key, fingerprint, now, opts);
+  }
+
+  async completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
+    await this.#pool`UPDATE idempotency_keys SET status = ${status}, body = ${body}
+      WHERE account_id = ${accountId} AND key = ${key}`;
+  }
+
+  async releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
+    await this
+      .#pool`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND status IS NULL`;
+  }
+
+  async pruneIdempotencyKeys(before: number): Promise<number> {
+    const result = await this.#pool`DELETE FROM idempotency_keys WHERE created_at < ${before}`;
+    return result.count;
+  }
+}

@@ -1,0 +1,112 @@
+// The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
+// claim from the same table; SKIP LOCKED keeps them off each other's rows.
+import type { EventType } from '../../domain/events.ts';
+import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
+import type { Queryable } from './connection.ts';
+
+interface CandidateRow {
+  id: string;
+  account_id: string;
+  webhook_id: string;
+  event_id: string;
+  attempts: number;
+  type: EventType;
+  data: string;
+  url: string;
+  secret: string;
+}
+
+/**
+ * Rounds of candidates, oldest first. A webhook whose slots are full is left out of the next
+ * round, so a long backlog behind a stuck receiver never hides the deliveries of the others.
+ */
+const MAX_ROUNDS = 8;
+
+/** Runs inside a transaction: the row locks hold until the leases are written and committed. */
+export async function claimDeliveries(
+  sql: Queryable,
+  opts: {
+    owner: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    slots: (webhookId: string) => number;
+  },
+): Promise<ClaimedDelivery[]> {
+  const taken = new Map<string, number>();
+  const full = new Set<string>();
+  const claimed: ClaimedDelivery[] = [];
+  const batch = opts.limit * 4;
+  for (let round = 0; round < MAX_ROUNDS && claimed.length < opts.limit; round++) {
+    // A row another dispatcher is claiming right now is skipped, not waited for; one whose lease
+    // was committed a moment ago is re-checked against the lease condition once it is locked.
+    const candidates = await sql<CandidateRow[]>`
+      SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data::text AS data,
+        w.url, w.secret
+      FROM deliveries d
+      JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+      JOIN events e ON e.id = d.event_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ${opts.now}
+        AND (d.lease_until IS NULL OR d.lease_until <= ${opts.now}) AND w.enabled
+        AND d.webhook_id <> ALL(${[...full]}::text[])
+      ORDER BY d.next_attempt_at LIMIT ${batch}
+      FOR UPDATE OF d SKIP LOCKED`;
+    const round: ClaimedDelivery[] = [];
+    for (const r of candidates) {
+      if (claimed.length + round.length === opts.limit) break;
+      const n = taken.get(r.webhook_id) ?? 0;
+      if (n >= opts.slots(r.webhook_id)) {
+        full.add(r.webhook_id);
+        continue;
+      }
+      taken.set(r.webhook_id, n + 1);
+      round.push({
+        id: r.id,
+        accountId: r.account_id,
+        webhookId: r.webhook_id,
+        eventId: r.event_id,
+        eventType: r.type,
+        data: r.data,
+        url: r.url,
+        secret: r.secret,
+        attempt: r.attempts + 1,
+      });
+    }
+    if (round.length > 0) {
+      // Leased at once, so the next round (same transaction) does not see them again.
+      await sql`
+        UPDATE deliveries SET lease_owner = ${opts.owner}, lease_until = ${opts.leaseUntil}
+        WHERE id = ANY(${round.map((d) => d.id)}::text[])`;
+      claimed.push(...round);
+    }
+    if (candidates.length < batch) break; // nothing more is due
+  }
+  return claimed;
+}
+
+export async function recordAttempt(sql: Queryable, o: AttemptOutcome, now: number): Promise<void> {
+  await sql`
+    INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+    VALUES (${o.deliveryId}, ${o.attempt}, ${o.startedAt}, ${o.durationMs}, ${o.statusCode}, ${o.error},
+      ${o.responseBody})
+    ON CONFLICT DO NOTHING`;
+  // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
+  await sql`
+    UPDATE deliveries SET status = ${o.next.status}, attempts = ${o.attempt},
+      next_attempt_at = ${o.next.status === 'pending' ? o.next.at : null}, lease_owner = NULL, lease_until = NULL,
+      updated_at = ${now}
+    WHERE id = ${o.deliveryId} AND lease_owner = ${o.owner}`;
+  if (o.disableWebhook) {
+    await sql`
+      UPDATE webhooks SET enabled = false, disabled_reason = 'The receiver answered 410 Gone.', updated_at = ${now}
+      WHERE account_id = ${o.accountId} AND id = ${o.webhookId}`;
+  }
+}
+
+export async function nextDueAt(sql: Queryable): Promise<number | null> {
+  const [row] = await sql<{ at: number | null }[]>`
+    SELECT MIN(GREATEST(d.next_attempt_at, COALESCE(d.lease_until, 0))) AS at FROM deliveries d
+    JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+    WHERE d.status = 'pending' AND w.enabled`;
+  return row?.at ?? null;
+}

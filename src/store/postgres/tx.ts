@@ -1,0 +1,256 @@
+import { newId } from '../../domain/ids.ts';
+import type { Thresholds, Weights } from '../../domain/scoring.ts';
+import { bandOf } from '../bands.ts';
+import type {
+  CustomerRecord,
+  EventRecord,
+  ScoreReason,
+  ScoreRecord,
+  Settings,
+  Tx,
+  WebhookRecord,
+} from '../store.ts';
+import { LOCKS } from './connection.ts';
+import { PgReader, toCustomer, toScore, toSettings, toWebhook, type WebhookRow } from './reader.ts';
+
+/** Rows per statement in bulk writes: large enough to amortise round trips, small enough to stream. */
+const CHUNK = 5000;
+
+function* chunks<T>(items: readonly T[]): Generator<readonly T[]> {
+  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK);
+}
+
+/**
+ * The write side, on the connection of one `sql.begin`. SQLite has one writer at a time;
+ * PostgreSQL has many, so the reads a caller makes before writing take locks:
+ *
+ * - a customer or webhook read in a transaction locks the row (callers read it to change it,
+ *   and two first scores of one customer must not both be version 1);
+ * - everything touching an account's customers, scores or settings first takes the account's
+ *   lock shared; a settings change takes it exclusively, so a score computed with the old
+ *   weights never commits after the recomputation that should have covered it.
+ *
+ * The account lock is always the first lock a transaction takes, so these never deadlock.
+ */
+export class PgTx extends PgReader implements Tx {
+  /** Set when this transaction made deliveries due; the store NOTIFYs before it commits. */
+  deliveriesDue = false;
+  readonly #locked = new Map<string, 'shared' | 'exclusive'>();
+
+  async #lockAccount(accountId: string, mode: 'shared' | 'exclusive'): Promise<void> {
+    const held = this.#locked.get(accountId);
+    if (held === 'exclusive' || held === mode) return;
+    this.#locked.set(accountId, mode);
+    if (mode === 'shared') {
+      await this.sql`SELECT pg_advisory_xact_lock_shared(${LOCKS.account}, hashtext(${accountId}))`;
+    } else {
+      await this.sql`SELECT pg_advisory_xact_lock(${LOCKS.account}, hashtext(${accountId}))`;
+    }
+  }
+
+  override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
+    await this.#lockAccount(accountId, 'shared');
+    const [row] = await this.sql<Parameters<typeof toCustomer>[0][]>`
+      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
+    return row ? toCustomer(row) : null;
+  }
+
+  override async getScore(accountId: string, customerId: string) {
+    await this.#lockAccount(accountId, 'shared');
+    return super.getScore(accountId, customerId);
+  }
+
+  /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
+  override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
+    await this.#lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
+    const [row] = await this.sql<Parameters<typeof toSettings>[0][]>`
+      SELECT weights, weights_updated_at, healthy, at_risk, thresholds_updated_at FROM account_settings
+      WHERE account_id = ${accountId}`;
+    return toSettings(row);
+  }
+
+  override async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
+    const [row] = await this.sql<WebhookRow[]>`
+      SELECT * FROM webhooks WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
+    return row ? toWebhook(row) : null;
+  }
+
+  async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
+    await this.#lockAccount(accountId, 'shared');
+    const result = await this.sql`
+      INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
+      VALUES (${accountId}, ${c.id}, ${c.name}, ${c.email}, ${JSON.stringify(c.metadata)}::text::json,
+        ${c.createdAt}, ${c.updatedAt})
+      ON CONFLICT DO NOTHING`;
+    return result.count === 1;
+  }
+
+  async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
+    await this.#lockAccount(accountId, 'shared');
+    await this.sql`
+      UPDATE customers SET name = ${c.name}, email = ${c.email},
+        metadata = ${JSON.stringify(c.metadata)}::text::json, updated_at = ${c.updatedAt}
+      WHERE account_id = ${accountId} AND id = ${c.id}`;
+  }
+
+  async deleteCustomer(accountId: string, id: string): Promise<boolean> {
+    await this.#lockAccount(accountId, 'shared');
+    const result = await this.sql`DELETE FROM customers WHERE account_id = ${accountId} AND id = ${id}`;
+    return result.count === 1;
+  }
+
+  async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
+    await this.#lockAccount(accountId, 'shared');
+    // Version 1 is a customer's first score; every later version replaces an existing row.
+    // One statement per chunk: the new rows, the changed rows and their history.
+    for (const part of chunks(scores)) {
+      await this.sql`
+        WITH input AS (
+          SELECT * FROM unnest(
+            ${part.map((s) => s.customerId)}::text[],
+            ${part.map((s) => s.score)}::float8[],
+            ${part.map((s) => bandOf(s.status))}::int2[],
+            ${part.map((s) => s.status)}::text[],
+            ${part.map((s) => JSON.stringify(s.factors))}::text[],
+            ${part.map((s) => s.version)}::int4[],
+            ${part.map((s) => s.updatedAt)}::int8[]
+          ) AS t(customer_id, score, band, status, factors, version, updated_at)
+        ), inserted AS (
+          INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at)
+          SELECT ${accountId}, customer_id, score, band, factors::json, version, updated_at
+          FROM input WHERE version = 1
+        ), updated AS (
+          UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors::json,
+            version = i.version, updated_at = i.updated_at
+          FROM input i
+          WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
+        )
+        INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
+        SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at
+        FROM input`;
+    }
+  }
+
+  async allScores(accountId: string): Promise<ScoreRecord[]> {
+    await this.#lockAccount(accountId, 'shared');
+    const rows = await this.sql<Parameters<typeof toScore>[0][]>`
+      SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
+      WHERE account_id = ${accountId}`;
+    return rows.map(toScore);
+  }
+
+  async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
+    await this.#lockAccount(accountId, 'exclusive');
+    await this.sql`
+      INSERT INTO account_settings (account_id, weights, weights_updated_at)
+      VALUES (${accountId}, ${JSON.stringify(weights)}::text::json, ${now})
+      ON CONFLICT (account_id) DO UPDATE SET weights = excluded.weights,
+        weights_updated_at = excluded.weights_updated_at`;
+  }
+
+  async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
+    await this.#lockAccount(accountId, 'exclusive');
+    await this.sql`
+      INSERT INTO account_settings (account_id, healthy, at_risk, thresholds_updated_at)
+      VALUES (${accountId}, ${t.healthy}, ${t.at_risk}, ${now})
+      ON CONFLICT (account_id) DO UPDATE SET healthy = excluded.healthy, at_risk = excluded.at_risk,
+        thresholds_updated_at = excluded.thresholds_updated_at`;
+  }
+
+  async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
+    if (events.length === 0) return;
+    // KEY SHARE (what the deliveries' foreign key takes anyway), taken now: a webhook being
+    // deleted at this moment is waited for and then left out, instead of failing the insert.
+    const subscribers = new Map<string, string[]>();
+    for (const r of await this.sql<{ event_type: string; webhook_id: string }[]>`
+      SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
+      JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
+      WHERE s.account_id = ${accountId} AND w.enabled
+      FOR KEY SHARE OF w`) {
+      const list = subscribers.get(r.event_type) ?? [];
+      list.push(r.webhook_id);
+      subscribers.set(r.event_type, list);
+    }
+    for (const part of chunks(events)) {
+      // WITH ORDINALITY ... ORDER BY: seq follows the order of the list, as on SQLite.
+      await this.sql`
+        INSERT INTO events (id, account_id, type, data, created_at)
+        SELECT id, ${accountId}, type, data::json, created_at
+        FROM unnest(
+          ${part.map((e) => e.id)}::text[],
+          ${part.map((e) => e.type)}::text[],
+          ${part.map((e) => JSON.stringify(e.data))}::text[],
+          ${part.map((e) => e.createdAt)}::int8[]
+        ) WITH ORDINALITY AS t(id, type, data, created_at, n)
+        ORDER BY n`;
+    }
+    if (subscribers.size === 0) return;
+    const deliveries: { id: string; webhookId: string; eventId: string; at: number }[] = [];
+    for (const e of events) {
+      for (const webhookId of subscribers.get(e.type) ?? []) {
+        deliveries.push({ id: newId.delivery(), webhookId, eventId: e.id, at: e.createdAt });
+      }
+    }
+    for (const part of chunks(deliveries)) {
+      await this.sql`
+        INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at,
+          created_at, updated_at)
+        SELECT id, ${accountId}, webhook_id, event_id, 'pending', 0, at, at, at
+        FROM unnest(
+          ${part.map((d) => d.id)}::text[],
+          ${part.map((d) => d.webhookId)}::text[],
+          ${part.map((d) => d.eventId)}::text[],
+          ${part.map((d) => d.at)}::int8[]
+        ) AS t(id, webhook_id, event_id, at)`;
+    }
+    if (deliveries.length > 0) this.deliveriesDue = true;
+  }
+
+  async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    await this.sql`
+      INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
+        created_at, updated_at)
+      VALUES (${accountId}, ${w.id}, ${w.url}, ${JSON.stringify(w.events)}::text::json, ${w.description},
+        ${w.secret}, ${w.enabled}, ${w.disabledReason}, ${w.createdAt}, ${w.updatedAt})`;
+    await this.#subscribe(accountId, w);
+  }
+
+  async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    await this.sql`
+      UPDATE webhooks SET url = ${w.url}, events = ${JSON.stringify(w.events)}::text::json,
+        description = ${w.description}, secret = ${w.secret}, enabled = ${w.enabled},
+        disabled_reason = ${w.disabledReason}, updated_at = ${w.updatedAt}
+      WHERE account_id = ${accountId} AND id = ${w.id}`;
+    await this
+      .sql`DELETE FROM webhook_subscriptions WHERE account_id = ${accountId} AND webhook_id = ${w.id}`;
+    await this.#subscribe(accountId, w);
+    // Switching a webhook back on resumes the deliveries it had pending.
+    if (w.enabled) this.deliveriesDue = true;
+  }
+
+  async #subscribe(accountId: string, w: WebhookRecord): Promise<void> {
+    if (w.events.length === 0) return;
+    await this.sql`
+      INSERT INTO webhook_subscriptions (account_id, event_type, webhook_id)
+      SELECT ${accountId}, event_type, ${w.id} FROM unnest(${w.events}::text[]) AS t(event_type)`;
+  }
+
+  async deleteWebhook(accountId: string, id: string): Promise<boolean> {
+    await this.sql`
+      DELETE FROM delivery_attempts WHERE delivery_id IN
+        (SELECT id FROM deliveries WHERE account_id = ${accountId} AND webhook_id = ${id})`;
+    await this.sql`DELETE FROM deliveries WHERE account_id = ${accountId} AND webhook_id = ${id}`;
+    const result = await this.sql`DELETE FROM webhooks WHERE account_id = ${accountId} AND id = ${id}`;
+    return result.count === 1;
+  }
+
+  async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
+    const result = await this.sql`
+      UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
+      WHERE account_id = ${accountId} AND webhook_id = ${webhookId} AND id = ${id}
+        AND (lease_until IS NULL OR lease_until <= ${now})`;
+    if (result.count === 1) this.deliveriesDue = true;
+    return result.count === 1;
+  }
+}

@@ -1,0 +1,288 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { ClaimedDelivery, Store } from '../../src/store/store.ts';
+import { anEvent, type ContractContext, seedEvents, T0, webhook } from './context.ts';
+import { outcome } from './webhooks.ts';
+
+const claim = (store: Store, owner: string, now: number, extra: { limit?: number; lease?: number } = {}) =>
+  store.claimDeliveries({
+    owner,
+    now,
+    leaseUntil: now + (extra.lease ?? 1000),
+    limit: extra.limit ?? 100,
+    slots: () => 100,
+  });
+
+/** Resolves at the next call of the store's onDeliveriesDue listeners. */
+function nextWake(store: Store): Promise<void> {
+  return new Promise((resolve) => {
+    const off = store.onDeliveriesDue(() => {
+      off();
+      resolve();
+    });
+  });
+}
+
+export function queueContract(c: ContractContext): void {
+  describe('delivery queue', () => {
+    test('a claim leases due deliveries with the event bytes as stored; a live lease blocks, a lapsed one is taken over', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      const e = anEvent('customer.created', T0, { z: 'é', a: [1, 2.5], m: { y: null, b: true } });
+      await seedEvents(store, a, [e]);
+      const [first, ...none] = await claim(store, 'one', T0);
+      assert.deepEqual(none, []);
+      assert.ok(first);
+      assert.deepEqual(
+        { ...first, id: undefined },
+        {
+          id: undefined,
+          accountId: a,
+          webhookId: w.id,
+          eventId: e.id,
+          eventType: 'customer.created',
+          data: JSON.stringify(e.data),
+          url: w.url,
+          secret: w.secret,
+          attempt: 1,
+        },
+      );
+      assert.deepEqual(await claim(store, 'two', T0 + 999), [], 'the lease runs to T0 + 1000');
+      const [taken] = await claim(store, 'two', T0 + 1000);
+      assert.equal(taken?.id, first.id, 'a lease that has run out is taken over');
+      assert.equal(taken?.attempt, 1);
+    });
+
+    test('a claim takes at most limit, at most slots(webhook) per webhook, none of disabled webhooks or not yet due', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const [w1, w2, w3] = [webhook(), webhook(), webhook()];
+      await store.transaction(async (tx) => {
+        for (const w of [w1, w2, w3]) await tx.insertWebhook(a, w);
+      });
+      await seedEvents(store, a, [
+        anEvent('customer.created', T0),
+        anEvent('customer.created', T0 + 1),
+        anEvent('customer.created', T0 + 2),
+        anEvent('customer.created', T0 + 5000),
+      ]);
+      await store.transaction((tx) => tx.updateWebhook(a, { ...w3, enabled: false, updatedAt: T0 + 1 }));
+      const slots = new Map([
+        [w1.id, 1],
+        [w2.id, 2],
+      ]);
+      const claimed = await store.claimDeliveries({
+        owner: 'd',
+        now: T0 + 10,
+        leaseUntil: T0 + 1000,
+        limit: 100,
+        slots: (id) => slots.get(id) ?? 100,
+      });
+      const per = (id: string) => claimed.filter((d) => d.webhookId === id).length;
+      assert.deepEqual([per(w1.id), per(w2.id), per(w3.id)], [1, 2, 0]);
+      assert.deepEqual(
+        await claim(store, 'e', T0 + 10, { limit: 1 }).then((l) => l.map((d) => d.webhookId)),
+        [w1.id],
+        'what was left due (w1 had one slot)',
+      );
+      assert.equal((await claim(store, 'f', T0 + 10)).length, 2, 'one more due for each');
+      assert.deepEqual(await claim(store, 'g', T0 + 10), []);
+      assert.deepEqual(await claim(store, 'h', T0 + 999), [], 'leases held, the last event not yet due');
+      const lapsed = await claim(store, 'i', T0 + 99_999);
+      assert.equal(lapsed.length, 8, 'every delivery of w1 and w2, leases lapsed');
+      assert.equal(lapsed.filter((d) => d.webhookId === w3.id).length, 0);
+    });
+
+    test('a long backlog of a webhook with no free slot does not hide the deliveries of others', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const stuck = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, stuck));
+      await seedEvents(
+        store,
+        a,
+        Array.from({ length: 60 }, (_, i) => anEvent('customer.created', T0 + i)),
+      );
+      const healthy = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, healthy));
+      await seedEvents(store, a, [anEvent('customer.created', T0 + 100)]);
+      const claimed = await store.claimDeliveries({
+        owner: 'd',
+        now: T0 + 100,
+        leaseUntil: T0 + 1000,
+        limit: 2,
+        slots: (id) => (id === stuck.id ? 0 : 2),
+      });
+      assert.deepEqual(
+        claimed.map((d) => d.webhookId),
+        [healthy.id],
+      );
+    });
+
+    test('recordAttempt: the lease holder moves the delivery on; a dispatcher that lost its lease only adds its attempt', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await seedEvents(store, a, [anEvent()]);
+      const [stale] = await claim(store, 'stale', T0);
+      assert.ok(stale);
+      const [fresh] = await claim(store, 'fresh', T0 + 1000);
+      assert.ok(fresh);
+      await store.recordAttempt(outcome(stale, 'stale', { status: 'succeeded' }));
+      let d = await store.getDelivery(a, w.id, stale.id);
+      assert.deepEqual([d?.status, d?.attemptCount, d?.nextAttemptAt], ['pending', 0, T0]);
+      assert.equal(d?.attempts.length, 1, 'the attempt happened, so it is on record');
+
+      await store.recordAttempt(outcome(fresh, 'fresh', { status: 'pending', at: T0 + 5000 }));
+      d = await store.getDelivery(a, w.id, fresh.id);
+      assert.deepEqual([d?.status, d?.attemptCount, d?.nextAttemptAt], ['pending', 1, T0 + 5000]);
+      assert.deepEqual(await claim(store, 'x', T0 + 4999), []);
+      const [retry] = await claim(store, 'x', T0 + 5000);
+      assert.equal(retry?.attempt, 2, 'the lease was released with the attempt');
+      assert.ok(retry);
+      await store.recordAttempt(outcome(retry, 'x', { status: 'succeeded' }));
+      d = await store.getDelivery(a, w.id, fresh.id);
+      assert.deepEqual([d?.status, d?.attemptCount, d?.nextAttemptAt], ['succeeded', 2, null]);
+      assert.deepEqual(
+        d?.attempts.map((x) => [x.attempt, x.statusCode, x.responseBody]),
+        [
+          [1, 200, 'ok'],
+          [2, 200, 'ok'],
+        ],
+      );
+      assert.deepEqual(await claim(store, 'y', T0 + 99_999), []);
+    });
+
+    test('a 410 switches the webhook off with a reason; its deliveries are no longer claimed', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await seedEvents(store, a, [anEvent('customer.created', T0), anEvent('customer.created', T0 + 1)]);
+      const [d] = await claim(store, 'd', T0, { limit: 1 });
+      assert.ok(d);
+      await store.recordAttempt(
+        outcome(d, 'd', { status: 'failed' }, { statusCode: 410, disableWebhook: true }),
+      );
+      const off = await store.getWebhook(a, w.id);
+      assert.equal(off?.enabled, false);
+      assert.match(off?.disabledReason ?? '', /410/);
+      assert.equal((await store.getDelivery(a, w.id, d.id))?.status, 'failed');
+      assert.deepEqual(await claim(store, 'd', T0 + 10), []);
+      assert.equal(await store.nextDueAt(), null, 'nothing is due for a webhook that is off');
+      assert.equal(await store.countPendingDeliveries(), 1, 'the other delivery waits, pending');
+    });
+
+    test('nextDueAt: the earliest due time or lapsing lease of a pending delivery; countPendingDeliveries', async (t) => {
+      const { store, account } = await c.isolated(t);
+      assert.equal(await store.nextDueAt(), null);
+      assert.equal(await store.countPendingDeliveries(), 0);
+      const a = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await seedEvents(store, a, [anEvent('customer.created', T0 + 100)]);
+      assert.equal(await store.nextDueAt(), T0 + 100);
+      const [d] = await claim(store, 'd', T0 + 100, { lease: 900 });
+      assert.ok(d);
+      assert.equal(await store.nextDueAt(), T0 + 1000, 'a leased delivery is next due when its lease lapses');
+      await seedEvents(store, a, [anEvent('customer.created', T0 + 500)]);
+      assert.equal(await store.nextDueAt(), T0 + 500);
+      assert.equal(await store.countPendingDeliveries(), 2);
+      await store.recordAttempt(outcome(d, 'd', { status: 'succeeded' }));
+      assert.equal(await store.countPendingDeliveries(), 1);
+      assert.equal(await store.nextDueAt(), T0 + 500);
+    });
+
+    test('retryDelivery makes a finished delivery due now; false for one that is not there', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const b = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await seedEvents(store, a, [anEvent()]);
+      const [d] = await claim(store, 'd', T0);
+      assert.ok(d);
+      await store.recordAttempt(outcome(d, 'd', { status: 'failed' }));
+      assert.equal(await store.countPendingDeliveries(), 0);
+      const woke = nextWake(store);
+      assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, d.id, T0 + 50)), true);
+      await woke;
+      const after = await store.getDelivery(a, w.id, d.id);
+      assert.deepEqual([after?.status, after?.nextAttemptAt, after?.attemptCount], ['pending', T0 + 50, 1]);
+      const [again] = await claim(store, 'd', T0 + 50);
+      assert.equal(again?.attempt, 2);
+      assert.equal(
+        await store.transaction((tx) => tx.retryDelivery(b, w.id, d.id, T0)),
+        false,
+        'another account',
+      );
+      assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, 'dlv_missing', T0)), false);
+    });
+
+    test('onDeliveriesDue fires after a commit that made deliveries due; not for a rollback or a commit without any', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      await store.transaction((tx) => tx.insertWebhook(a, webhook({ events: ['customer.created'] })));
+      let calls = 0;
+      let seen: Promise<number> | undefined;
+      const off = store.onDeliveriesDue(() => {
+        calls++;
+        seen ??= store.countPendingDeliveries();
+      });
+      t.after(off);
+      await seedEvents(store, a, [anEvent('customer.deleted')]);
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.insertEvents(a, [anEvent('customer.created')]);
+          throw new Error('changed my mind');
+        }),
+        /changed my mind/,
+      );
+      assert.equal(calls, 0);
+      const woke = nextWake(store);
+      await seedEvents(store, a, [anEvent('customer.created')]);
+      await woke;
+      assert.equal(calls, 1);
+      assert.equal(await seen, 1, 'the listener runs once the delivery is committed and visible');
+    });
+
+    test('claims running at once never lease the same delivery twice', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const hooks = [webhook(), webhook(), webhook()];
+      await store.transaction(async (tx) => {
+        for (const w of hooks) await tx.insertWebhook(a, w);
+      });
+      await seedEvents(
+        store,
+        a,
+        Array.from({ length: 40 }, (_, i) => anEvent('customer.created', T0 + i)),
+      );
+      const rounds = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => claim(store, `d${i}`, T0 + 100, { limit: 10 })),
+      );
+      const claimed: ClaimedDelivery[] = rounds.flat();
+      claimed.push(...(await claim(store, 'last', T0 + 100, { limit: 200 })));
+      const ids = claimed.map((d) => d.id);
+      assert.equal(new Set(ids).size, ids.length, 'no delivery leased twice');
+      assert.equal(ids.length, 120);
+    });
+
+    test('a commit in one process wakes the listeners of another', {
+      skip: c.backend === 'sqlite' && 'SQLite serves one process',
+    }, async (t) => {
+      const { db, store, account } = await c.isolated(t);
+      const other = db.open() as PostgresStore;
+      const woke = nextWake(other);
+      await other.listening();
+      const a = await account();
+      await store.transaction((tx) => tx.insertWebhook(a, webhook()));
+      await seedEvents(store, a, [anEvent()]);
+      await woke;
+    });
+  });
+}

@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DEFAULT_THRESHOLDS } from '../../src/domain/scoring.ts';
+import type { ScoreRecord } from '../../src/store/store.ts';
+import { anEvent, type ContractContext, score, seedCustomers, seedEvents, T0, webhook } from './context.ts';
+
+export function scoresContract(c: ContractContext): void {
+  describe('health scores', () => {
+    test('the first score is version 1; a later version replaces it; floats and factor order round-trip', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await seedCustomers(store, a, ['s1']);
+      const first = score('s1', 1 / 3, 1, { factors: { usage: 1 / 3, billing: 0.1 + 0.2, api_calls: 0 } });
+      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
+      assert.deepEqual(await store.getScore(a, 's1'), first);
+      assert.deepEqual(Object.keys((await store.getScore(a, 's1'))?.factors ?? {}), [
+        'usage',
+        'billing',
+        'api_calls',
+      ]);
+      const second = score('s1', 0.9, 2);
+      await store.transaction((tx) => tx.writeScores(a, [second], 'factors_updated'));
+      assert.deepEqual(await store.getScore(a, 's1'), second);
+      assert.equal(await store.getScore(a, 'nobody'), null);
+    });
+
+    test('history: newest first, paged by version, each entry with its reason', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await seedCustomers(store, a, ['h1']);
+      for (let v = 1; v <= 5; v++) {
+        const reason = v === 3 ? 'weights_changed' : 'factors_updated';
+        await store.transaction((tx) => tx.writeScores(a, [score('h1', v / 10, v)], reason));
+      }
+      const first = await store.listHistory(a, 'h1', { limit: 2 });
+      assert.deepEqual(
+        first.data.map((h) => h.version),
+        [5, 4],
+      );
+      assert.equal(first.hasMore, true);
+      assert.deepEqual(first.data[0], {
+        version: 5,
+        score: 0.5,
+        status: 'at_risk',
+        factors: { usage: 0.5 },
+        reason: 'factors_updated',
+        createdAt: T0 + 5,
+      });
+      const next = await store.listHistory(a, 'h1', { limit: 2, before: 4 });
+      assert.deepEqual(
+        next.data.map((h) => [h.version, h.reason]),
+        [
+          [3, 'weights_changed'],
+          [2, 'factors_updated'],
+        ],
+      );
+      const last = await store.listHistory(a, 'h1', { limit: 2, before: 2 });
+      assert.deepEqual(
+        last.data.map((h) => h.version),
+        [1],
+      );
+      assert.equal(last.hasMore, false);
+    });
+
+    test('portfolio: by band, then score, then customer id byte-wise; a status filter; a cursor that crosses bands', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const values: [string, number][] = [
+        ['h-b', 0.9],
+        ['h-a', 0.9],
+        ['r-1', 0.5],
+        ['c-2', 0.1],
+        ['c-1', 0.3],
+        ['h-c', 0.7],
+        ['r-0', 0.4],
+        ['C-9', 0.1],
+      ];
+      await seedCustomers(
+        store,
+        a,
+        values.map(([id]) => id),
+      );
+      await store.transaction((tx) =>
+        tx.writeScores(
+          a,
+          values.map(([id, v]) => score(id, v)),
+          'factors_updated',
+        ),
+      );
+      const order = ['C-9', 'c-2', 'c-1', 'r-0', 'r-1', 'h-c', 'h-a', 'h-b'];
+      const all = await store.listScores(a, { limit: 100 });
+      assert.deepEqual(
+        all.data.map((s) => s.customerId),
+        order,
+      );
+      const walked: string[] = [];
+      let after: ScoreRecord | undefined;
+      for (;;) {
+        const page = await store.listScores(a, {
+          limit: 3,
+          after: after && { status: after.status, score: after.score, customerId: after.customerId },
+        });
+        walked.push(...page.data.map((s) => s.customerId));
+        after = page.data.at(-1);
+        if (!page.hasMore) break;
+      }
+      assert.deepEqual(walked, order);
+      const atRisk = await store.listScores(a, { status: 'at_risk', limit: 1 });
+      assert.deepEqual(
+        atRisk.data.map((s) => s.customerId),
+        ['r-0'],
+      );
+      assert.equal(atRisk.hasMore, true);
+      const rest = await store.listScores(a, {
+        status: 'at_risk',
+        limit: 5,
+        after: { status: 'at_risk', score: 0.4, customerId: 'r-0' },
+      });
+      assert.deepEqual(
+        rest.data.map((s) => s.customerId),
+        ['r-1'],
+      );
+      assert.equal(rest.hasMore, false);
+      assert.deepEqual(await store.countScoresByStatus(a), { healthy: 3, at_risk: 2, critical: 3 });
+      assert.deepEqual(
+        (await store.transaction((tx) => tx.allScores(a))).map((s) => s.customerId).sort(),
+        [...order].sort(),
+      );
+    });
+
+    test('counts are zero for every band before any score', async () => {
+      const store = c.store();
+      assert.deepEqual(await store.countScoresByStatus(await c.account()), {
+        healthy: 0,
+        at_risk: 0,
+        critical: 0,
+      });
+    });
+
+    test('bulk: thousands of scores, history rows, events and deliveries in one transaction each', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const n = 6500; // more than one statement's worth on PostgreSQL
+      const ids = Array.from({ length: n }, (_, i) => `bulk_${String(i).padStart(5, '0')}`);
+      await seedCustomers(store, a, ids);
+      await store.transaction((tx) =>
+        tx.insertWebhook(a, webhook({ events: ['customer.health_score.updated'] })),
+      );
+      const first = ids.map((id, i) => score(id, (i % 100) / 100));
+      await store.transaction(async (tx) => {
+        await tx.writeScores(a, first, 'factors_updated');
+        await tx.insertEvents(
+          a,
+          ids.map((id, i) => anEvent('customer.health_score.updated', T0 + i, { customer_id: id })),
+        );
+      });
+      const second = first.map((s) => score(s.customerId, 1 - s.score, 2));
+      await store.transaction((tx) => tx.writeScores(a, second, 'weights_changed'));
+      const counts = await store.countScoresByStatus(a);
+      assert.equal(counts.healthy + counts.at_risk + counts.critical, n);
+      assert.deepEqual(await store.getScore(a, ids[n - 1] as string), second[n - 1]);
+      const history = await store.listHistory(a, ids[0] as string, { limit: 10 });
+      assert.deepEqual(
+        history.data.map((h) => [h.version, h.reason]),
+        [
+          [2, 'weights_changed'],
+          [1, 'factors_updated'],
+        ],
+      );
+      const newest = await store.listEvents(a, { limit: 2 });
+      assert.deepEqual(
+        newest.data.map((e) => e.data.customer_id),
+        [ids[n - 1], ids[n - 2]],
+        'events keep the order they were given in',
+      );
+      assert.equal(await store.countPendingDeliveries(), n);
+    });
+  });
+
+  describe('settings', () => {
+    test('before any change: no weights, the default thresholds, no timestamps', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const expected = {
+        weights: {},
+        weightsUpdatedAt: null,
+        thresholds: DEFAULT_THRESHOLDS,
+        thresholdsUpdatedAt: null,
+      };
+      assert.deepEqual(await store.getSettings(a), expected);
+      assert.deepEqual(await store.transaction((tx) => tx.getSettings(a, { forUpdate: true })), expected);
+    });
+
+    test('weights and thresholds are set independently; weight order round-trips', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction(async (tx) => {
+        await tx.getSettings(a, { forUpdate: true });
+        await tx.putWeights(a, { usage: 0.5, billing: 0.25, api: 0.25 }, T0 + 1);
+      });
+      await store.transaction((tx) => tx.putThresholds(a, { healthy: 0.8, at_risk: 0.3 }, T0 + 2));
+      await store.transaction((tx) => tx.putWeights(a, { zeta: 0.6, alpha: 0.4 }, T0 + 3));
+      const settings = await store.getSettings(a);
+      assert.deepEqual(settings, {
+        weights: { zeta: 0.6, alpha: 0.4 },
+        weightsUpdatedAt: T0 + 3,
+        thresholds: { healthy: 0.8, at_risk: 0.3 },
+        thresholdsUpdatedAt: T0 + 2,
+      });
+      assert.deepEqual(Object.keys(settings.weights), ['zeta', 'alpha']);
+    });
+  });
+
+  describe('events', () => {
+    test('get by id; list newest first, paged, filtered by type; data round-trips in key order', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const events = [
+        anEvent('customer.created', T0, { z: 1, a: { y: 2, b: [3] } }),
+        anEvent('customer.updated', T0 + 1),
+        anEvent('customer.created', T0 + 2),
+        anEvent('customer.deleted', T0 + 3),
+        anEvent('customer.created', T0 + 4),
+      ];
+      await seedEvents(store, a, events.slice(0, 2));
+      await seedEvents(store, a, events.slice(2));
+      const first = events[0];
+      assert.ok(first);
+      const got = await store.getEvent(a, first.id);
+      assert.deepEqual(got, first);
+      assert.equal(JSON.stringify(got?.data), JSON.stringify(first.data));
+      assert.equal(await store.getEvent(a, 'evt_missing'), null);
+
+      const ids = events.map((e) => e.id).reverse();
+      const page1 = await store.listEvents(a, { limit: 2 });
+      assert.deepEqual(
+        page1.data.map((e) => e.id),
+        ids.slice(0, 2),
+      );
+      assert.equal(page1.hasMore, true);
+      const page2 = await store.listEvents(a, { limit: 2, startingAfter: ids[1] });
+      assert.deepEqual(
+        page2.data.map((e) => e.id),
+        ids.slice(2, 4),
+      );
+      const page3 = await store.listEvents(a, { limit: 2, startingAfter: ids[3] });
+      assert.deepEqual(page3, { data: [events[0]], hasMore: false });
+
+      const created = await store.listEvents(a, { type: 'customer.created', limit: 2 });
+      assert.deepEqual(
+        created.data.map((e) => e.id),
+        [events[4]?.id, events[2]?.id],
+      );
+      assert.equal(created.hasMore, true);
+      const createdRest = await store.listEvents(a, {
+        type: 'customer.created',
+        limit: 2,
+        startingAfter: events[2]?.id,
+      });
+      assert.deepEqual(createdRest, { data: [events[0]], hasMore: false });
+    });
+  });
+}

@@ -1,0 +1,50 @@
+// The store contract: ONE suite, run unchanged against every backend (SQLite always,
+// PostgreSQL when VITALS_TEST_POSTGRES_URL is set). A backend is a Store exactly when it passes.
+import { after, before, describe } from 'node:test';
+import type { Store } from '../src/store/store.ts';
+import { BACKENDS, createTestDatabase, type TestDatabase } from './helpers/stores.ts';
+import {
+  type ContractContext,
+  emptyDatabase,
+  isolatedDatabase,
+  newAccount,
+} from './store-contract/context.ts';
+import { customersContract } from './store-contract/customers.ts';
+import { idempotencyContract } from './store-contract/idempotency.ts';
+import { queueContract } from './store-contract/queue.ts';
+import { schemaContract } from './store-contract/schema.ts';
+import { scoresContract } from './store-contract/scores.ts';
+import { transactionsContract } from './store-contract/transactions.ts';
+import { webhooksContract } from './store-contract/webhooks.ts';
+
+for (const backend of BACKENDS) {
+  describe(`store contract: ${backend}`, () => {
+    let db: TestDatabase | undefined;
+    let store: Store | undefined;
+    before(async () => {
+      db = await createTestDatabase(backend);
+      store = db.open();
+      await store.migrate();
+    });
+    after(() => db?.drop());
+
+    const shared = (): Store => {
+      if (!store) throw new Error('the suite database is not open');
+      return store;
+    };
+    const c: ContractContext = {
+      backend,
+      store: shared,
+      account: () => newAccount(shared()),
+      isolated: (t) => isolatedDatabase(backend, t),
+      database: (t) => emptyDatabase(backend, t),
+    };
+    schemaContract(c);
+    customersContract(c);
+    scoresContract(c);
+    webhooksContract(c);
+    queueContract(c);
+    transactionsContract(c);
+    idempotencyContract(c);
+  });
+}
