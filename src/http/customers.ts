@@ -42,7 +42,17 @@ const UpdateBody = Type.Object(
 );
 const IdParams = Type.Object({ customer_id: Type.String() });
 const ListQuery = Type.Object(
-  { limit: Type.Optional(Limit), starting_after: Type.Optional(Type.String({ maxLength: 255 })) },
+  {
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(Type.String({ maxLength: 255 })),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'Only customers whose id, name or email contains this text (ignoring case).',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -148,6 +158,7 @@ export const customersRoutes =
         const page = await store.listCustomers(req.accountId, {
           limit: req.query.limit ?? 10,
           startingAfter: req.query.starting_after,
+          search: req.query.search,
         });
         return sendJson(
           reply,

@@ -43,6 +43,23 @@ const thresholdsAnswer = (s: Settings) => ({
   updated_at: s.thresholdsUpdatedAt === null ? null : iso(s.thresholdsUpdatedAt),
 });
 
+function checkWeightsSum(weights: Weights): void {
+  if (!weightsSumValid(weights)) {
+    const sum = Object.values(weights).reduce((a, b) => a + b, 0);
+    throw new ApiError('weights_sum_invalid', `The weights must sum to 1.0; these sum to ${sum}.`, 'weights');
+  }
+}
+
+const PreviewAnswer = Type.Object({
+  customers: Type.Integer({ description: 'Customers with a health score.' }),
+  scores_changed: Type.Integer({ description: 'Scores these weights would change.' }),
+  band_changes: Type.Integer({ description: 'Customers who would move to another status band.' }),
+  bands: Type.Object(
+    { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
+    { description: 'Customers per band under these weights.' },
+  ),
+});
+
 /** Every stored score follows the new settings at once, with history and events for those that moved. */
 async function rescore(tx: Tx, accountId: string, settings: Settings, reason: ScoreReason, now: number) {
   const updates = rescoreAll(await tx.allScores(accountId), settings, now);
@@ -85,14 +102,7 @@ export const settingsRoutes =
       },
       async (req) => {
         const { weights } = req.body;
-        if (!weightsSumValid(weights)) {
-          const sum = Object.values(weights).reduce((a, b) => a + b, 0);
-          throw new ApiError(
-            'weights_sum_invalid',
-            `The weights must sum to 1.0; these sum to ${sum}.`,
-            'weights',
-          );
-        }
+        checkWeightsSum(weights);
         const settings = await store.transaction(async (tx) => {
           const current = await tx.getSettings(req.accountId, { forUpdate: true });
           const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
@@ -102,6 +112,47 @@ export const settingsRoutes =
           return next;
         });
         return weightsAnswer(settings);
+      },
+    );
+
+    app.post<{ Body: Static<typeof WeightsBody> }>(
+      '/settings/health-score/weights/preview',
+      {
+        schema: {
+          tags: ['settings'],
+          summary: 'What these weights would change, without saving them',
+          body: WeightsBody,
+          response: { 200: PreviewAnswer, ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (req) => {
+        const { weights } = req.body;
+        checkWeightsSum(weights);
+        return store.transaction(async (tx) => {
+          const scores = await tx.allScores(req.accountId);
+          const settings = await tx.getSettings(req.accountId);
+          const updates = rescoreAll(scores, { weights, thresholds: settings.thresholds }, Date.now());
+          const bands = await tx.countScoresByStatus(req.accountId);
+          let scoresChanged = 0;
+          let bandChanges = 0;
+          const before = new Map(scores.map((s) => [s.customerId, s]));
+          for (const { record } of updates) {
+            const old = before.get(record.customerId);
+            if (!old) continue;
+            if (record.score !== old.score) scoresChanged++;
+            if (record.status !== old.status) {
+              bandChanges++;
+              bands[old.status]--;
+              bands[record.status]++;
+            }
+          }
+          return {
+            customers: scores.length,
+            scores_changed: scoresChanged,
+            band_changes: bandChanges,
+            bands,
+          };
+        });
       },
     );
 

@@ -132,10 +132,13 @@ export interface Page<T> {
 /** Reads that see only committed data (or, inside a transaction, the transaction's own writes). */
 export interface Reader {
   getCustomer(accountId: string, id: string): Promise<CustomerRecord | null>;
-  /** Customers by id ascending, byte-wise; `startingAfter` is an exclusive lower bound. */
+  /**
+   * Customers by id ascending, byte-wise; `startingAfter` is an exclusive lower bound; `search`
+   * keeps those whose id, name or email contains it, ignoring case.
+   */
   listCustomers(
     accountId: string,
-    opts: { startingAfter?: string; limit: number },
+    opts: { startingAfter?: string; search?: string; limit: number },
   ): Promise<Page<CustomerRecord>>;
   getScore(accountId: string, customerId: string): Promise<ScoreRecord | null>;
   /** Newest first; `before` is an exclusive upper bound on the version. */

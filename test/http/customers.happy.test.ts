@@ -162,3 +162,46 @@ describe('customers: listing', () => {
     assert.equal((await t.api.get('/api/customers?limit=100')).body.customers.length, ids.length);
   });
 });
+
+describe('customers: search', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+    await t.api.post('/api/customers', { customer_id: 'acme', name: 'Acme Corp', email: 'ops@acme.io' });
+    await t.api.post('/api/customers', { customer_id: 'globex', name: 'Globex', email: 'it@globex.com' });
+    await t.api.post('/api/customers', {
+      customer_id: 'initech',
+      name: 'Initech ACME reseller',
+      email: 'x@initech.com',
+    });
+    await t.api.post('/api/customers', { customer_id: 'pct_100%', name: 'Percent', email: 'p@q.rs' });
+  });
+  after(() => t.close());
+
+  const ids = (res: { body: { customers: { id: string }[] } }) => res.body.customers.map((c) => c.id);
+
+  test('matches id, name or email, ignoring case, in id order', async () => {
+    assert.deepEqual(ids(await t.api.get('/api/customers?search=acme')), ['acme', 'initech']);
+    assert.deepEqual(ids(await t.api.get('/api/customers?search=GLOBEX.COM')), ['globex']);
+  });
+
+  test('LIKE wildcards in the search are taken literally', async () => {
+    assert.deepEqual(ids(await t.api.get('/api/customers?search=%25')), ['pct_100%']);
+    assert.deepEqual(ids(await t.api.get('/api/customers?search=_')), ['pct_100%']);
+  });
+
+  test('pages with starting_after and limit like the plain list', async () => {
+    const first = await t.api.get('/api/customers?search=acme&limit=1');
+    assert.deepEqual(ids(first), ['acme']);
+    assert.equal(first.body.has_more, true);
+    const second = await t.api.get('/api/customers?search=acme&limit=1&starting_after=acme');
+    assert.deepEqual(ids(second), ['initech']);
+    assert.equal(second.body.has_more, false);
+  });
+
+  test('an empty search is a 400', async () => {
+    const res = await t.api.get('/api/customers?search=');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'search');
+  });
+});

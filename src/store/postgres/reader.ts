@@ -7,6 +7,7 @@ import {
   type Weights,
 } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
+import { likeEscape } from '../like.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
@@ -205,11 +206,13 @@ export class PgReader implements Reader {
     return row ? toCustomer(row) : null;
   }
 
-  async listCustomers(accountId: string, opts: { startingAfter?: string; limit: number }) {
+  async listCustomers(accountId: string, opts: { startingAfter?: string; search?: string; limit: number }) {
+    const pattern = opts.search === undefined ? undefined : `%${likeEscape(opts.search)}%`;
     const rows = await this.sql<CustomerRow[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId}
         ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND id > ${opts.startingAfter}`}
+        ${pattern === undefined ? this.sql`` : this.sql`AND (id ILIKE ${pattern} OR name ILIKE ${pattern} OR email ILIKE ${pattern})`}
       ORDER BY id LIMIT ${opts.limit + 1}`;
     return page(rows, opts.limit, toCustomer);
   }

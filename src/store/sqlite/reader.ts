@@ -1,6 +1,7 @@
 import type { EventType } from '../../domain/events.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
+import { likeEscape } from '../like.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
@@ -112,20 +113,25 @@ export class SqliteReader implements Reader {
     return row ? toCustomer(row) : null;
   }
 
-  async listCustomers(accountId: string, opts: { startingAfter?: string; limit: number }) {
-    const rows =
-      opts.startingAfter === undefined
-        ? this.conn.all(
-            'SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE account_id = ? ORDER BY id LIMIT ?',
-            accountId,
-            opts.limit + 1,
-          )
-        : this.conn.all(
-            'SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?',
-            accountId,
-            opts.startingAfter,
-            opts.limit + 1,
-          );
+  async listCustomers(accountId: string, opts: { startingAfter?: string; search?: string; limit: number }) {
+    const where = ['account_id = ?'];
+    const params: (string | number)[] = [accountId];
+    if (opts.startingAfter !== undefined) {
+      where.push('id > ?');
+      params.push(opts.startingAfter);
+    }
+    if (opts.search !== undefined) {
+      // Case-insensitive (for ASCII) substring of the id, name or email; LIKE's wildcards are escaped.
+      const pattern = `%${likeEscape(opts.search)}%`;
+      where.push("(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\')");
+      params.push(pattern, pattern, pattern);
+    }
+    const rows = this.conn.all(
+      `SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE ${where.join(' AND ')}
+       ORDER BY id LIMIT ?`,
+      ...params,
+      opts.limit + 1,
+    );
     return page(rows, opts.limit, toCustomer);
   }
 
