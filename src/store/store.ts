@@ -249,10 +249,15 @@ export interface DeliveryQueue {
     leaseUntil: number;
     limit: number;
     slots: (webhookId: string) => number;
+    /** Webhooks the caller already knows have no free slot: their due work is not even looked at. */
+    busy?: string[];
   }): Promise<ClaimedDelivery[]>;
   recordAttempt(outcome: AttemptOutcome): Promise<void>;
-  /** The earliest time a pending delivery falls due (or its lease runs out), or null when none is pending. */
-  nextDueAt(): Promise<number | null>;
+  /**
+   * The earliest time after `after` at which a pending delivery falls due, or null. (What is
+   * due already waits for a free slot; a lease that runs out is found by the dispatchers' poll.)
+   */
+  nextDueAt(after: number): Promise<number | null>;
   countPendingDeliveries(): Promise<number>;
   /** Calls `listener` after a commit that made deliveries due; returns an unsubscribe function. */
   onDeliveriesDue(listener: () => void): () => void;

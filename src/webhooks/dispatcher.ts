@@ -86,6 +86,7 @@ export class Dispatcher {
         leaseUntil: now + this.#config.timeoutMs + LEASE_MARGIN_MS,
         limit: free,
         slots: (webhookId) => this.#config.perWebhookConcurrency - (this.#perWebhook.get(webhookId) ?? 0),
+        busy: [...this.#perWebhook].filter(([, n]) => n >= this.#config.perWebhookConcurrency).map(([id]) => id),
       });
       for (const d of claimed) this.#launch(d);
       if (claimed.length < free && !this.#again) return;
@@ -101,8 +102,8 @@ export class Dispatcher {
     if (this.#stopped) return;
     let delay = this.#config.pollMs;
     try {
-      const at = await this.#store.nextDueAt();
-      if (at !== null && at > this.#lookedAt) delay = Math.min(delay, Math.max(0, at - Date.now()));
+      const at = await this.#store.nextDueAt(this.#lookedAt);
+      if (at !== null) delay = Math.min(delay, Math.max(0, at - Date.now()));
     } catch (err) {
       this.#log.error({ err }, 'dispatcher: reading the next due time failed');
     }

@@ -162,6 +162,7 @@ export class PostgresStore extends PgReader implements Store {
     leaseUntil: number;
     limit: number;
     slots: (webhookId: string) => number;
+    busy?: string[];
   }): Promise<ClaimedDelivery[]> {
     return this.#pool.begin((sql) => queue.claimDeliveries(sql, opts)) as Promise<ClaimedDelivery[]>;
   }
@@ -170,8 +171,8 @@ export class PostgresStore extends PgReader implements Store {
     await this.#pool.begin((sql) => queue.recordAttempt(sql, outcome, Date.now()));
   }
 
-  nextDueAt(): Promise<number | null> {
-    return queue.nextDueAt(this.#pool);
+  nextDueAt(after: number): Promise<number | null> {
+    return queue.nextDueAt(this.#pool, after);
   }
 
   async countPendingDeliveries(): Promise<number> {

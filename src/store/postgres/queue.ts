@@ -31,10 +31,11 @@ export async function claimDeliveries(
     leaseUntil: number;
     limit: number;
     slots: (webhookId: string) => number;
+    busy?: string[];
   },
 ): Promise<ClaimedDelivery[]> {
   const taken = new Map<string, number>();
-  const full = new Set<string>();
+  const full = new Set<string>(opts.busy);
   const claimed: ClaimedDelivery[] = [];
   const batch = opts.limit * 4;
   for (let round = 0; round < MAX_ROUNDS && claimed.length < opts.limit; round++) {
@@ -103,10 +104,9 @@ export async function recordAttempt(sql: Queryable, o: AttemptOutcome, now: numb
   }
 }
 
-export async function nextDueAt(sql: Queryable): Promise<number | null> {
+export async function nextDueAt(sql: Queryable, after: number): Promise<number | null> {
+  // An index seek on deliveries_due; leases that run out are found by the poll.
   const [row] = await sql<{ at: number | null }[]>`
-    SELECT MIN(GREATEST(d.next_attempt_at, COALESCE(d.lease_until, 0))) AS at FROM deliveries d
-    JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-    WHERE d.status = 'pending' AND w.enabled`;
+    SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ${after}`;
   return row?.at ?? null;
 }

@@ -17,19 +17,18 @@ export function claimDeliveries(
     leaseUntil: number;
     limit: number;
     slots: (webhookId: string) => number;
+    busy?: string[];
   },
 ): ClaimedDelivery[] {
   const taken = new Map<string, number>();
-  const full = new Set<string>();
-  const claimed: ClaimedDelivery[] = [];
-  const lease = conn.statement('UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?');
+  const full = new Set<string>(opts.busy);
+  const chosen: string[] = [];
   const batch = opts.limit * 4;
-  for (let round = 0; round < MAX_ROUNDS && claimed.length < opts.limit; round++) {
+  // Choose from the covering index first (ids and webhooks only); read the payloads of the chosen.
+  for (let round = 0; round < MAX_ROUNDS && chosen.length < opts.limit; round++) {
     const candidates = conn.all(
-      `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
-       FROM deliveries d
+      `SELECT d.id, d.webhook_id FROM deliveries d
        JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-       JOIN events e ON e.id = d.event_id
        WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
          AND w.enabled = 1 AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
        ORDER BY d.next_attempt_at LIMIT ?`,
@@ -39,7 +38,7 @@ export function claimDeliveries(
       batch,
     );
     for (const r of candidates) {
-      if (claimed.length === opts.limit) break;
+      if (chosen.length === opts.limit) break;
       const webhookId = r.webhook_id as string;
       const n = taken.get(webhookId) ?? 0;
       if (n >= opts.slots(webhookId)) {
@@ -47,23 +46,33 @@ export function claimDeliveries(
         continue;
       }
       taken.set(webhookId, n + 1);
-      // Leased at once, so the next round (same transaction) does not see it again.
-      lease.run(opts.owner, opts.leaseUntil, r.id as string);
-      claimed.push({
-        id: r.id as string,
-        accountId: r.account_id as string,
-        webhookId,
-        eventId: r.event_id as string,
-        eventType: r.type as EventType,
-        data: r.data as string,
-        url: r.url as string,
-        secret: r.secret as string,
-        attempt: (r.attempts as number) + 1,
-      });
+      chosen.push(r.id as string);
     }
     if (candidates.length < batch) break; // nothing more is due
   }
-  return claimed;
+  const lease = conn.statement('UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?');
+  const details = conn.statement(
+    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
+     FROM deliveries d
+     JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+     JOIN events e ON e.id = d.event_id
+     WHERE d.id = ?`,
+  );
+  return chosen.map((id) => {
+    lease.run(opts.owner, opts.leaseUntil, id);
+    const r = details.get(id) as Record<string, unknown>;
+    return {
+      id,
+      accountId: r.account_id as string,
+      webhookId: r.webhook_id as string,
+      eventId: r.event_id as string,
+      eventType: r.type as EventType,
+      data: r.data as string,
+      url: r.url as string,
+      secret: r.secret as string,
+      attempt: (r.attempts as number) + 1,
+    };
+  });
 }
 
 export function recordAttempt(conn: Connection, o: AttemptOutcome, now: number): void {
@@ -100,11 +109,11 @@ export function recordAttempt(conn: Connection, o: AttemptOutcome, now: number):
   }
 }
 
-export function nextDueAt(conn: Connection): number | null {
+export function nextDueAt(conn: Connection, after: number): number | null {
+  // An index seek on deliveries_due; leases that run out are found by the poll.
   const r = conn.get(
-    `SELECT MIN(MAX(d.next_attempt_at, COALESCE(d.lease_until, 0))) AS at FROM deliveries d
-     JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-     WHERE d.status = 'pending' AND w.enabled = 1`,
+    "SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+    after,
   );
   return (r?.at as number | null) ?? null;
 }

@@ -174,6 +174,7 @@ export class SqliteStore extends SqliteReader implements Store {
     leaseUntil: number;
     limit: number;
     slots: (webhookId: string) => number;
+    busy?: string[];
   }): Promise<ClaimedDelivery[]> {
     return this.transaction(async () => queue.claimDeliveries(this.#writer, opts));
   }
@@ -182,8 +183,8 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.transaction(async () => queue.recordAttempt(this.#writer, outcome, Date.now()));
   }
 
-  async nextDueAt(): Promise<number | null> {
-    return queue.nextDueAt(this.conn);
+  async nextDueAt(after: number): Promise<number | null> {
+    return queue.nextDueAt(this.conn, after);
   }
 
   async countPendingDeliveries(): Promise<number> {

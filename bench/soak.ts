@@ -1,0 +1,210 @@
+// A mixed workload against a real Vitals process: reads, writes and score updates with a
+// subscribed webhook, at a fixed number of concurrent connections. It reports 5xx answers,
+// events not delivered, and how much the server's memory grew after warm-up.
+// `npm run soak` runs it for 30 minutes; test/load/ runs it for 60 s in CI.
+// Usage: node bench/soak.ts [--seconds 1800] [--connections 50] [--backend sqlite|postgres]
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { rssMb, startServer } from './lib.ts';
+
+export interface SoakResult {
+  seconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  status5xx: number;
+  non2xx: number;
+  errors: number;
+  events: number;
+  delivered: number;
+  lost: number;
+  rssWarmMb: number;
+  rssEndMb: number;
+  rssGrowth: number;
+}
+
+export async function soak(opts: {
+  seconds: number;
+  connections: number;
+  backend: Backend;
+}): Promise<SoakResult> {
+  const received = new Set<string>();
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.add(String(req.headers['x-vitals-event-id']));
+      res.end('ok');
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+
+  const db = await createTestDatabase(opts.backend);
+  const env: Record<string, string> = {
+    VITALS_DATA_DIR: db.dir,
+    VITALS_LOG_LEVEL: 'warn',
+    VITALS_RATE_LIMIT: 'off',
+    VITALS_WEBHOOK_BACKOFF: '100ms,200ms,400ms',
+    ...(process.env.VITALS_SQLITE_SYNCHRONOUS
+      ? { VITALS_SQLITE_SYNCHRONOUS: process.env.VITALS_SQLITE_SYNCHRONOUS }
+      : {}),
+  };
+  if (db.url) env.DATABASE_URL = db.url;
+  const server = await startServer(env);
+  const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' };
+  // biome-ignore lint/suspicious/noExplicitAny: answers are read loosely here
+  const api = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(server.url + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  // Subscribed first, so that every event of the run is one the receiver must get.
+  const port = (receiver.address() as AddressInfo).port;
+  await api('POST', '/api/webhooks', {
+    url: `http://127.0.0.1:${port}/hook`,
+    events: [
+      'customer.created',
+      'customer.updated',
+      'customer.health_score.updated',
+      'customer.status.changed',
+    ],
+  });
+  const CUSTOMERS = 500;
+  for (let i = 0; i < CUSTOMERS; i++) {
+    await api('POST', '/api/customers', {
+      customer_id: `cus_${i}`,
+      name: `Customer ${i}`,
+      email: `c${i}@example.com`,
+    });
+  }
+  await api('PATCH', '/api/settings/health-score/weights', { weights: { usage: 0.6, support: 0.4 } });
+
+  const rand = (n: number) => Math.floor(Math.random() * n);
+  let created = 0;
+  const requests = [
+    { method: 'GET', setupRequest: (r: object) => ({ ...r, path: `/api/customers/cus_${rand(CUSTOMERS)}` }) },
+    {
+      method: 'POST',
+      setupRequest: (r: object) => ({
+        ...r,
+        path: `/api/customers/cus_${rand(CUSTOMERS)}/health-score`,
+        body: JSON.stringify({ factors: { usage: Math.random(), support: Math.random() } }),
+      }),
+    },
+    {
+      method: 'GET',
+      setupRequest: (r: object) => ({ ...r, path: `/api/health-scores?status=at_risk&limit=20` }),
+    },
+    {
+      method: 'PATCH',
+      setupRequest: (r: object) => ({
+        ...r,
+        path: `/api/customers/cus_${rand(CUSTOMERS)}`,
+        body: JSON.stringify({ metadata: { touched: Date.now() } }),
+      }),
+    },
+    {
+      method: 'GET',
+      setupRequest: (r: object) => ({
+        ...r,
+        path: `/api/customers?limit=50&starting_after=cus_${rand(CUSTOMERS)}`,
+      }),
+    },
+    {
+      method: 'POST',
+      setupRequest: (r: object) => {
+        const id = `new_${process.pid}_${created++}`;
+        return {
+          ...r,
+          path: '/api/customers',
+          body: JSON.stringify({ customer_id: id, name: id, email: `${id}@example.com` }),
+        };
+      },
+    },
+  ].map((r) => ({ ...r, headers }));
+
+  let rssWarmMb = Number.NaN;
+  const warm = setTimeout(
+    () => {
+      rssWarmMb = rssMb(server.proc.pid as number);
+    },
+    Math.min(opts.seconds * 200, 60_000),
+  ); // after a fifth of the run (at most a minute)
+  const result = await autocannon({
+    url: server.url,
+    connections: opts.connections,
+    duration: opts.seconds,
+    requests,
+  });
+  clearTimeout(warm);
+  const rssEndMb = rssMb(server.proc.pid as number);
+
+  // Let the outbox drain, then compare what was delivered with every subscribed event.
+  const subscribed = new Set([
+    'customer.created',
+    'customer.updated',
+    'customer.health_score.updated',
+    'customer.status.changed',
+  ]);
+  const eventIds: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await api('GET', `/api/events?limit=100${after ? `&starting_after=${after}` : ''}`);
+    for (const e of page.data) if (subscribed.has(e.type)) eventIds.push(e.id);
+    if (!page.has_more) break;
+    after = page.data.at(-1).id;
+  }
+  const deadline = Date.now() + 60_000;
+  while (eventIds.some((id) => !received.has(id)) && Date.now() < deadline) await sleep(100);
+  const lost = eventIds.filter((id) => !received.has(id)).length;
+
+  await server.stop();
+  await db.drop();
+  receiver.close();
+  const codes =
+    (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
+  const status5xx = Object.entries(codes)
+    .filter(([code]) => code.startsWith('5'))
+    .reduce((n, [, v]) => n + v.count, 0);
+  return {
+    seconds: opts.seconds,
+    requests: result.requests.total,
+    requestsPerSecond: result.requests.average,
+    status5xx,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    events: eventIds.length,
+    delivered: eventIds.length - lost,
+    lost,
+    rssWarmMb,
+    rssEndMb,
+    rssGrowth: rssEndMb / rssWarmMb - 1,
+  };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '1800' },
+      connections: { type: 'string', default: '50' },
+      backend: { type: 'string', default: 'sqlite' },
+    },
+  });
+  const r = await soak({
+    seconds: Number(values.seconds),
+    connections: Number(values.connections),
+    backend: values.backend as Backend,
+  });
+  console.log(JSON.stringify(r, null, 2));
+  const ok = r.status5xx === 0 && r.errors === 0 && r.lost === 0 && r.rssGrowth < 0.2;
+  console.log(ok ? 'soak: OK' : 'soak: FAILED');
+  process.exitCode = ok ? 0 : 1;
+}
