@@ -14,6 +14,7 @@ import { idempotencyContract } from './store-contract/idempotency.ts';
 import { queueContract } from './store-contract/queue.ts';
 import { schemaContract } from './store-contract/schema.ts';
 import { scoresContract } from './store-contract/scores.ts';
+import { textContract } from './store-contract/text.ts';
 import { transactionsContract } from './store-contract/transactions.ts';
 import { webhooksContract } from './store-contract/webhooks.ts';
 
@@ -46,5 +47,6 @@ for (const backend of BACKENDS) {
     queueContract(c);
     transactionsContract(c);
     idempotencyContract(c);
+    textContract(c);
   });
 }

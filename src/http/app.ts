@@ -17,12 +17,14 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { Customer, customersRoutes } from './customers.ts';
+import { registerDashboard } from './dashboard.ts';
 import { registerErrorHandling, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
 import { HealthScore, healthScoresRoutes } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
+import { bodyRefusal } from './text-rules.ts';
 import { validatorCompiler } from './validation.ts';
 import { WebhookSchemas, webhooksRoutes } from './webhooks.ts';
 
@@ -38,42 +40,11 @@ export interface AppDeps {
   routes?: 'all' | 'operations';
   /** Where logs go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** The built dashboard served at / (default dist/web). */
+  dashboardDir?: string;
 }
 
 const BODY_LIMIT = 1024 * 1024;
-/** Deeper bodies are refused: serializing one (JSON.stringify recurses) would exhaust the stack. */
-const MAX_BODY_DEPTH = 64;
-
-/**
- * What JSON.parse accepts but we do not store: nesting deeper than MAX_BODY_DEPTH, and strings
- * with a lone surrogate (\ud800 escapes), which no UTF-8 database keeps as sent. Iterative, so
- * a body of 500k nested arrays costs a loop, not a stack overflow.
- */
-function bodyRefusal(body: unknown): ApiError | null {
-  const pending: [unknown, number][] = [[body, 1]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, depth] = next;
-    if (typeof value === 'string' && !value.isWellFormed()) return notUnicode();
-    if (value === null || typeof value !== 'object') continue;
-    if (depth > MAX_BODY_DEPTH) {
-      return new ApiError(
-        'invalid_json',
-        `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`,
-      );
-    }
-    for (const [key, child] of Object.entries(value)) {
-      if (!key.isWellFormed()) return notUnicode();
-      pending.push([child, depth + 1]);
-    }
-  }
-  return null;
-}
-const notUnicode = () =>
-  new ApiError(
-    'invalid_json',
-    'The request body has a string with an unpaired UTF-16 surrogate (\\ud800-\\udfff).',
-  );
-
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
 const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
@@ -109,7 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
 
   // Only JSON bodies. An empty body is "no body" (some clients send a Content-Type on DELETE);
-  // __proto__ keys are refused so no object we build can be prototype-polluted.
+  // __proto__ keys are refused so no object we build can be prototype-polluted; text-rules.ts
+  // refuses what parses but cannot be stored as sent.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/json',
@@ -228,5 +200,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/api' },
   );
+  await registerDashboard(app, deps.dashboardDir);
   return app;
 }

@@ -60,7 +60,12 @@ const HistoryQuery = Type.Object(
   {
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'A version: the page starts just below it.' }),
+      // Versions are 32-bit integers in storage (PostgreSQL integer): a larger bound is no version.
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        description: 'A version: the page starts just below it.',
+      }),
     ),
   },
   { additionalProperties: false },

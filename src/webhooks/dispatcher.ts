@@ -86,7 +86,9 @@ export class Dispatcher {
         leaseUntil: now + this.#config.timeoutMs + LEASE_MARGIN_MS,
         limit: free,
         slots: (webhookId) => this.#config.perWebhookConcurrency - (this.#perWebhook.get(webhookId) ?? 0),
-        busy: [...this.#perWebhook].filter(([, n]) => n >= this.#config.perWebhookConcurrency).map(([id]) => id),
+        busy: [...this.#perWebhook]
+          .filter(([, n]) => n >= this.#config.perWebhookConcurrency)
+          .map(([id]) => id),
       });
       for (const d of claimed) this.#launch(d);
       if (claimed.length < free && !this.#again) return;

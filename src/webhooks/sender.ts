@@ -38,12 +38,17 @@ function guardedLookup(blockPrivate: boolean): LookupFunction {
   };
 }
 
+/** undici's own timers tick every ~0.5 s and may fire up to a tick early: they are only a backstop. */
+const BACKSTOP_MS = 1000;
+
 export function createAgent(opts: { blockPrivate: boolean; timeoutMs: number }): Agent {
+  // The attempt's AbortSignal (see `attempt`) is the timeout: exact, and reported as one.
+  const backstop = opts.timeoutMs + BACKSTOP_MS;
   return new Agent({
-    connect: { lookup: guardedLookup(opts.blockPrivate), timeout: opts.timeoutMs },
+    connect: { lookup: guardedLookup(opts.blockPrivate), timeout: backstop },
     keepAliveTimeout: 10_000,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
+    headersTimeout: backstop,
+    bodyTimeout: backstop,
   });
 }
 

@@ -35,6 +35,8 @@ export interface TestAppOptions {
   rateLimit?: { max: number; windowMs: number };
   /** VITALS_KEY_CACHE_TTL in ms (0 unless given). */
   keyCacheTtlMs?: number;
+  /** Where the built dashboard is (default dist/web). */
+  dashboardDir?: string;
 }
 
 export interface Response<T = any> {
@@ -105,6 +107,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     logStream: stream,
     metrics,
+    ...(opts.dashboardDir === undefined ? {} : { dashboardDir: opts.dashboardDir }),
   });
   await app.ready();
   const dispatcher = opts.dispatcher

@@ -560,9 +560,7 @@ describe('webhook delivery: one slow receiver never holds up the others', () => 
     assert.ok(claims <= 20, `${claims} claims in 500 ms (a spinning dispatcher makes hundreds)`);
   });
 
-  test('deliveries queued for a stuck webhook do not starve a healthy one', {
-    todo: 'claimDeliveries (src/store/sqlite/queue.ts) reads only limit × 4 candidates, oldest first',
-  }, async () => {
+  test('deliveries queued for a stuck webhook do not starve a healthy one', async () => {
     const { api, receiver: stuck } = await setup(['customer.created'], { always: 'hang' });
     for (let i = 0; i < 80; i++) await customer(api, `cus_q${i}`);
     await stuck.waitFor(2);

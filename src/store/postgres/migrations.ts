@@ -116,7 +116,9 @@ MIGRATIONS.push(
     updated_at bigint NOT NULL,
     FOREIGN KEY (account_id, webhook_id) REFERENCES webhooks(account_id, id) ON DELETE CASCADE
   );
-  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+  -- As on SQLite: the dispatchers' choice of due work is decided within the index.
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at, lease_until, account_id, webhook_id)
+    WHERE status = 'pending';
   CREATE INDEX deliveries_by_webhook ON deliveries (account_id, webhook_id, id);
   CREATE TABLE delivery_attempts (
     delivery_id text COLLATE "C" NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,

@@ -3,8 +3,9 @@
 import type { EventType } from '../../domain/events.ts';
 import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
 import type { Queryable } from './connection.ts';
+import { fromText, toTextOrNull } from './text.ts';
 
-interface CandidateRow {
+interface DetailRow {
   id: string;
   account_id: string;
   webhook_id: string;
@@ -17,8 +18,9 @@ interface CandidateRow {
 }
 
 /**
- * Rounds of candidates, oldest first. A webhook whose slots are full is left out of the next
- * round, so a long backlog behind a stuck receiver never hides the deliveries of the others.
+ * Rounds of candidates, oldest first. A webhook whose slots are full (or that the caller knows
+ * is busy) is left out of the next round, so a long backlog behind a stuck receiver never hides
+ * the deliveries of the others.
  */
 const MAX_ROUNDS = 8;
 
@@ -36,60 +38,68 @@ export async function claimDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const taken = new Map<string, number>();
   const full = new Set<string>(opts.busy);
-  const claimed: ClaimedDelivery[] = [];
+  const chosen: string[] = [];
   const batch = opts.limit * 4;
-  for (let round = 0; round < MAX_ROUNDS && claimed.length < opts.limit; round++) {
+  // Choose by ids and webhooks only; the event payloads are read for the chosen alone.
+  for (let round = 0; round < MAX_ROUNDS && chosen.length < opts.limit; round++) {
     // A row another dispatcher is claiming right now is skipped, not waited for; one whose lease
     // was committed a moment ago is re-checked against the lease condition once it is locked.
-    const candidates = await sql<CandidateRow[]>`
-      SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data::text AS data,
-        w.url, w.secret
-      FROM deliveries d
+    const candidates = await sql<{ id: string; webhook_id: string }[]>`
+      SELECT d.id, d.webhook_id FROM deliveries d
       JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-      JOIN events e ON e.id = d.event_id
       WHERE d.status = 'pending' AND d.next_attempt_at <= ${opts.now}
         AND (d.lease_until IS NULL OR d.lease_until <= ${opts.now}) AND w.enabled
         AND d.webhook_id <> ALL(${[...full]}::text[])
+        AND d.id <> ALL(${chosen}::text[])
       ORDER BY d.next_attempt_at LIMIT ${batch}
       FOR UPDATE OF d SKIP LOCKED`;
-    const round: ClaimedDelivery[] = [];
     for (const r of candidates) {
-      if (claimed.length + round.length === opts.limit) break;
+      if (chosen.length === opts.limit) break;
       const n = taken.get(r.webhook_id) ?? 0;
       if (n >= opts.slots(r.webhook_id)) {
         full.add(r.webhook_id);
         continue;
       }
       taken.set(r.webhook_id, n + 1);
-      round.push({
-        id: r.id,
+      chosen.push(r.id);
+    }
+    if (candidates.length < batch) break; // nothing more is due
+  }
+  if (chosen.length === 0) return [];
+  await sql`
+    UPDATE deliveries SET lease_owner = ${opts.owner}, lease_until = ${opts.leaseUntil}
+    WHERE id = ANY(${chosen}::text[])`;
+  const rows = await sql<DetailRow[]>`
+    SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data::text AS data, w.url, w.secret
+    FROM deliveries d
+    JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
+    JOIN events e ON e.id = d.event_id
+    WHERE d.id = ANY(${chosen}::text[])`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return chosen.flatMap((id) => {
+    const r = byId.get(id);
+    if (!r) return [];
+    return [
+      {
+        id,
         accountId: r.account_id,
         webhookId: r.webhook_id,
         eventId: r.event_id,
         eventType: r.type,
         data: r.data,
-        url: r.url,
+        url: fromText(r.url),
         secret: r.secret,
         attempt: r.attempts + 1,
-      });
-    }
-    if (round.length > 0) {
-      // Leased at once, so the next round (same transaction) does not see them again.
-      await sql`
-        UPDATE deliveries SET lease_owner = ${opts.owner}, lease_until = ${opts.leaseUntil}
-        WHERE id = ANY(${round.map((d) => d.id)}::text[])`;
-      claimed.push(...round);
-    }
-    if (candidates.length < batch) break; // nothing more is due
-  }
-  return claimed;
+      },
+    ];
+  });
 }
 
 export async function recordAttempt(sql: Queryable, o: AttemptOutcome, now: number): Promise<void> {
   await sql`
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-    VALUES (${o.deliveryId}, ${o.attempt}, ${o.startedAt}, ${o.durationMs}, ${o.statusCode}, ${o.error},
-      ${o.responseBody})
+    VALUES (${o.deliveryId}, ${o.attempt}, ${o.startedAt}, ${o.durationMs}, ${o.statusCode},
+      ${toTextOrNull(o.error)}, ${toTextOrNull(o.responseBody)})
     ON CONFLICT DO NOTHING`;
   // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
   await sql`

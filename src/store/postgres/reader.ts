@@ -24,6 +24,7 @@ import type {
   WebhookRecord,
 } from '../store.ts';
 import type { Queryable } from './connection.ts';
+import { beforeNul, fromText, fromTextOrNull, hasNul } from './text.ts';
 
 // Rows as the driver returns them: bigint columns arrive as numbers (see connection.ts), json
 // columns already parsed (JSON.parse of the stored text, so key order is the order written).
@@ -111,8 +112,8 @@ export const toCustomer = (r: CustomerRow): CustomerRecord => {
   let metadata: Record<string, unknown> | undefined;
   return {
     id: r.id,
-    name: r.name,
-    email: r.email,
+    name: fromText(r.name),
+    email: fromText(r.email),
     get metadata() {
       metadata ??= JSON.parse(metadataJson) as Record<string, unknown>;
       return metadata;
@@ -150,12 +151,12 @@ const toEvent = (r: EventRow): EventRecord => ({
 
 export const toWebhook = (r: WebhookRow): WebhookRecord => ({
   id: r.id,
-  url: r.url,
+  url: fromText(r.url),
   events: r.events,
-  description: r.description,
+  description: fromTextOrNull(r.description),
   secret: r.secret,
   enabled: r.enabled,
-  disabledReason: r.disabled_reason,
+  disabledReason: fromTextOrNull(r.disabled_reason),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -165,8 +166,8 @@ const toAttempt = (r: AttemptRow): AttemptRecord => ({
   startedAt: r.started_at,
   durationMs: r.duration_ms,
   statusCode: r.status_code,
-  error: r.error,
-  responseBody: r.response_body,
+  error: fromTextOrNull(r.error),
+  responseBody: fromTextOrNull(r.response_body),
 });
 
 export const toSettings = (r: SettingsRow | undefined): Settings =>
@@ -190,7 +191,9 @@ function page<R, T>(rows: readonly R[], limit: number, map: (r: R) => T): Page<T
 
 /**
  * Queries shared by the pool and a transaction. Every id column is COLLATE "C", so comparisons
- * and ORDER BY are byte-wise like SQLite's BINARY, whatever the database's locale.
+ * and ORDER BY are byte-wise like SQLite's BINARY, whatever the database's locale. Free text goes
+ * through text.ts (a NUL would not fit in PostgreSQL text); so do ids from outside, before they
+ * reach the server.
  */
 export class PgReader implements Reader {
   protected readonly sql: Queryable;
@@ -200,6 +203,7 @@ export class PgReader implements Reader {
   }
 
   async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
+    if (hasNul(id)) return null;
     const [row] = await this.sql<CustomerRow[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId} AND id = ${id}`;
@@ -211,13 +215,14 @@ export class PgReader implements Reader {
     const rows = await this.sql<CustomerRow[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId}
-        ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND id > ${opts.startingAfter}`}
+        ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND id > ${beforeNul(opts.startingAfter)}`}
         ${pattern === undefined ? this.sql`` : this.sql`AND (id ILIKE ${pattern} OR name ILIKE ${pattern} OR email ILIKE ${pattern})`}
       ORDER BY id LIMIT ${opts.limit + 1}`;
     return page(rows, opts.limit, toCustomer);
   }
 
   async getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
+    if (hasNul(customerId)) return null;
     const [row] = await this.sql<ScoreRow[]>`
       SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
       WHERE account_id = ${accountId} AND customer_id = ${customerId}`;
@@ -225,6 +230,7 @@ export class PgReader implements Reader {
   }
 
   async listHistory(accountId: string, customerId: string, opts: { before?: number; limit: number }) {
+    if (hasNul(customerId)) return { data: [], hasMore: false };
     const rows = await this.sql<HistoryRow[]>`
       SELECT version, score, status, factors, reason, created_at FROM score_history
       WHERE account_id = ${accountId} AND customer_id = ${customerId}
@@ -242,7 +248,7 @@ export class PgReader implements Reader {
         ${
           after
             ? this
-                .sql`AND (band, score, customer_id) > (${bandOf(after.status)}, ${after.score}, ${after.customerId})`
+                .sql`AND (band, score, customer_id) > (${bandOf(after.status)}, ${after.score}, ${beforeNul(after.customerId)})`
             : this.sql``
         }
       ORDER BY band, score, customer_id LIMIT ${opts.limit + 1}`;
@@ -265,12 +271,15 @@ export class PgReader implements Reader {
   }
 
   async getEvent(accountId: string, id: string): Promise<EventRecord | null> {
+    if (hasNul(id)) return null;
     const [row] = await this.sql<EventRow[]>`
       SELECT id, type, data, created_at FROM events WHERE account_id = ${accountId} AND id = ${id}`;
     return row ? toEvent(row) : null;
   }
 
   async listEvents(accountId: string, opts: { type?: EventType; startingAfter?: string; limit: number }) {
+    // No event has such an id, and an unknown id starts an empty page.
+    if (opts.startingAfter !== undefined && hasNul(opts.startingAfter)) return { data: [], hasMore: false };
     const rows = await this.sql<EventRow[]>`
       SELECT id, type, data, created_at FROM events
       WHERE account_id = ${accountId}
@@ -286,6 +295,7 @@ export class PgReader implements Reader {
   }
 
   async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
+    if (hasNul(id)) return null;
     const [row] = await this.sql<WebhookRow[]>`
       SELECT * FROM webhooks WHERE account_id = ${accountId} AND id = ${id}`;
     return row ? toWebhook(row) : null;
@@ -325,6 +335,7 @@ export class PgReader implements Reader {
   }
 
   async getDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryRecord | null> {
+    if (hasNul(webhookId) || hasNul(id)) return null;
     const rows = await this.sql<DeliveryRow[]>`
       SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,
         d.created_at, d.updated_at
@@ -339,13 +350,21 @@ export class PgReader implements Reader {
     webhookId: string,
     opts: { status?: DeliveryStatus; startingAfter?: string; limit: number },
   ): Promise<Page<DeliveryRecord>> {
+    if (hasNul(webhookId)) return { data: [], hasMore: false };
+    const after = opts.startingAfter;
     const rows = await this.sql<DeliveryRow[]>`
       SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,
         d.created_at, d.updated_at
       FROM deliveries d JOIN events e ON e.id = d.event_id
       WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId}
         ${opts.status ? this.sql`AND d.status = ${opts.status}` : this.sql``}
-        ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND d.id < ${opts.startingAfter}`}
+        ${
+          after === undefined
+            ? this.sql``
+            : hasNul(after)
+              ? this.sql`AND d.id <= ${beforeNul(after)}`
+              : this.sql`AND d.id < ${after}`
+        }
       ORDER BY d.id DESC LIMIT ${opts.limit + 1}`;
     const data = await this.#withAttempts(rows.slice(0, opts.limit));
     return { data, hasMore: rows.length > opts.limit };

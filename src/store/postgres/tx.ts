@@ -12,6 +12,7 @@ import type {
 } from '../store.ts';
 import { LOCKS } from './connection.ts';
 import { PgReader, toCustomer, toScore, toSettings, toWebhook, type WebhookRow } from './reader.ts';
+import { hasNul, toText, toTextOrNull } from './text.ts';
 
 /** Rows per statement in bulk writes: large enough to amortise round trips, small enough to stream. */
 const CHUNK = 5000;
@@ -30,7 +31,10 @@ function* chunks<T>(items: readonly T[]): Generator<readonly T[]> {
  *   lock shared; a settings change takes it exclusively, so a score computed with the old
  *   weights never commits after the recomputation that should have covered it.
  *
- * The account lock is always the first lock a transaction takes, so these never deadlock.
+ * The account lock comes before any row lock, so waits run one way only. A settings change asks
+ * for it exclusively first of all (`getSettings(…, { forUpdate: true })`): going from shared to
+ * exclusive in one transaction could deadlock with another doing the same (PostgreSQL would
+ * then abort one of them).
  */
 export class PgTx extends PgReader implements Tx {
   /** Set when this transaction made deliveries due; the store NOTIFYs before it commits. */
@@ -50,6 +54,7 @@ export class PgTx extends PgReader implements Tx {
 
   override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
     await this.#lockAccount(accountId, 'shared');
+    if (hasNul(id)) return null;
     const [row] = await this.sql<Parameters<typeof toCustomer>[0][]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
@@ -71,6 +76,7 @@ export class PgTx extends PgReader implements Tx {
   }
 
   override async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
+    if (hasNul(id)) return null;
     const [row] = await this.sql<WebhookRow[]>`
       SELECT * FROM webhooks WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
     return row ? toWebhook(row) : null;
@@ -80,7 +86,7 @@ export class PgTx extends PgReader implements Tx {
     await this.#lockAccount(accountId, 'shared');
     const result = await this.sql`
       INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
-      VALUES (${accountId}, ${c.id}, ${c.name}, ${c.email}, ${JSON.stringify(c.metadata)}::text::json,
+      VALUES (${accountId}, ${c.id}, ${toText(c.name)}, ${toText(c.email)}, ${JSON.stringify(c.metadata)}::text::json,
         ${c.createdAt}, ${c.updatedAt})
       ON CONFLICT DO NOTHING`;
     return result.count === 1;
@@ -88,14 +94,16 @@ export class PgTx extends PgReader implements Tx {
 
   async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
     await this.#lockAccount(accountId, 'shared');
+    if (hasNul(c.id)) return;
     await this.sql`
-      UPDATE customers SET name = ${c.name}, email = ${c.email},
+      UPDATE customers SET name = ${toText(c.name)}, email = ${toText(c.email)},
         metadata = ${JSON.stringify(c.metadata)}::text::json, updated_at = ${c.updatedAt}
       WHERE account_id = ${accountId} AND id = ${c.id}`;
   }
 
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {
     await this.#lockAccount(accountId, 'shared');
+    if (hasNul(id)) return false;
     const result = await this.sql`DELETE FROM customers WHERE account_id = ${accountId} AND id = ${id}`;
     return result.count === 1;
   }
@@ -211,16 +219,17 @@ export class PgTx extends PgReader implements Tx {
     await this.sql`
       INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
         created_at, updated_at)
-      VALUES (${accountId}, ${w.id}, ${w.url}, ${JSON.stringify(w.events)}::text::json, ${w.description},
-        ${w.secret}, ${w.enabled}, ${w.disabledReason}, ${w.createdAt}, ${w.updatedAt})`;
+      VALUES (${accountId}, ${w.id}, ${toText(w.url)}, ${JSON.stringify(w.events)}::text::json,
+        ${toTextOrNull(w.description)}, ${w.secret}, ${w.enabled}, ${toTextOrNull(w.disabledReason)}, ${w.createdAt},
+        ${w.updatedAt})`;
     await this.#subscribe(accountId, w);
   }
 
   async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
     await this.sql`
-      UPDATE webhooks SET url = ${w.url}, events = ${JSON.stringify(w.events)}::text::json,
-        description = ${w.description}, secret = ${w.secret}, enabled = ${w.enabled},
-        disabled_reason = ${w.disabledReason}, updated_at = ${w.updatedAt}
+      UPDATE webhooks SET url = ${toText(w.url)}, events = ${JSON.stringify(w.events)}::text::json,
+        description = ${toTextOrNull(w.description)}, secret = ${w.secret}, enabled = ${w.enabled},
+        disabled_reason = ${toTextOrNull(w.disabledReason)}, updated_at = ${w.updatedAt}
       WHERE account_id = ${accountId} AND id = ${w.id}`;
     await this
       .sql`DELETE FROM webhook_subscriptions WHERE account_id = ${accountId} AND webhook_id = ${w.id}`;
@@ -237,6 +246,7 @@ export class PgTx extends PgReader implements Tx {
   }
 
   async deleteWebhook(accountId: string, id: string): Promise<boolean> {
+    if (hasNul(id)) return false;
     await this.sql`
       DELETE FROM delivery_attempts WHERE delivery_id IN
         (SELECT id FROM deliveries WHERE account_id = ${accountId} AND webhook_id = ${id})`;
@@ -246,6 +256,7 @@ export class PgTx extends PgReader implements Tx {
   }
 
   async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
+    if (hasNul(webhookId) || hasNul(id)) return false;
     const result = await this.sql`
       UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
       WHERE account_id = ${accountId} AND webhook_id = ${webhookId} AND id = ${id}

@@ -1,0 +1,388 @@
+// The dashboard in a real browser: Debian's Chromium driven by playwright-core, against the real
+// `vitals serve` on a temp SQLite data dir, with a local webhook receiver. Data is seeded through
+// the API. Every page is saved as a screenshot at desktop and phone widths in test-artifacts/.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { tempDir } from '../helpers/app.ts';
+import { TestReceiver } from '../helpers/receiver.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+// The Node that runs the tests (node_modules/.bin/node under `npm test`) runs the server too.
+const NODE = process.execPath;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY = `vk_${Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('')}`;
+// Run in the page through the DevTools protocol, which the page's CSP does not govern.
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 812 };
+
+/** Chromium is installed by .ci/run; a developer without it gets a skip that says how to get it. */
+function skipReason(): string | false {
+  if (process.env.VITALS_TEST_BACKEND === 'postgres') return 'the dashboard runs once, on SQLite';
+  if (existsSync(CHROMIUM) || process.env.CI) return false;
+  return `no ${CHROMIUM}: apt-get install -y chromium to run the dashboard tests`;
+}
+
+/** Whether the built page is missing or older than a file of web/ (so the tests never run a stale build). */
+function builtBefore(built: string, sources: string): boolean {
+  if (!existsSync(built)) return true;
+  const at = statSync(built).mtimeMs;
+  return readdirSync(sources, { recursive: true, withFileTypes: true }).some(
+    (f) => f.isFile() && statSync(join(f.parentPath, f.name)).mtimeMs > at,
+  );
+}
+
+const text = async (locator: Locator) => (await locator.textContent()) ?? '';
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** `vitals serve`, ready once Fastify logs that it listens. */
+async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(NODE, [join(ROOT, 'src', 'cli.ts'), 'serve'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listening = new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output += d;
+      if (output.includes('Server listening at')) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('close', (code) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)));
+  });
+  await listening;
+  return { child, output: () => output };
+}
+
+describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, () => {
+  const dirs: string[] = [];
+  let server: ChildProcess;
+  let serverOutput: () => string;
+  let base: string;
+  let receiver: TestReceiver;
+  let context: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json as T;
+  }
+
+  async function seed(): Promise<void> {
+    const names = ['Acme', 'Initech', 'Hooli', 'Umbrella', 'Stark', 'Wayne', 'Wonka', 'Tyrell', 'Cyberdyne'];
+    for (let i = 0; i < 36; i++) {
+      const id = `cus_${String(i).padStart(2, '0')}`;
+      await call('POST', '/api/customers', {
+        customer_id: id,
+        name: `${names[i % names.length]} ${i}`,
+        email: `${id}@example.com`,
+        metadata: { plan: i % 3 === 0 ? 'enterprise' : 'pro' },
+      });
+      // Scores from 0.30 to 0.98, so that Globex (0.25) is the lowest of all.
+      const base = 0.3 + ((i * 37) % 69) / 100;
+      await call('POST', `/api/customers/${id}/health-score`, {
+        factors: { usage: base, support: Math.min(1, base + 0.05), billing: Math.max(0, base - 0.05) },
+      });
+    }
+    await call('POST', '/api/customers', {
+      customer_id: 'globex',
+      name: 'Globex Corporation',
+      email: 'ops@globex.example',
+      metadata: { plan: 'enterprise', region: 'eu', seats: 120 },
+    });
+    // Four changes: healthy, at risk, critical, then critical and lower still (0.25).
+    for (const factors of [
+      { usage: 0.9, support: 0.8, billing: 0.9 },
+      { usage: 0.6, support: 0.5, billing: 0.5 },
+      { usage: 0.3, support: 0.4, billing: 0.3 },
+      { usage: 0.05, support: 0.6, billing: 0.1 },
+    ]) {
+      await call('POST', '/api/customers/globex/health-score', { factors });
+      await setTimeout(200); // apart in time, as on the chart's time axis
+    }
+  }
+
+  /** axe-core's WCAG 2.1 A and AA rules on the page as it is now; each violation named with its elements. */
+  async function accessibilityViolations(): Promise<string[]> {
+    const result = (await page.evaluate(
+      `${AXE};axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })`,
+    )) as {
+      passes: unknown[];
+      violations: { id: string; help: string; nodes: { target: string[] }[] }[];
+    };
+    assert.ok(result.passes.length > 10, 'axe ran its rules');
+    return result.violations.map(
+      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
+    );
+  }
+
+  /**
+   * The page at desktop and phone widths, full length. At each, axe finds no WCAG A/AA violation;
+   * at the phone width nothing may overflow sideways.
+   */
+  async function shoot(name: string): Promise<void> {
+    for (const [size, viewport] of [
+      ['desktop', DESKTOP],
+      ['phone', PHONE],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      // Two frames: the charts redraw at the new width (the test's tsconfig has no DOM types, so strings).
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+      await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
+      assert.deepEqual(await accessibilityViolations(), [], `${name} at the ${size} width`);
+      if (size === 'phone') {
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - window.innerWidth',
+        );
+        assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a 375px phone`);
+      }
+    }
+    await page.setViewportSize(DESKTOP);
+  }
+
+  before(async () => {
+    if (builtBefore(join(ROOT, 'dist', 'web', 'index.html'), join(ROOT, 'web'))) {
+      const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+      const build = spawnSync(NODE, [vite, 'build', '--config', 'web/vite.config.ts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}\n${build.stderr}`);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    receiver = await TestReceiver.start();
+    const dataDir = tempDir();
+    const profile = tempDir();
+    dirs.push(dataDir, profile);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (!/^(VITALS_|PORT$|HOST$|DATABASE_URL$|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(name))
+        env[name] = value;
+    }
+    ({ child: server, output: serverOutput } = await startServer({
+      ...env,
+      VITALS_DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      VITALS_API_KEY: KEY,
+      VITALS_WEBHOOK_BACKOFF: '100ms,200ms,400ms',
+      VITALS_RATE_LIMIT: 'off',
+      VITALS_LOG_LEVEL: 'info',
+    }));
+    await seed();
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
+      viewport: DESKTOP,
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (msg) => {
+      // Chromium logs every 4xx answer; the tests that expect one check the message the page shows.
+      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource'))
+        pageErrors.push(msg.text());
+    });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await once(server, 'close');
+    }
+    await receiver?.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a wrong API key is refused with the reason', async () => {
+    await page.goto(`${base}/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('API key').fill('vk_00000000000000000000000000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await text(alert), /That API key was not accepted\. The API key is not valid/);
+    await shoot('sign-in');
+  });
+
+  test('signing in shows the portfolio, critical customers first', async () => {
+    await page.getByLabel('API key').fill(KEY);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Portfolio', level: 1 }).waitFor();
+    const first = page.locator('table.scores tbody tr').first();
+    await first.waitFor();
+    assert.match(await text(first), /Globex Corporation[\s\S]*0\.250[\s\S]*Critical/);
+    const bars = page.locator('svg.histogram rect.bar');
+    assert.equal(await bars.count(), 20);
+    const total = page.locator('.cards .stat').first();
+    assert.match(await text(total), /37/);
+    await shoot('portfolio');
+  });
+
+  test('the keyboard reaches the skip link first, then the navigation', async () => {
+    await page.reload();
+    await page.getByRole('heading', { name: 'Portfolio', level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Skip to content');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Portfolio');
+    assert.equal(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'solid');
+  });
+
+  test('searching finds a customer by email', async () => {
+    await page.getByLabel('Search customers by id, name or email').fill('globex.example');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const results = page.getByRole('table', { name: 'Customers matching “globex.example”' });
+    await results.waitFor();
+    assert.equal(await results.locator('tbody tr').count(), 1);
+  });
+
+  test("a customer's page shows its score, factors and a history chart with every change", async () => {
+    await page.locator('table.scores').getByRole('link', { name: 'Globex Corporation' }).click();
+    await page.getByRole('heading', { name: 'Globex Corporation', level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/customers/globex');
+    assert.equal(await text(page.getByTestId('current-score')), '0.250');
+    const points = page.locator('svg.history-chart circle.point');
+    await points.first().waitFor();
+    assert.equal(await points.count(), 4);
+    assert.equal(await page.locator('svg.history-chart').getAttribute('data-points'), '4');
+    await shoot('customer');
+  });
+
+  test('changing the weights previews the band changes, then moves the score', async () => {
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Weights & thresholds' })
+      .click();
+    await page.getByRole('heading', { name: 'Factor weights' }).waitFor();
+    await page.getByLabel('Factor 1 name').fill('usage');
+    await page.getByLabel('Weight of factor 1').fill('0.1');
+    await page.getByRole('button', { name: 'Add factor' }).click();
+    await page.getByLabel('Factor 2 name').fill('support');
+    await page.getByLabel('Weight of factor 2').fill('0.5');
+    const sum = page.locator('p.sum');
+    assert.match(await text(sum), /0\.6 — The weights add up to 0\.6; they must add up to 1/);
+    await page.getByRole('button', { name: 'Add factor' }).click();
+    await page.getByLabel('Factor 3 name').fill('Billing');
+    await page.getByText('Lowercase letters, digits and _').waitFor();
+    await page.getByLabel('Factor 3 name').fill('billing');
+    await page.getByLabel('Weight of factor 3').fill('0.1');
+    await page.getByLabel('Weight of factor 2').fill('0.8');
+    await page.getByText('Sum: 1 ✓').waitFor();
+    await page.getByText('Before you save').waitFor();
+    // Globex goes from 0.25 (critical) to 0.495 (at risk): at least one customer changes band.
+    assert.ok(Number(await text(page.getByTestId('band-changes'))) >= 1);
+    await shoot('settings');
+    await page.getByRole('button', { name: 'Save weights' }).click();
+    await page.getByText(/Weights saved\./).waitFor();
+
+    await page.goto(`${base}/customers/globex`);
+    await page.getByRole('heading', { name: 'Globex Corporation', level: 1 }).waitFor();
+    assert.equal(await text(page.getByTestId('current-score')), '0.495');
+    assert.equal(await page.locator('svg.history-chart circle.point').count(), 5);
+  });
+
+  test('an API refusal is shown with its message', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Add a webhook' }).waitFor();
+    await page.getByLabel('Endpoint URL').fill('http://169.254.169.254/latest');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await text(alert), /Not saved: 'url' .*\(parameter_invalid\)/);
+  });
+
+  test('a new webhook shows its secret once, and a triggered event appears in its delivery log', async () => {
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}/hooks/vitals`);
+    await page.getByLabel('customer.updated').check();
+    await page.getByLabel('Description (optional)').fill('CRM sync');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = page.getByRole('textbox', { name: 'Signing secret' });
+    await secret.waitFor();
+    assert.match(await secret.inputValue(), /^whsec_[A-Za-z0-9+/=]+$/);
+    await shoot('webhooks');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+    await page.getByRole('link', { name: `${receiver.url}/hooks/vitals` }).waitFor();
+    assert.equal(
+      await page.getByRole('textbox', { name: 'Signing secret' }).count(),
+      0,
+      'the secret is not shown again',
+    );
+    assert.doesNotMatch(await page.content(), /whsec_/);
+
+    // The event: rename the customer in the dashboard.
+    await page.goto(`${base}/customers/globex`);
+    await page.getByLabel('Name', { exact: true }).fill('Globex Corp.');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('heading', { name: 'Globex Corp.', level: 1 }).waitFor();
+    const [received] = await receiver.waitFor(1);
+    assert.equal(received?.headers['x-vitals-event'], 'customer.updated');
+
+    await page.goto(`${base}/webhooks`);
+    await page.getByRole('link', { name: `${receiver.url}/hooks/vitals` }).click();
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+    const delivery = page.locator('li.delivery').first();
+    await delivery.getByText('succeeded').waitFor();
+    assert.match(await text(delivery), /customer\.updated[\s\S]*1 attempt/);
+    await delivery.locator('summary').click();
+    assert.match(await text(delivery), /#1 .* HTTP 200/);
+    await shoot('webhook');
+
+    await delivery.getByRole('button', { name: /^Retry/ }).click();
+    await page.getByText(/is queued to be sent again/).waitFor();
+    await receiver.waitFor(2);
+  });
+
+  test('the server logged no errors and the pages threw none', () => {
+    assert.doesNotMatch(serverOutput(), /"level":50/);
+    assert.deepEqual(pageErrors, []);
+  });
+});

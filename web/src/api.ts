@@ -1,0 +1,202 @@
+// The Vitals API as the dashboard uses it: JSON over fetch with the session's API key.
+// Every failure becomes an ApiError carrying the envelope's message, which the pages show as is.
+
+export const STATUSES = ['critical', 'at_risk', 'healthy'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** The event types of src/domain/events.ts. */
+export const EVENT_TYPES = [
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
+  'customer.health_score.updated',
+  'customer.status.changed',
+] as const;
+
+export interface Customer {
+  id: string;
+  name: string;
+  email: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HealthScore {
+  customer_id: string;
+  health_score: number;
+  factors: Record<string, number>;
+  status: Status;
+  updated_at: string;
+}
+
+export interface HistoryEntry {
+  version: number;
+  health_score: number;
+  status: Status;
+  factors: Record<string, number>;
+  reason: 'factors_updated' | 'weights_changed' | 'thresholds_changed';
+  created_at: string;
+}
+
+export interface Summary {
+  total: number;
+  counts: Record<Status, number>;
+}
+
+export interface WeightsAnswer {
+  weights: Record<string, number>;
+  updated_at: string | null;
+}
+
+export interface Thresholds {
+  healthy: number;
+  at_risk: number;
+  updated_at: string | null;
+}
+
+export interface Preview {
+  customers: number;
+  scores_changed: number;
+  band_changes: number;
+  bands: Record<Status, number>;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Only in the answers to create and rotate-secret. */
+  secret?: string;
+}
+
+export interface Attempt {
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+  attempts: Attempt[];
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly param: string | undefined;
+
+  constructor(status: number, code: string, message: string, param?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.param = param;
+  }
+}
+
+const KEY = 'vitals.apiKey';
+
+/** The API key of this browser tab: sessionStorage, so it goes when the tab closes. */
+export const session = {
+  get key(): string | null {
+    return sessionStorage.getItem(KEY);
+  },
+  signIn(key: string): void {
+    sessionStorage.setItem(KEY, key);
+  },
+  signOut(): void {
+    sessionStorage.removeItem(KEY);
+  },
+};
+
+let unauthorized: (err: ApiError) => void = () => {};
+/** Called when the API refuses the session's key (revoked while signed in, say). */
+export function onUnauthorized(handler: (err: ApiError) => void): void {
+  unauthorized = handler;
+}
+
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { key?: string; signal?: AbortSignal } = {},
+): Promise<T> {
+  const key = opts.key ?? session.key ?? '';
+  const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: opts.signal,
+    });
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(
+      0,
+      'network_error',
+      'Vitals could not be reached. Check your connection and try again.',
+    );
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (res.ok) return json as T;
+  const envelope = (json as { error?: { code?: string; message?: string; param?: string } })?.error;
+  const err = new ApiError(
+    res.status,
+    envelope?.code ?? 'unexpected_answer',
+    envelope?.message ?? `Vitals answered ${res.status} ${res.statusText}.`,
+    envelope?.param,
+  );
+  if (res.status === 401 && opts.key === undefined) unauthorized(err);
+  throw err;
+}
+
+export const api = {
+  get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, undefined, { signal }),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  delete: <T>(path: string) => request<T>('DELETE', path),
+};
+
+/** "?a=1&b=x" from the defined values, or "". */
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+export const customerPath = (id: string) => `/api/customers/${encodeURIComponent(id)}`;
+export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;

@@ -1,0 +1,183 @@
+// Two small SVG charts, drawn at the container's pixel width so text stays crisp and unscaled.
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { statusFor, type Thresholds } from '../../src/domain/scoring.ts';
+import type { Status } from './api.ts';
+import { count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
+
+function useWidth() {
+  const ref = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(0);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const observer = new ResizeObserver(() => setWidth(el.clientWidth));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width] as const;
+}
+
+/** Up to about `n` round tick values from 0 to at least `max`. */
+function ticks(max: number, n = 4): number[] {
+  const raw = max / n;
+  const pow = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
+  const out: number[] = [];
+  for (let v = 0; v <= max + step * 0.001; v += step) out.push(Math.round(v));
+  if ((out.at(-1) ?? 0) < max) out.push((out.at(-1) ?? 0) + step);
+  return out;
+}
+
+const HEIGHT = 220;
+const M = { top: 14, right: 14, bottom: 30, left: 42 };
+
+/** How many scores fall in each 0.05-wide bin, bars coloured by the band of the bin's middle. */
+export function Histogram({ scores, thresholds }: { scores: number[]; thresholds: Thresholds }) {
+  const [ref, width] = useWidth();
+  const bins = 20;
+  const counts = new Array<number>(bins).fill(0);
+  for (const s of scores) counts[Math.min(bins - 1, Math.floor(s * bins))]! += 1;
+  const yTicks = ticks(Math.max(1, ...counts));
+  const top = yTicks.at(-1) ?? 1;
+  const w = Math.max(0, width - M.left - M.right);
+  const h = HEIGHT - M.top - M.bottom;
+  const x = (v: number) => M.left + v * w;
+  const y = (c: number) => M.top + h - (c / top) * h;
+  const busiest = counts.indexOf(Math.max(...counts));
+  const label =
+    scores.length === 0
+      ? 'No health scores yet.'
+      : `Histogram of ${count(scores.length)} health scores in bins of 0.05; the most, ${count(counts[busiest] ?? 0)}, are between ${(busiest / bins).toFixed(2)} and ${((busiest + 1) / bins).toFixed(2)}.`;
+  return (
+    <div class="chart" ref={ref}>
+      {width > 0 && (
+        <svg class="histogram" width={width} height={HEIGHT} role="img" aria-label={label}>
+          {yTicks.map((t) => (
+            <g key={t} class="gridlines">
+              <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
+              <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+                {count(t)}
+              </text>
+            </g>
+          ))}
+          {counts.map((c, i) => {
+            const from = i / bins;
+            const status = statusFor(from + 0.5 / bins, thresholds);
+            return (
+              <rect
+                key={i}
+                class={`bar ${status}`}
+                x={x(from) + 1}
+                width={Math.max(1, w / bins - 2)}
+                y={y(c)}
+                height={Math.max(0, M.top + h - y(c))}
+              >
+                <title>{`${from.toFixed(2)}–${(from + 1 / bins).toFixed(2)}: ${count(c)} customers`}</title>
+              </rect>
+            );
+          })}
+          {[thresholds.at_risk, thresholds.healthy].map((t) => (
+            <line key={t} class="threshold" x1={x(t)} x2={x(t)} y1={M.top} y2={M.top + h} />
+          ))}
+          <g class="axis">
+            <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
+            {[0, 0.2, 0.4, 0.6, 0.8, 1].map((t) => (
+              <text key={t} x={x(t)} y={HEIGHT - 8} text-anchor="middle">
+                {t.toFixed(1)}
+              </text>
+            ))}
+          </g>
+        </svg>
+      )}
+    </div>
+  );
+}
+
+export interface HistoryPoint {
+  t: number;
+  score: number;
+  status: Status;
+  version: number;
+}
+
+/** A customer's score over time as a step line (a score holds until it changes), one dot per change. */
+export function HistoryChart({ points, thresholds }: { points: HistoryPoint[]; thresholds: Thresholds }) {
+  const [ref, width] = useWidth();
+  const first = points[0];
+  const last = points.at(-1);
+  if (!first || !last) return <p>No score changes yet.</p>;
+  const start = first.t;
+  // The line runs on to now: a score holds until it changes.
+  const end = Math.max(Date.now(), last.t, start + 1000);
+  const w = Math.max(0, width - M.left - M.right);
+  const h = HEIGHT - M.top - M.bottom;
+  const x = (t: number) => M.left + ((t - start) / (end - start)) * w;
+  const y = (v: number) => M.top + h - v * h;
+  let d = `M${x(first.t)},${y(first.score)}`;
+  for (const p of points.slice(1)) d += `H${x(p.t)}V${y(p.score)}`;
+  d += `H${x(end)}`;
+  const span = end - start;
+  const tick = span < 600_000 ? seconds : span < 86_400_000 ? time : day;
+  // As many time labels as fit (about 160 px each): two on a phone, five on a laptop.
+  const n = Math.max(2, Math.min(5, Math.floor(w / 160) + 1));
+  const xTicks = Array.from({ length: n }, (_, i) => start + (i / (n - 1)) * span);
+  const label = `Health score over time: ${count(points.length)} changes from ${day(start)} to ${day(last.t)}; now ${score(last.score)} (${STATUS_LABEL[last.status]}).`;
+  return (
+    <div class="chart" ref={ref}>
+      {width > 0 && (
+        <svg
+          class="history-chart"
+          width={width}
+          height={HEIGHT}
+          role="img"
+          aria-label={label}
+          data-points={points.length}
+        >
+          <rect class="zone healthy" x={M.left} width={w} y={y(1)} height={y(thresholds.healthy) - y(1)} />
+          <rect
+            class="zone at_risk"
+            x={M.left}
+            width={w}
+            y={y(thresholds.healthy)}
+            height={y(thresholds.at_risk) - y(thresholds.healthy)}
+          />
+          <rect
+            class="zone critical"
+            x={M.left}
+            width={w}
+            y={y(thresholds.at_risk)}
+            height={y(0) - y(thresholds.at_risk)}
+          />
+          <g class="gridlines">
+            {[0, thresholds.at_risk, thresholds.healthy, 1].map((t) => (
+              <text key={t} x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+                {t.toFixed(2)}
+              </text>
+            ))}
+          </g>
+          <path class="line" d={d} />
+          {points.length <= 400 &&
+            points.map((p) => (
+              <circle key={p.version} class={`point ${p.status}`} cx={x(p.t)} cy={y(p.score)} r={4}>
+                <title>{`Version ${p.version}: ${score(p.score)} (${STATUS_LABEL[p.status]})`}</title>
+              </circle>
+            ))}
+          <g class="axis">
+            <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
+            {xTicks.map((t, i) => (
+              <text
+                key={t}
+                x={x(t)}
+                y={HEIGHT - 8}
+                text-anchor={i === 0 ? 'start' : i === xTicks.length - 1 ? 'end' : 'middle'}
+              >
+                {tick(t)}
+              </text>
+            ))}
+          </g>
+        </svg>
+      )}
+    </div>
+  );
+}

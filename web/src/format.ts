@@ -1,0 +1,32 @@
+import type { Status } from './api.ts';
+
+export const STATUS_LABEL: Record<Status, string> = {
+  healthy: 'Healthy',
+  at_risk: 'At risk',
+  critical: 'Critical',
+};
+
+export const score = (n: number) => n.toFixed(3);
+
+const number = new Intl.NumberFormat();
+export const count = (n: number) => number.format(n);
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const shortTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const longTime = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+export const when = (iso: string | number) => dateTime.format(new Date(iso));
+export const day = (t: number) => shortDate.format(new Date(t));
+export const time = (t: number) => shortTime.format(new Date(t));
+export const seconds = (t: number) => longTime.format(new Date(t));
+
+export const REASON_LABEL: Record<string, string> = {
+  factors_updated: 'factors updated',
+  weights_changed: 'weights changed',
+  thresholds_changed: 'thresholds changed',
+};

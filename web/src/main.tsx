@@ -1,0 +1,121 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { onUnauthorized, session } from './api.ts';
+import { CustomerPage } from './pages/customer.tsx';
+import { PortfolioPage } from './pages/portfolio.tsx';
+import { SettingsPage } from './pages/settings.tsx';
+import { SignInPage } from './pages/sign-in.tsx';
+import { WebhookPage } from './pages/webhook.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
+import { Link, navigate, paths, type Route, useRoute } from './router.tsx';
+import { Page } from './ui.tsx';
+import './styles.css';
+
+const NAV = [
+  { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'] },
+  { href: paths.settings, label: 'Weights & thresholds', pages: ['settings'] },
+  { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'] },
+];
+
+function Content({ route }: { route: Route }) {
+  switch (route.page) {
+    case 'portfolio':
+    case 'sign-in':
+      return <PortfolioPage />;
+    case 'customer':
+      return <CustomerPage key={route.id} id={route.id} />;
+    case 'settings':
+      return <SettingsPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'webhook':
+      return <WebhookPage key={route.id} id={route.id} />;
+    case 'not-found':
+      return (
+        <Page title="Page not found">
+          <p>
+            There is no page at this address. Go to the <Link href={paths.portfolio}>portfolio</Link>.
+          </p>
+        </Page>
+      );
+  }
+}
+
+function App() {
+  const route = useRoute();
+  const [signedIn, setSignedIn] = useState(() => session.key !== null);
+  const [notice, setNotice] = useState<string>();
+
+  useEffect(() => {
+    onUnauthorized((err) => {
+      session.signOut();
+      setNotice(`Vitals no longer accepts this API key: ${err.message} Sign in again.`);
+      setSignedIn(false);
+    });
+  }, []);
+  useEffect(() => {
+    if (signedIn && route.page === 'sign-in') navigate(paths.portfolio, { replace: true });
+  }, [signedIn, route.page]);
+
+  const signOut = () => {
+    session.signOut();
+    setNotice(undefined);
+    setSignedIn(false);
+    navigate(paths.signIn);
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <div class="bar">
+          <Link href={paths.portfolio} class="brand">
+            <img src="/favicon.svg" alt="" width={24} height={24} />
+            Vitals
+          </Link>
+          {signedIn && (
+            <nav aria-label="Main">
+              <ul>
+                {NAV.map((item) => (
+                  <li key={item.href}>
+                    <Link
+                      href={item.href}
+                      aria-current={item.pages.includes(route.page) ? 'page' : undefined}
+                    >
+                      {item.label}
+                    </Link>
+                  </li>
+                ))}
+                <li>
+                  <a href="/docs">API docs</a>
+                </li>
+              </ul>
+            </nav>
+          )}
+          {signedIn && (
+            <button type="button" class="secondary sign-out" onClick={signOut}>
+              Sign out
+            </button>
+          )}
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {signedIn ? (
+          <Content route={route} />
+        ) : (
+          <SignInPage
+            notice={notice}
+            onSignedIn={() => {
+              setNotice(undefined);
+              setSignedIn(true);
+            }}
+          />
+        )}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

@@ -1,0 +1,253 @@
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import {
+  ApiError,
+  api,
+  type Customer,
+  customerPath,
+  type HealthScore,
+  type HistoryEntry,
+  type Page as ListPage,
+  query,
+  type Thresholds,
+  type WeightsAnswer,
+} from '../api.ts';
+import { HistoryChart } from '../charts.tsx';
+import { count, REASON_LABEL, score, when } from '../format.ts';
+import { Link, paths } from '../router.tsx';
+import { ErrorMessage, Loading, Notice, Page, StatusBadge, useLoad } from '../ui.tsx';
+import { EditCustomer } from './customer-edit.tsx';
+
+/** The chart pages through the history, newest first, up to this many changes. */
+const HISTORY_CAP = 1000;
+
+async function loadCustomer(id: string, signal: AbortSignal) {
+  const [customer, current, weights, thresholds] = await Promise.all([
+    api.get<Customer>(customerPath(id), signal),
+    api.get<HealthScore>(`${customerPath(id)}/health-score`, signal).catch((err) => {
+      if (err instanceof ApiError && err.code === 'health_score_not_found') return null;
+      throw err;
+    }),
+    api.get<WeightsAnswer>('/api/settings/health-score/weights', signal),
+    api.get<Thresholds>('/api/settings/health-score/thresholds', signal),
+  ]);
+  return { customer, current, weights: weights.weights, thresholds };
+}
+
+async function loadHistory(id: string, signal: AbortSignal) {
+  const entries: HistoryEntry[] = [];
+  let more = true;
+  while (more && entries.length < HISTORY_CAP) {
+    const page: ListPage<HistoryEntry> = await api.get(
+      `${customerPath(id)}/health-score/history${query({ limit: 100, starting_after: entries.at(-1)?.version })}`,
+      signal,
+    );
+    entries.push(...page.data);
+    more = page.has_more;
+  }
+  return { entries, capped: more };
+}
+
+export function CustomerPage({ id }: { id: string }) {
+  const loaded = useLoad((signal) => loadCustomer(id, signal), [id]);
+  const history = useLoad((signal) => loadHistory(id, signal), [id]);
+  const [saved, setSaved] = useState(false);
+
+  if (loaded.error) {
+    const missing = loaded.error instanceof ApiError && loaded.error.status === 404;
+    return (
+      <Page title={missing ? 'Customer not found' : 'Customer'}>
+        <ErrorMessage error={loaded.error} />
+        <p>
+          <Link href={paths.portfolio}>Back to the portfolio</Link>
+        </p>
+      </Page>
+    );
+  }
+  const data = loaded.data;
+  if (!data) return <Loading what="the customer" />;
+  const { customer, current, weights, thresholds } = data;
+  return (
+    <Page
+      title={customer.name}
+      subtitle={
+        <>
+          <span class="mono">{customer.id}</span> · <span class="break">{customer.email}</span>
+        </>
+      }
+    >
+      <div class="grid">
+        <section aria-labelledby="score-title" class="card">
+          <h2 id="score-title">Health score</h2>
+          {current ? (
+            <CurrentScore current={current} weights={weights} />
+          ) : (
+            <p>This customer has no health score yet.</p>
+          )}
+        </section>
+        <section aria-labelledby="details-title" class="card">
+          <h2 id="details-title">Details</h2>
+          <dl class="details">
+            <dt>Customer id</dt>
+            <dd class="mono">{customer.id}</dd>
+            <dt>Email</dt>
+            <dd class="break">{customer.email}</dd>
+            <dt>Created</dt>
+            <dd>{when(customer.created_at)}</dd>
+            <dt>Updated</dt>
+            <dd>{when(customer.updated_at)}</dd>
+          </dl>
+          <h3>Metadata</h3>
+          {Object.keys(customer.metadata).length === 0 ? (
+            <p class="hint">No metadata.</p>
+          ) : (
+            <dl class="details">
+              {Object.entries(customer.metadata).map(([k, v]) => (
+                <Fragment key={k}>
+                  <dt>{k}</dt>
+                  <dd class="mono break">{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+                </Fragment>
+              ))}
+            </dl>
+          )}
+        </section>
+      </div>
+      <section aria-labelledby="history-title" class="card">
+        <h2 id="history-title">Score history</h2>
+        <ErrorMessage error={history.error} />
+        {history.loading && !history.data && <Loading what="the history" />}
+        {history.data && <History {...history.data} thresholds={thresholds} />}
+      </section>
+      <section aria-labelledby="edit-title" class="card">
+        <h2 id="edit-title">Edit customer</h2>
+        {saved && <Notice>Saved.</Notice>}
+        <EditCustomer
+          customer={customer}
+          onSaved={(updated) => {
+            loaded.set({ ...data, customer: updated });
+            setSaved(true);
+          }}
+          onChange={() => setSaved(false)}
+        />
+      </section>
+    </Page>
+  );
+}
+
+/** The score, and how much each factor counts in it: its weight renormalised over the weighted factors present. */
+function CurrentScore({ current, weights }: { current: HealthScore; weights: Record<string, number> }) {
+  const names = Object.keys(current.factors).sort();
+  const weighted = names.filter((n) => (weights[n] ?? 0) > 0);
+  const total = weighted.reduce((sum, n) => sum + (weights[n] ?? 0), 0);
+  const share = (n: string) =>
+    weighted.length === 0 ? 1 / names.length : weighted.includes(n) ? (weights[n] ?? 0) / total : 0;
+  return (
+    <>
+      <p class="big-score">
+        <span class="value" data-testid="current-score">
+          {score(current.health_score)}
+        </span>
+        <StatusBadge status={current.status} />
+      </p>
+      <p class="hint">Updated {when(current.updated_at)}</p>
+      <div class="table-wrap">
+        <table class="factors">
+          <caption class="sr-only">Factors of the score</caption>
+          <thead>
+            <tr>
+              <th scope="col">Factor</th>
+              <th scope="col" class="num">
+                Value
+              </th>
+              <th scope="col" class="num">
+                Weight
+              </th>
+              <th scope="col" class="num">
+                Counts for
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {names.map((n) => (
+              <tr key={n}>
+                <th scope="row" class="mono">
+                  {n}
+                </th>
+                <td class="num">
+                  <span class="meter" aria-hidden="true">
+                    <span class="fill" style={{ width: `${(current.factors[n] ?? 0) * 100}%` }} />
+                  </span>
+                  {score(current.factors[n] ?? 0)}
+                </td>
+                <td class="num">{weights[n] === undefined ? '—' : weights[n]}</td>
+                <td class="num">{Math.round(share(n) * 1000) / 10}%</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p class="hint">
+        {weighted.length === 0
+          ? 'No weight covers these factors, so the score is their plain mean.'
+          : 'The score is the weighted mean of the factors that have a weight; the weights are rescaled over the factors present.'}{' '}
+        <Link href={paths.settings}>Change the weights</Link>
+      </p>
+    </>
+  );
+}
+
+function History(props: { entries: HistoryEntry[]; capped: boolean; thresholds: Thresholds }) {
+  const points = props.entries
+    .map((e) => ({
+      t: Date.parse(e.created_at),
+      score: e.health_score,
+      status: e.status,
+      version: e.version,
+    }))
+    .reverse();
+  return (
+    <>
+      <HistoryChart points={points} thresholds={props.thresholds} />
+      <p class="hint">
+        {props.capped
+          ? `The latest ${count(props.entries.length)} changes (the chart stops there).`
+          : `${count(props.entries.length)} ${props.entries.length === 1 ? 'change' : 'changes'}. Shaded bands are today's thresholds; dots are coloured by the band each score had.`}
+      </p>
+      {props.entries.length > 0 && (
+        <details>
+          <summary>Latest changes as a table</summary>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">
+                    Version
+                  </th>
+                  <th scope="col">When</th>
+                  <th scope="col" class="num">
+                    Score
+                  </th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Why</th>
+                </tr>
+              </thead>
+              <tbody>
+                {props.entries.slice(0, 20).map((e) => (
+                  <tr key={e.version}>
+                    <td class="num">{e.version}</td>
+                    <td>{when(e.created_at)}</td>
+                    <td class="num">{score(e.health_score)}</td>
+                    <td>
+                      <StatusBadge status={e.status} />
+                    </td>
+                    <td>{REASON_LABEL[e.reason] ?? e.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
+      )}
+    </>
+  );
+}

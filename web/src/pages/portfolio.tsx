@@ -1,0 +1,317 @@
+import { useState } from 'preact/hooks';
+import {
+  api,
+  type Customer,
+  customerPath,
+  type HealthScore,
+  query,
+  STATUSES,
+  type Status,
+  type Summary,
+  type Thresholds,
+} from '../api.ts';
+import { Histogram } from '../charts.tsx';
+import { count, STATUS_LABEL, score, when } from '../format.ts';
+import { Link, paths } from '../router.tsx';
+import { ErrorMessage, Loading, Page, Pager, StatusBadge, useLoad } from '../ui.tsx';
+
+const PAGE_SIZE = 20;
+/** The histogram pages through every score up to this many (lowest first), then stops and says so. */
+const CHART_CAP = 5000;
+
+export function PortfolioPage() {
+  const summary = useLoad((signal) => api.get<Summary>('/api/health-scores/summary', signal), []);
+  return (
+    <Page title="Portfolio">
+      <ErrorMessage error={summary.error} />
+      <section aria-labelledby="bands-title">
+        <h2 id="bands-title" class="sr-only">
+          Customers per status band
+        </h2>
+        <ul class="cards">
+          <li class="card stat">
+            <span class="label">Customers with a score</span>
+            <span class="value">{summary.data ? count(summary.data.total) : '…'}</span>
+          </li>
+          {STATUSES.map((s) => (
+            <li key={s} class={`card stat ${s}`}>
+              <span class="label">{STATUS_LABEL[s]}</span>
+              <span class="value">{summary.data ? count(summary.data.counts[s]) : '…'}</span>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <Distribution total={summary.data?.total} />
+      <Search />
+      {/* The list skips bands the summary counts as empty, so it waits for the summary. */}
+      {(summary.data || summary.error) && <ScoreList counts={summary.data?.counts} />}
+    </Page>
+  );
+}
+
+function Distribution({ total }: { total: number | undefined }) {
+  const [progress, setProgress] = useState(0);
+  const chart = useLoad(async (signal) => {
+    const thresholds = api.get<Thresholds>('/api/settings/health-score/thresholds', signal);
+    const scores: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { data: HealthScore[]; next_cursor: string | null } = await api.get(
+        `/api/health-scores${query({ limit: 100, cursor })}`,
+        signal,
+      );
+      for (const s of page.data) scores.push(s.health_score);
+      cursor = page.next_cursor;
+      setProgress(scores.length);
+    } while (cursor !== null && scores.length < CHART_CAP);
+    return { scores, capped: cursor !== null, thresholds: await thresholds };
+  }, []);
+  const data = chart.data;
+  return (
+    <section aria-labelledby="distribution-title" class="card">
+      <h2 id="distribution-title">Score distribution</h2>
+      <ErrorMessage error={chart.error} />
+      {chart.loading && !data && <Loading what={`scores (${count(progress)} so far)`} />}
+      {data && (
+        <>
+          <Histogram scores={data.scores} thresholds={data.thresholds} />
+          <p class="hint">
+            {data.capped
+              ? `The chart shows the ${count(data.scores.length)} lowest of ${total === undefined ? 'all' : count(total)} scores: it stops at ${count(CHART_CAP)}, so the healthiest customers are left out.`
+              : `All ${count(data.scores.length)} scores, in bins of 0.05. Dashed lines mark the band thresholds: at risk from ${data.thresholds.at_risk}, healthy from ${data.thresholds.healthy}.`}
+          </p>
+        </>
+      )}
+    </section>
+  );
+}
+
+const FILTERS = {
+  attention: { label: 'Needs attention (critical, then at risk)', statuses: ['critical', 'at_risk'] },
+  critical: { label: 'Critical', statuses: ['critical'] },
+  at_risk: { label: 'At risk', statuses: ['at_risk'] },
+  healthy: { label: 'Healthy', statuses: ['healthy'] },
+  all: { label: 'All, lowest first', statuses: [undefined] },
+} as const satisfies Record<string, { label: string; statuses: readonly (Status | undefined)[] }>;
+type Filter = keyof typeof FILTERS;
+
+/** Where a page starts: which of the filter's statuses, and the cursor within it. */
+interface Start {
+  index: number;
+  cursor: string | null;
+}
+
+interface Row extends HealthScore {
+  customer?: Customer;
+}
+
+/**
+ * One page of scores over several statuses in turn (critical, then at_risk): a page that
+ * finishes one status fills up from the next. Statuses the summary counts as empty are skipped.
+ */
+async function loadScores(
+  statuses: readonly (Status | undefined)[],
+  start: Start,
+  counts: Record<Status, number> | undefined,
+  signal: AbortSignal,
+) {
+  const rows: Row[] = [];
+  let { index, cursor } = start;
+  const empty = (i: number) => {
+    const s = statuses[i];
+    return s !== undefined && counts !== undefined && counts[s] === 0;
+  };
+  while (index < statuses.length && empty(index)) index++;
+  while (rows.length < PAGE_SIZE && index < statuses.length) {
+    const page: { data: HealthScore[]; next_cursor: string | null } = await api.get(
+      `/api/health-scores${query({ status: statuses[index], limit: PAGE_SIZE - rows.length, cursor })}`,
+      signal,
+    );
+    rows.push(...page.data);
+    cursor = page.next_cursor;
+    if (cursor === null) {
+      index++;
+      while (index < statuses.length && empty(index)) index++;
+    }
+  }
+  // Names for the rows: the scores list carries only ids.
+  const customers = await Promise.allSettled(
+    rows.map((r) => api.get<Customer>(customerPath(r.customer_id), signal)),
+  );
+  customers.forEach((c, i) => {
+    if (c.status === 'fulfilled') (rows[i] as Row).customer = c.value;
+  });
+  const next: Start | null = index < statuses.length ? { index, cursor } : null;
+  return { rows, next };
+}
+
+function ScoreList({ counts }: { counts: Record<Status, number> | undefined }) {
+  const [filter, setFilter] = useState<Filter>('attention');
+  const [starts, setStarts] = useState<Start[]>([{ index: 0, cursor: null }]);
+  const start = starts.at(-1) as Start;
+  const page = useLoad(
+    (signal) => loadScores(FILTERS[filter].statuses, start, counts, signal),
+    [filter, start, counts],
+  );
+  const choose = (f: Filter) => {
+    setFilter(f);
+    setStarts([{ index: 0, cursor: null }]);
+  };
+  return (
+    <section aria-labelledby="scores-title" class="card">
+      <div class="section-head">
+        <h2 id="scores-title">Customers by health</h2>
+        <div class="inline-field">
+          <label for="score-filter">Show</label>
+          <select id="score-filter" value={filter} onChange={(e) => choose(e.currentTarget.value as Filter)}>
+            {Object.entries(FILTERS).map(([value, f]) => (
+              <option key={value} value={value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <ErrorMessage error={page.error} />
+      {page.loading && !page.data && <Loading what="customers" />}
+      {page.data && page.data.rows.length === 0 && (
+        <p>{filter === 'attention' ? 'No customer is critical or at risk.' : 'No customers here.'}</p>
+      )}
+      {page.data && page.data.rows.length > 0 && (
+        <div class="table-wrap">
+          <table class="scores" aria-busy={page.loading}>
+            <thead>
+              <tr>
+                <th scope="col">Customer</th>
+                <th scope="col" class="num">
+                  Score
+                </th>
+                <th scope="col">Status</th>
+                <th scope="col" class="wide-only">
+                  Updated
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.rows.map((r) => (
+                <tr key={r.customer_id}>
+                  <td>
+                    <Link href={paths.customer(r.customer_id)}>{r.customer?.name ?? r.customer_id}</Link>
+                    {r.customer && <span class="sub">{r.customer_id}</span>}
+                  </td>
+                  <td class="num">{score(r.health_score)}</td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                  </td>
+                  <td class="wide-only">{when(r.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager
+        label="Pages of customers by health"
+        page={starts.length}
+        hasNext={page.data?.next != null}
+        busy={page.loading}
+        onPrevious={() => setStarts(starts.slice(0, -1))}
+        onNext={() => page.data?.next && setStarts([...starts, page.data.next])}
+      />
+    </section>
+  );
+}
+
+function Search() {
+  const [text, setText] = useState('');
+  const [term, setTerm] = useState<string>();
+  const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
+  const after = afters.at(-1);
+  const results = useLoad(
+    async (signal) =>
+      term === undefined
+        ? undefined
+        : api.get<{ customers: Customer[]; has_more: boolean }>(
+            `/api/customers${query({ search: term, limit: PAGE_SIZE, starting_after: after })}`,
+            signal,
+          ),
+    [term, after],
+  );
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const t = text.trim();
+    setTerm(t === '' ? undefined : t);
+    setAfters([undefined]);
+  };
+  const clear = () => {
+    setText('');
+    setTerm(undefined);
+    setAfters([undefined]);
+  };
+  const data = results.data;
+  return (
+    <section aria-labelledby="search-title" class="card">
+      <h2 id="search-title">Find a customer</h2>
+      <search>
+        <form onSubmit={submit} class="search-row">
+          <label for="search" class="sr-only">
+            Search customers by id, name or email
+          </label>
+          <input
+            id="search"
+            type="search"
+            placeholder="Id, name or email"
+            maxLength={255}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+          <button type="submit">Search</button>
+          {term !== undefined && (
+            <button type="button" class="secondary" onClick={clear}>
+              Clear
+            </button>
+          )}
+        </form>
+      </search>
+      <ErrorMessage error={results.error} />
+      {term !== undefined && data && (
+        <div aria-live="polite">
+          {data.customers.length === 0 ? (
+            <p>No customer's id, name or email contains “{term}”.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="sr-only">Customers matching “{term}”</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Customer</th>
+                    <th scope="col">Email</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.customers.map((c) => (
+                    <tr key={c.id}>
+                      <td>
+                        <Link href={paths.customer(c.id)}>{c.name}</Link>
+                        <span class="sub">{c.id}</span>
+                      </td>
+                      <td class="break">{c.email}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <Pager
+            label="Pages of search results"
+            page={afters.length}
+            hasNext={data.has_more}
+            busy={results.loading}
+            onPrevious={() => setAfters(afters.slice(0, -1))}
+            onNext={() => setAfters([...afters, data.customers.at(-1)?.id])}
+          />
+        </div>
+      )}
+    </section>
+  );
+}

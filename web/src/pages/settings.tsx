@@ -1,0 +1,408 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  FACTOR_NAME,
+  MAX_FACTORS,
+  thresholdsValid,
+  WEIGHT_SUM_TOLERANCE,
+  weightsSumValid,
+} from '../../../src/domain/scoring.ts';
+import { api, type Preview, STATUSES, type Summary, type Thresholds, type WeightsAnswer } from '../api.ts';
+import { count, STATUS_LABEL, when } from '../format.ts';
+import { ErrorMessage, Field, Loading, Notice, Page, useLoad } from '../ui.tsx';
+
+export function SettingsPage() {
+  return (
+    <Page title="Weights & thresholds">
+      <WeightsForm />
+      <ThresholdsForm />
+    </Page>
+  );
+}
+
+interface Row {
+  key: number;
+  name: string;
+  weight: string;
+}
+
+let nextKey = 1;
+const row = (name = '', weight = ''): Row => ({ key: nextKey++, name, weight });
+
+/** A weight as typed: a number in [0, 1], or why not. */
+function parseWeight(text: string): { value?: number; error?: string } {
+  if (text.trim() === '') return { error: 'Enter a weight.' };
+  const value = Number(text);
+  if (!Number.isFinite(value)) return { error: 'A weight is a number.' };
+  if (value < 0 || value > 1) return { error: 'A weight is from 0 to 1.' };
+  return { value };
+}
+
+function check(rows: Row[]) {
+  const errors = new Map<number, { name?: string; weight?: string }>();
+  const weights: Record<string, number> = {};
+  const seen = new Set<string>();
+  for (const r of rows) {
+    const e: { name?: string; weight?: string } = {};
+    if (!FACTOR_NAME.test(r.name)) {
+      e.name = 'Lowercase letters, digits and _, starting with a letter; at most 64.';
+    } else if (seen.has(r.name)) e.name = 'This factor is already listed.';
+    seen.add(r.name);
+    const w = parseWeight(r.weight);
+    if (w.error) e.weight = w.error;
+    else weights[r.name] = w.value as number;
+    if (e.name || e.weight) errors.set(r.key, e);
+  }
+  const sum = rows.reduce((s, r) => s + (parseWeight(r.weight).value ?? 0), 0);
+  let problem: string | undefined;
+  if (rows.length === 0) problem = 'Add at least one factor.';
+  else if (rows.length > MAX_FACTORS) problem = `At most ${MAX_FACTORS} factors.`;
+  else if (errors.size === 0 && !weightsSumValid(weights)) {
+    problem = `The weights add up to ${+sum.toFixed(6)}; they must add up to 1 (within ${WEIGHT_SUM_TOLERANCE}).`;
+  }
+  const valid = errors.size === 0 && problem === undefined;
+  return { errors, weights, sum, problem, valid };
+}
+
+/** Each weight over their sum, rounded to 6 places, the last one taking the rounding remainder. */
+function scaled(rows: Row[], sum: number): Row[] {
+  let rest = 1;
+  return rows.map((r, i) => {
+    const v =
+      i === rows.length - 1 ? rest : Math.round(((parseWeight(r.weight).value ?? 0) / sum) * 1e6) / 1e6;
+    rest -= v;
+    return { ...r, weight: String(+Math.max(0, v).toFixed(6)) };
+  });
+}
+
+function WeightsForm() {
+  const loaded = useLoad(async (signal) => {
+    const [weights, summary] = await Promise.all([
+      api.get<WeightsAnswer>('/api/settings/health-score/weights', signal),
+      api.get<Summary>('/api/health-scores/summary', signal),
+    ]);
+    return { weights, summary };
+  }, []);
+  const [rows, setRows] = useState<Row[]>();
+  const [error, setError] = useState<unknown>();
+  const [saved, setSaved] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<{ for: string; answer?: Preview; error?: unknown }>();
+
+  useEffect(() => {
+    const w = loaded.data?.weights.weights;
+    if (w && rows === undefined) {
+      const entries = Object.entries(w);
+      setRows(entries.length > 0 ? entries.map(([n, v]) => row(n, String(v))) : [row()]);
+    }
+  }, [loaded.data, rows]);
+
+  const result = check(rows ?? []);
+  const json = JSON.stringify(result.weights);
+  const savedJson = JSON.stringify(loaded.data?.weights.weights ?? {});
+  const changed = json !== savedJson;
+
+  // Ask the server what these weights would do, once typing pauses.
+  const round = useRef(0);
+  useEffect(() => {
+    if (!result.valid || !changed) return;
+    const mine = ++round.current;
+    const timer = setTimeout(() => {
+      api.post<Preview>('/api/settings/health-score/weights/preview', { weights: result.weights }).then(
+        (answer) => mine === round.current && setPreview({ for: json, answer }),
+        (err) => mine === round.current && setPreview({ for: json, error: err }),
+      );
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [json, result.valid, changed]);
+
+  if (loaded.error) return <ErrorMessage error={loaded.error} />;
+  if (!loaded.data || !rows) return <Loading what="the weights" />;
+  const { weights, summary } = loaded.data;
+
+  const update = (key: number, change: Partial<Row>) => {
+    setRows(rows.map((r) => (r.key === key ? { ...r, ...change } : r)));
+    setSaved(undefined);
+    setError(undefined);
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!result.valid) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const answer = await api.patch<WeightsAnswer>('/api/settings/health-score/weights', {
+        weights: result.weights,
+      });
+      const moved = preview?.for === json ? preview.answer : undefined;
+      loaded.set({
+        weights: answer,
+        summary: moved ? { total: moved.customers, counts: moved.bands } : summary,
+      });
+      setRows(Object.entries(answer.weights).map(([n, v]) => row(n, String(v))));
+      setSaved(
+        moved
+          ? `Weights saved. ${count(moved.scores_changed)} scores were recomputed; ${count(moved.band_changes)} customers changed band.`
+          : 'Weights saved. Every score has been recomputed.',
+      );
+      setPreview(undefined);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const current = preview?.for === json ? preview : undefined;
+  return (
+    <section aria-labelledby="weights-title" class="card">
+      <h2 id="weights-title">Factor weights</h2>
+      <p class="hint">
+        A customer's score is the weighted mean of its factors that have a weight above 0 (rescaled over the
+        factors it has); with none, the plain mean. The weights must add up to 1. Saving recomputes every
+        score at once.{' '}
+        {weights.updated_at ? `Last changed ${when(weights.updated_at)}.` : 'No weights are set yet.'}
+      </p>
+      <form onSubmit={submit} noValidate>
+        <table class="weights">
+          <thead>
+            <tr>
+              <th scope="col">Factor</th>
+              <th scope="col">Weight</th>
+              <th scope="col">
+                <span class="sr-only">Remove</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r, i) => {
+              const e = result.errors.get(r.key);
+              const nameId = `factor-${r.key}`;
+              const weightId = `weight-${r.key}`;
+              return (
+                <tr key={r.key} class="weight-row">
+                  <td>
+                    <label for={nameId} class="sr-only">
+                      Factor {i + 1} name
+                    </label>
+                    <input
+                      id={nameId}
+                      class="mono"
+                      value={r.name}
+                      placeholder="usage"
+                      maxLength={64}
+                      spellcheck={false}
+                      autoComplete="off"
+                      onInput={(ev) => update(r.key, { name: ev.currentTarget.value })}
+                      aria-invalid={e?.name ? true : undefined}
+                      aria-describedby={e?.name ? `${nameId}-error` : undefined}
+                    />
+                    {e?.name && (
+                      <p class="field-error" id={`${nameId}-error`}>
+                        {e.name}
+                      </p>
+                    )}
+                  </td>
+                  <td>
+                    <label for={weightId} class="sr-only">
+                      Weight of factor {i + 1} {r.name}
+                    </label>
+                    <input
+                      id={weightId}
+                      type="number"
+                      inputMode="decimal"
+                      min={0}
+                      max={1}
+                      step="any"
+                      value={r.weight}
+                      onInput={(ev) => update(r.key, { weight: ev.currentTarget.value })}
+                      aria-invalid={e?.weight ? true : undefined}
+                      aria-describedby={e?.weight ? `${weightId}-error` : undefined}
+                    />
+                    {e?.weight && (
+                      <p class="field-error" id={`${weightId}-error`}>
+                        {e.weight}
+                      </p>
+                    )}
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="secondary small"
+                      onClick={() => setRows(rows.filter((x) => x.key !== r.key))}
+                      aria-label={`Remove factor ${i + 1} ${r.name}`}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <div class="actions">
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setRows([...rows, row()])}
+            disabled={rows.length >= MAX_FACTORS}
+          >
+            Add factor
+          </button>
+          {result.errors.size === 0 && !result.valid && result.sum > 0 && (
+            <button type="button" class="secondary" onClick={() => setRows(scaled(rows, result.sum))}>
+              Scale to add up to 1
+            </button>
+          )}
+        </div>
+        <p class={`sum${result.valid ? '' : ' bad'}`} aria-live="polite">
+          Sum: {+result.sum.toFixed(6)}
+          {result.problem ? ` — ${result.problem}` : ' ✓'}
+        </p>
+        <div class="preview" aria-live="polite">
+          {result.valid && changed && !current && <p class="loading">Working out what would change…</p>}
+          {current?.error !== undefined && <ErrorMessage error={current.error} title="No preview:" />}
+          {current?.answer && <PreviewTable preview={current.answer} before={summary} />}
+        </div>
+        <ErrorMessage error={error} title="Not saved:" />
+        {saved && <Notice>{saved}</Notice>}
+        <button type="submit" disabled={!result.valid || !changed || busy}>
+          {busy ? 'Saving…' : 'Save weights'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function PreviewTable({ preview, before }: { preview: Preview; before: Summary }) {
+  return (
+    <div class="preview-box">
+      <p>
+        <strong>Before you save:</strong> of {count(preview.customers)} customers with a score, these weights
+        would change <strong>{count(preview.scores_changed)}</strong> scores and move{' '}
+        <strong data-testid="band-changes">{count(preview.band_changes)}</strong>{' '}
+        {preview.band_changes === 1 ? 'customer' : 'customers'} to another band.
+      </p>
+      <table>
+        <caption class="sr-only">Customers per band now and with these weights</caption>
+        <thead>
+          <tr>
+            <th scope="col">Band</th>
+            <th scope="col" class="num">
+              Now
+            </th>
+            <th scope="col" class="num">
+              With these weights
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {STATUSES.map((s) => (
+            <tr key={s}>
+              <th scope="row">{STATUS_LABEL[s]}</th>
+              <td class="num">{count(before.counts[s])}</td>
+              <td class="num">{count(preview.bands[s])}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function ThresholdsForm() {
+  const loaded = useLoad(
+    (signal) => api.get<Thresholds>('/api/settings/health-score/thresholds', signal),
+    [],
+  );
+  const [values, setValues] = useState<{ healthy: string; at_risk: string }>();
+  const [error, setError] = useState<unknown>();
+  const [saved, setSaved] = useState(false);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    if (loaded.data && !values) {
+      setValues({ healthy: String(loaded.data.healthy), at_risk: String(loaded.data.at_risk) });
+    }
+  }, [loaded.data, values]);
+
+  if (loaded.error) return <ErrorMessage error={loaded.error} />;
+  if (!loaded.data || !values) return <Loading what="the thresholds" />;
+
+  const healthy = Number(values.healthy);
+  const atRisk = Number(values.at_risk);
+  const numbers = values.healthy.trim() !== '' && values.at_risk.trim() !== '';
+  const problem = !numbers
+    ? 'Enter both thresholds.'
+    : !thresholdsValid({ healthy, at_risk: atRisk })
+      ? 'They need 0 < at risk < healthy ≤ 1.'
+      : undefined;
+  const changed = healthy !== loaded.data.healthy || atRisk !== loaded.data.at_risk;
+
+  const set = (field: 'healthy' | 'at_risk') => (e: Event) => {
+    setValues({ ...values, [field]: (e.currentTarget as HTMLInputElement).value });
+    setSaved(false);
+    setError(undefined);
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (problem) return;
+    setBusy(true);
+    try {
+      loaded.set(
+        await api.patch<Thresholds>('/api/settings/health-score/thresholds', { healthy, at_risk: atRisk }),
+      );
+      setSaved(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="thresholds-title" class="card">
+      <h2 id="thresholds-title">Status thresholds</h2>
+      <p class="hint">
+        A score at or above <em>healthy</em> is healthy; at or above <em>at risk</em> (and below healthy) it
+        is at risk; below that, critical. Saving re-bands every customer.
+      </p>
+      <form onSubmit={submit} noValidate class="form thresholds">
+        <Field id="threshold-healthy" label="Healthy from">
+          <input
+            id="threshold-healthy"
+            type="number"
+            inputMode="decimal"
+            min={0}
+            max={1}
+            step={0.01}
+            value={values.healthy}
+            onInput={set('healthy')}
+            aria-invalid={problem ? true : undefined}
+            aria-describedby="thresholds-problem"
+          />
+        </Field>
+        <Field id="threshold-at-risk" label="At risk from">
+          <input
+            id="threshold-at-risk"
+            type="number"
+            inputMode="decimal"
+            min={0}
+            max={1}
+            step={0.01}
+            value={values.at_risk}
+            onInput={set('at_risk')}
+            aria-invalid={problem ? true : undefined}
+            aria-describedby="thresholds-problem"
+          />
+        </Field>
+        <p id="thresholds-problem" class={problem ? 'field-error' : 'sr-only'} aria-live="polite">
+          {problem ?? 'The thresholds are valid.'}
+        </p>
+        <ErrorMessage error={error} title="Not saved:" />
+        {saved && <Notice>Thresholds saved. Every customer has been re-banded.</Notice>}
+        <button type="submit" disabled={Boolean(problem) || !changed || busy}>
+          {busy ? 'Saving…' : 'Save thresholds'}
+        </button>
+      </form>
+    </section>
+  );
+}

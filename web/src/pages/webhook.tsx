@@ -1,0 +1,246 @@
+import { useEffect, useState } from 'preact/hooks';
+import {
+  ApiError,
+  api,
+  type Delivery,
+  type Page as ListPage,
+  query,
+  type Webhook,
+  webhookPath,
+} from '../api.ts';
+import { when } from '../format.ts';
+import { Link, navigate, paths } from '../router.tsx';
+import { ErrorMessage, Loading, Notice, Page, Pager, SecretReveal, useLoad } from '../ui.tsx';
+import { WebhookForm } from './webhooks.tsx';
+
+export function WebhookPage({ id }: { id: string }) {
+  const loaded = useLoad((signal) => api.get<Webhook>(webhookPath(id), signal), [id]);
+  const [secret, setSecret] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  if (loaded.error) {
+    const missing = loaded.error instanceof ApiError && loaded.error.status === 404;
+    return (
+      <Page title={missing ? 'Webhook not found' : 'Webhook'}>
+        <ErrorMessage error={loaded.error} />
+        <p>
+          <Link href={paths.webhooks}>Back to the webhooks</Link>
+        </p>
+      </Page>
+    );
+  }
+  const webhook = loaded.data;
+  if (!webhook) return <Loading what="the webhook" />;
+
+  const act = async (what: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      await what();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const toggle = () =>
+    act(async () => {
+      loaded.set(await api.patch<Webhook>(webhookPath(id), { enabled: !webhook.enabled }));
+      setNotice(webhook.enabled ? 'Disabled: no new deliveries go out.' : 'Enabled: deliveries resume.');
+    });
+  const rotate = () => {
+    if (!confirm('Rotate the signing secret? The current secret stops working at once.')) return;
+    act(async () => {
+      const answer = await api.post<Webhook>(`${webhookPath(id)}/rotate-secret`);
+      setSecret(answer.secret);
+      const { secret: _, ...rest } = answer;
+      loaded.set(rest);
+    });
+  };
+  const remove = () => {
+    if (!confirm('Delete this webhook? Its pending deliveries are dropped.')) return;
+    act(async () => {
+      await api.delete(webhookPath(id));
+      navigate(paths.webhooks);
+    });
+  };
+
+  return (
+    <Page title="Webhook" subtitle={<span class="break">{webhook.url}</span>}>
+      <p>
+        <Link href={paths.webhooks}>← All webhooks</Link>
+      </p>
+      {secret && (
+        <div class="card">
+          <SecretReveal secret={secret} onDismiss={() => setSecret(undefined)} />
+        </div>
+      )}
+      <div class="grid">
+        <section aria-labelledby="edit-title" class="card">
+          <h2 id="edit-title">Settings</h2>
+          <p class="hint">
+            <span class="mono">{webhook.id}</span> · created {when(webhook.created_at)}
+          </p>
+          {webhook.disabled_reason && <p class="message error">{webhook.disabled_reason}</p>}
+          <WebhookForm
+            key={webhook.updated_at}
+            initial={webhook}
+            submitLabel="Save webhook"
+            onSubmit={async (body) => {
+              loaded.set(await api.patch<Webhook>(webhookPath(id), body));
+              setNotice('Saved.');
+            }}
+          />
+        </section>
+        <section aria-labelledby="actions-title" class="card">
+          <h2 id="actions-title">Actions</h2>
+          <p>
+            Status: <strong>{webhook.enabled ? 'enabled' : 'disabled'}</strong>
+          </p>
+          <ul class="hint">
+            <li>Disabling stops new deliveries; pending ones wait until it is enabled again.</li>
+            <li>Rotating makes a new signing secret, shown once; the current one stops working at once.</li>
+            <li>Deleting drops the webhook with its pending deliveries.</li>
+          </ul>
+          <div class="actions stacked">
+            <button type="button" class="secondary" onClick={toggle} disabled={busy}>
+              {webhook.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <button type="button" class="secondary" onClick={rotate} disabled={busy}>
+              Rotate secret
+            </button>
+            <button type="button" class="danger" onClick={remove} disabled={busy}>
+              Delete webhook
+            </button>
+          </div>
+          <ErrorMessage error={error} />
+          {notice && <Notice>{notice}</Notice>}
+        </section>
+      </div>
+      <Deliveries webhookId={id} />
+    </Page>
+  );
+}
+
+const FILTERS = ['', 'pending', 'succeeded', 'failed'] as const;
+
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const [status, setStatus] = useState<(typeof FILTERS)[number]>('');
+  const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
+  const after = afters.at(-1);
+  const list = useLoad(
+    (signal) =>
+      api.get<ListPage<Delivery>>(
+        `${webhookPath(webhookId)}/deliveries${query({ status, limit: 20, starting_after: after })}`,
+        signal,
+      ),
+    [webhookId, status, after],
+  );
+  const [error, setError] = useState<unknown>();
+  const [notice, setNotice] = useState<string>();
+
+  // While a delivery is pending, look again every two seconds.
+  const pending = list.data?.data.some((d) => d.status === 'pending') ?? false;
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setInterval(list.reload, 2000);
+    return () => clearInterval(timer);
+  }, [pending, list.reload]);
+
+  const retry = async (d: Delivery) => {
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      await api.post<Delivery>(`${webhookPath(webhookId)}/deliveries/${encodeURIComponent(d.id)}/retry`);
+      setNotice(`Delivery ${d.id} is queued to be sent again.`);
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <section aria-labelledby="deliveries-title" class="card">
+      <div class="section-head">
+        <h2 id="deliveries-title">Delivery log</h2>
+        <div class="inline-field">
+          <label for="delivery-status">Status</label>
+          <select
+            id="delivery-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value as (typeof FILTERS)[number]);
+              setAfters([undefined]);
+            }}
+          >
+            {FILTERS.map((f) => (
+              <option key={f} value={f}>
+                {f === '' ? 'All' : f}
+              </option>
+            ))}
+          </select>
+          <button type="button" class="secondary" onClick={list.reload}>
+            Refresh
+          </button>
+        </div>
+      </div>
+      <ErrorMessage error={list.error ?? error} />
+      {notice && <Notice>{notice}</Notice>}
+      {list.loading && !list.data && <Loading what="deliveries" />}
+      {list.data && list.data.data.length === 0 && (
+        <p>
+          No deliveries{status ? ` that are ${status}` : ''} yet. They appear when a subscribed event happens.
+        </p>
+      )}
+      {list.data && list.data.data.length > 0 && (
+        <ul class="deliveries">
+          {list.data.data.map((d) => (
+            <li key={d.id} class="delivery">
+              <div class="delivery-head">
+                <span class="mono">{d.event_type}</span>
+                <span class={`badge ${d.status}`}>{d.status}</span>
+                <span class="sub">
+                  {d.attempt_count} {d.attempt_count === 1 ? 'attempt' : 'attempts'} · {when(d.created_at)}
+                  {d.next_attempt_at && ` · next ${when(d.next_attempt_at)}`}
+                </span>
+                <button type="button" class="secondary small" onClick={() => retry(d)}>
+                  Retry<span class="sr-only"> delivery {d.id}</span>
+                </button>
+              </div>
+              <details>
+                <summary>
+                  <span class="mono">{d.id}</span> · event <span class="mono">{d.event_id}</span>
+                </summary>
+                {d.attempts.length === 0 ? (
+                  <p class="hint">Not attempted yet.</p>
+                ) : (
+                  <ol class="attempts">
+                    {d.attempts.map((a) => (
+                      <li key={a.attempt}>
+                        <strong>#{a.attempt}</strong> {when(a.started_at)} · {a.duration_ms} ms ·{' '}
+                        {a.status_code !== null ? `HTTP ${a.status_code}` : 'no answer'}
+                        {a.error && <span class="warn"> · {a.error}</span>}
+                        {a.response_body && <pre>{a.response_body}</pre>}
+                      </li>
+                    ))}
+                  </ol>
+                )}
+              </details>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Pager
+        label="Pages of deliveries"
+        page={afters.length}
+        hasNext={list.data?.has_more ?? false}
+        busy={list.loading}
+        onPrevious={() => setAfters(afters.slice(0, -1))}
+        onNext={() => setAfters([...afters, list.data?.data.at(-1)?.id])}
+      />
+    </section>
+  );
+}

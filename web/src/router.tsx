@@ -1,0 +1,80 @@
+// Client-side routes on the History API. The server answers index.html for exactly these
+// paths (PAGES in src/http/dashboard.ts); keep the two lists in step.
+import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+export type Route =
+  | { page: 'portfolio' }
+  | { page: 'sign-in' }
+  | { page: 'customer'; id: string }
+  | { page: 'settings' }
+  | { page: 'webhooks' }
+  | { page: 'webhook'; id: string }
+  | { page: 'not-found' };
+
+export const paths = {
+  portfolio: '/',
+  signIn: '/sign-in',
+  settings: '/settings',
+  webhooks: '/webhooks',
+  customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
+  webhook: (id: string) => `/webhooks/${encodeURIComponent(id)}`,
+};
+
+export function parse(pathname: string): Route {
+  const path = pathname.replace(/\/+$/, '') || '/';
+  if (path === '/') return { page: 'portfolio' };
+  if (path === '/sign-in') return { page: 'sign-in' };
+  if (path === '/settings') return { page: 'settings' };
+  if (path === '/webhooks') return { page: 'webhooks' };
+  const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);
+  if (m) {
+    let id: string;
+    try {
+      id = decodeURIComponent(m[2] as string);
+    } catch {
+      return { page: 'not-found' };
+    }
+    return m[1] === 'customers' ? { page: 'customer', id } : { page: 'webhook', id };
+  }
+  return { page: 'not-found' };
+}
+
+const CHANGE = 'vitals:navigate';
+
+export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+  if (opts.replace) history.replaceState(null, '', to);
+  else history.pushState(null, '', to);
+  window.dispatchEvent(new Event(CHANGE));
+}
+
+/** The current route; re-renders on navigate() and on back/forward. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parse(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(parse(location.pathname));
+    window.addEventListener('popstate', update);
+    window.addEventListener(CHANGE, update);
+    return () => {
+      window.removeEventListener('popstate', update);
+      window.removeEventListener(CHANGE, update);
+    };
+  }, []);
+  return route;
+}
+
+type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; children: ComponentChildren };
+
+/** A real link (middle click, copy address and the rest work) that navigates in place on a plain click. */
+export function Link({ href, children, ...rest }: LinkProps) {
+  const onClick = (e: MouseEvent) => {
+    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(href);
+  };
+  return (
+    <a href={href} onClick={onClick} {...rest}>
+      {children}
+    </a>
+  );
+}

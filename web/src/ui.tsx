@@ -1,0 +1,178 @@
+// Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, type Status } from './api.ts';
+import { STATUS_LABEL } from './format.ts';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+  set: (data: T) => void;
+}
+
+/** Runs `load` now and whenever `deps` change; a newer run aborts the older one. */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const abort = new AbortController();
+    setState((s) => ({ data: s.data, loading: true }));
+    load(abort.signal).then(
+      (data) => abort.signal.aborted || setState({ data, loading: false }),
+      (error) => abort.signal.aborted || setState({ error, loading: false }),
+    );
+    return () => abort.abort();
+  }, [...deps, round]);
+  return {
+    data: state.data,
+    error: state.error,
+    loading: state.loading,
+    reload: useCallback(() => setRound((r) => r + 1), []),
+    set: useCallback((data: T) => setState({ data, loading: false }), []),
+  };
+}
+
+let firstPage = true;
+
+/** A page's heading and document title. After a navigation, focus moves to the heading. */
+export function Page(props: { title: string; subtitle?: ComponentChildren; children: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${props.title} · Vitals`;
+  }, [props.title]);
+  useEffect(() => {
+    if (firstPage) firstPage = false;
+    else heading.current?.focus();
+  }, []);
+  return (
+    <>
+      <div class="page-head">
+        <h1 tabIndex={-1} ref={heading}>
+          {props.title}
+        </h1>
+        {props.subtitle && <p class="subtitle">{props.subtitle}</p>}
+      </div>
+      {props.children}
+    </>
+  );
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** An error from the API (its envelope's message) or from the page's own checks. */
+export function ErrorMessage({ error, title }: { error: unknown; title?: string }) {
+  if (!error) return null;
+  const code = error instanceof ApiError ? error.code : undefined;
+  return (
+    <div class="message error" role="alert">
+      {title && <strong>{title} </strong>}
+      {messageOf(error)}
+      {code && <span class="code"> ({code})</span>}
+    </div>
+  );
+}
+
+export function Notice({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="message ok" role="status">
+      {children}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function StatusBadge({ status }: { status: Status }) {
+  return <span class={`badge ${status}`}>{STATUS_LABEL[status]}</span>;
+}
+
+/** Previous / next over a keyset-paginated list. */
+export function Pager(props: {
+  label: string;
+  page: number;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+  busy?: boolean;
+}) {
+  if (props.page === 1 && !props.hasNext) return null;
+  return (
+    <nav class="pager" aria-label={props.label}>
+      <button type="button" onClick={props.onPrevious} disabled={props.page === 1 || props.busy}>
+        ← Previous
+      </button>
+      <span>Page {props.page}</span>
+      <button type="button" onClick={props.onNext} disabled={!props.hasNext || props.busy}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+/** A webhook signing secret, shown once, with a copy button. */
+export function SecretReveal({ secret, onDismiss }: { secret: string; onDismiss: () => void }) {
+  const [copied, setCopied] = useState<string>('');
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.select(), []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      // No clipboard API (a page not served over https): select the text for Ctrl+C instead.
+      field.current?.select();
+      setCopied('Selected: press Ctrl+C (⌘C) to copy.');
+    }
+  };
+  return (
+    <section class="secret" aria-labelledby="secret-title">
+      <h2 id="secret-title">Signing secret</h2>
+      <p>
+        Copy this secret now and keep it with your receiver: <strong>it is shown only this once</strong>. Use
+        it to check the <code>X-Vitals-Signature</code> and <code>webhook-signature</code> headers.
+      </p>
+      <div class="copy-row">
+        <label class="sr-only" for="secret-value">
+          Signing secret
+        </label>
+        <input id="secret-value" ref={field} readOnly value={secret} spellcheck={false} />
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p class="hint" aria-live="polite">
+        {copied}
+      </p>
+      <button type="button" class="secondary" onClick={onDismiss}>
+        I have saved it
+      </button>
+    </section>
+  );
+}
+
+/** A labelled form control with its error message (the control sets aria-describedby to `${id}-error`). */
+export function Field(props: { id: string; label: string; error?: string; children: ComponentChildren }) {
+  return (
+    <div class={`field${props.error ? ' invalid' : ''}`}>
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.error && (
+        <p class="field-error" id={`${props.id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
