@@ -56,7 +56,6 @@ export async function soak(opts: {
   if (db.url) env.DATABASE_URL = db.url;
   const server = await startServer(env);
   const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' };
-  // biome-ignore lint/suspicious/noExplicitAny: answers are read loosely here
   const api = async (method: string, path: string, body?: unknown): Promise<any> => {
     const res = await fetch(server.url + path, {
       method,

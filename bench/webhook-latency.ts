@@ -45,7 +45,7 @@ receiver.listen(0, '127.0.0.1');
 await new Promise((r) => receiver.once('listening', r));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-const server = await startServer({ VITALS_LOG_LEVEL: 'warn', ...extraEnv });
+const server = await startServer({ VITALS_LOG_LEVEL: 'warn', VITALS_RATE_LIMIT: '1000000/s', ...extraEnv });
 const pool = new Pool(server.url, { connections: 16 });
 const call = async (method: string, path: string, body?: unknown) => {
   const res = await pool.request({

@@ -17,6 +17,12 @@ export interface ScoreRecord {
   score: number;
   status: Status;
   factors: Factors;
+  /**
+   * The stored JSON text of `factors`, when read from a store that has it. A recomputation
+   * keeps the factors, so it is carried along and written back without re-serializing; a
+   * new factor set never has it (scoreFactors builds the record field by field).
+   */
+  factorsJson?: string;
   /** 1 for the first score of a customer, +1 for every change; history entries carry it. */
   version: number;
   updatedAt: number;

@@ -107,5 +107,13 @@ export function plainCustomer(c: CustomerRecord | null): CustomerRecord | null {
   return { id, name, email, metadata, createdAt, updatedAt };
 }
 
+/** A score as plain data; a backend's `factorsJson` must be exactly the factors as written. */
+export function plainScore(s: ScoreRecord | null): ScoreRecord | null {
+  if (!s) return null;
+  if (s.factorsJson !== undefined) assert.equal(s.factorsJson, JSON.stringify(s.factors));
+  const { customerId, score, status, factors, version, updatedAt } = s;
+  return { customerId, score, status, factors, version, updatedAt };
+}
+
 /** Byte-wise order of UTF-8, the order both backends promise for ids. */
 export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

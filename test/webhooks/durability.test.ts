@@ -3,121 +3,36 @@
 // reaches the receiver at least once; a delivery that was in flight at the crash is taken over
 // once its lease (timeout + 5 s) runs out, and not before.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { verifyVitalsSignature } from '../../src/domain/signing.ts';
 import { customerBody, tempDir } from '../helpers/app.ts';
 import { type Received, TestReceiver } from '../helpers/receiver.ts';
+import { closedPort, killAll, VitalsProcess as Server, serverEnv } from '../helpers/server.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'src', 'cli.ts');
-const NODE = process.execPath;
 const KEY = `vk_${'D'.repeat(16)}${'9'.repeat(16)}`;
 const LIMIT = { timeout: 30_000 };
 /** VITALS_WEBHOOK_TIMEOUT below, plus the dispatcher's 5 s lease margin. */
 const LEASE_MS = 1000 + 5000;
 
 const dirs: string[] = [];
-const running = new Set<ChildProcess>();
 const receivers: TestReceiver[] = [];
 after(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  killAll();
   await Promise.all(receivers.map((r) => r.close()));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function env(dir: string): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(VITALS_|PORT$|HOST$|DATABASE_URL$|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(name))
-      base[name] = value;
-  }
-  return {
-    ...base,
+const env = (dir: string) =>
+  serverEnv({
     VITALS_DATA_DIR: dir,
-    HOST: '127.0.0.1',
-    PORT: '0',
     VITALS_API_KEY: KEY,
-    VITALS_LOG_LEVEL: 'info',
     // Quick retries, then every 500 ms: 20 retries last ~9 s, so none runs out while the receiver is down.
     VITALS_WEBHOOK_BACKOFF: '50ms,100ms,200ms,500ms',
     VITALS_WEBHOOK_TIMEOUT: '1s',
     VITALS_WEBHOOK_MAX_RETRIES: '20',
-  };
-}
-
-/** A running `vitals serve`; its port is read from Fastify's "Server listening at" line. */
-class Server {
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-  port = 0;
-  #stdout = '';
-
-  private constructor(environment: NodeJS.ProcessEnv) {
-    this.child = spawn(NODE, [CLI, 'serve'], {
-      cwd: ROOT,
-      env: environment,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    running.add(this.child);
-    this.exited = once(this.child, 'close').then(() => running.delete(this.child));
-    this.child.stderr?.resume();
-  }
-
-  static async start(environment: NodeJS.ProcessEnv): Promise<Server> {
-    const server = new Server(environment);
-    const port = await new Promise<number>((resolve, reject) => {
-      server.child.stdout?.on('data', (d) => {
-        server.#stdout += d;
-        const m = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(server.#stdout);
-        if (m) resolve(Number(m[1]));
-      });
-      server.child.once('close', () =>
-        reject(new Error(`serve exited before listening:\n${server.#stdout}`)),
-      );
-    });
-    server.port = port;
-    return server;
-  }
-
-  async request<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`http://127.0.0.1:${this.port}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as T };
-  }
-
-  async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
-    await this.exited;
-  }
-
-  async stop(): Promise<void> {
-    this.child.kill('SIGTERM');
-    await this.exited;
-  }
-}
-
-/** A port nobody listens on: bound by us, then released (the receiver comes back on it later). */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+  });
 
 interface Delivery {
   status: string;

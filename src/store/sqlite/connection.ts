@@ -7,10 +7,12 @@ export class Connection {
   readonly db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
 
-  constructor(path: string, synchronous: string) {
+  /** `cacheMb`: SQLite's page cache; the writer's is larger so bulk recomputations stay in memory. */
+  constructor(path: string, synchronous: string, cacheMb = 2) {
     this.db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
     this.db.exec(
-      `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`,
+      `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;
+       PRAGMA cache_size = -${cacheMb * 1024}; PRAGMA temp_store = MEMORY;`,
     );
   }
 

@@ -51,6 +51,7 @@ export const toScore = (r: Row): ScoreRecord => ({
   score: r.score as number,
   status: statusOf(r.band as number),
   factors: JSON.parse(r.factors as string),
+  factorsJson: r.factors as string,
   version: r.version as number,
   updatedAt: r.updated_at as number,
 });

@@ -12,6 +12,7 @@ import type {
   Tx,
 } from '../store.ts';
 import { Connection } from './connection.ts';
+import { GroupCommit } from './group-commit.ts';
 import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
@@ -29,19 +30,31 @@ export class SqliteStore extends SqliteReader implements Store {
   readonly #writer: Connection;
   readonly #tx: SqliteTx;
   readonly #wake = new EventEmitter();
-  /** Transactions on the one write connection run one after another. */
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Transactions on the one write connection run one after another, committed in groups. */
+  readonly #writes: GroupCommit<SqliteTx>;
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
     const synchronous = opts.synchronous ?? 'full';
-    const writer = new Connection(opts.path, synchronous);
+    const writer = new Connection(opts.path, synchronous, 64);
     // Reads go through their own connection: under WAL it sees only committed data, never a
     // transaction that is half way through on the writer.
-    super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous));
+    super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous, 16));
     this.#writer = writer;
     this.#tx = new SqliteTx(writer);
+    this.#writes = new GroupCommit(writer.db, this.#tx, {
+      begin: (tx) => {
+        tx.deliveriesDue = false;
+      },
+      committed: (tx) => {
+        if (tx.deliveriesDue) this.#wake.emit('due');
+      },
+      save: (tx) => tx.deliveriesDue,
+      restore: (tx, saved) => {
+        tx.deliveriesDue = saved as boolean;
+      },
+    });
   }
 
   async migrate(): Promise<number> {
@@ -73,7 +86,7 @@ export class SqliteStore extends SqliteReader implements Store {
   /** Waits for the transactions already queued; closing again is a no-op. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await this.#queue.catch(() => {});
+      await this.#writes.idle();
       if (this.conn !== this.#writer) this.conn.db.close();
       this.#writer.db.close();
     })();
@@ -81,23 +94,7 @@ export class SqliteStore extends SqliteReader implements Store {
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      const db = this.#writer.db;
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        this.#tx.deliveriesDue = false;
-        const result = await fn(this.#tx);
-        db.exec('COMMIT');
-        if (this.#tx.deliveriesDue) this.#wake.emit('due');
-        return result;
-      } catch (err) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw err;
-      }
-    };
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => {});
-    return result;
+    return this.#writes.run(fn);
   }
 
   async ensureAccount(name: string, now: number): Promise<Account> {

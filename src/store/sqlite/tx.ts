@@ -47,15 +47,22 @@ export class SqliteTx extends SqliteReader implements Tx {
       `UPDATE health_scores SET score = ?, band = ?, factors = ?, version = ?, updated_at = ?
        WHERE account_id = ? AND customer_id = ?`,
     );
+    // A recomputation carries the stored factor text: the factors column is left as it is.
+    const rescore = this.conn.statement(
+      `UPDATE health_scores SET score = ?, band = ?, version = ?, updated_at = ?
+       WHERE account_id = ? AND customer_id = ?`,
+    );
     const history = this.conn.statement(
       `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const s of scores) {
-      const factors = JSON.stringify(s.factors);
+      const factors = s.factorsJson ?? JSON.stringify(s.factors);
       const band = bandOf(s.status);
       if (s.version === 1)
         insert.run(accountId, s.customerId, s.score, band, factors, s.version, s.updatedAt);
+      else if (s.factorsJson !== undefined)
+        rescore.run(s.score, band, s.version, s.updatedAt, accountId, s.customerId);
       else update.run(s.score, band, factors, s.version, s.updatedAt, accountId, s.customerId);
       history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
     }

@@ -1,0 +1,98 @@
+// A real `vitals serve` in its own process, for tests that crash, restart or multiply it.
+// Its port is read from Fastify's "Server listening at" line (PORT=0).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'src', 'cli.ts');
+
+/** Processes still running when a test file ends are killed by `killAll`. */
+const running = new Set<ChildProcess>();
+
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/** The parent's environment without anything of ours, plus `extra`. */
+export function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(VITALS_|PORT$|HOST$|DATABASE_URL$|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(name))
+      base[name] = value;
+  }
+  return { ...base, HOST: '127.0.0.1', PORT: '0', VITALS_LOG_LEVEL: 'info', ...extra };
+}
+
+export class VitalsProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<unknown>;
+  readonly key: string;
+  port = 0;
+  #stdout = '';
+
+  private constructor(environment: NodeJS.ProcessEnv) {
+    this.key = environment.VITALS_API_KEY ?? '';
+    this.child = spawn(process.execPath, [CLI, 'serve'], {
+      cwd: ROOT,
+      env: environment,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(this.child);
+    this.exited = once(this.child, 'close').then(() => running.delete(this.child));
+    this.child.stderr?.resume();
+  }
+
+  static async start(environment: NodeJS.ProcessEnv): Promise<VitalsProcess> {
+    const server = new VitalsProcess(environment);
+    server.port = await new Promise<number>((resolve, reject) => {
+      server.child.stdout?.on('data', (d) => {
+        server.#stdout += d;
+        const m = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(server.#stdout);
+        if (m) resolve(Number(m[1]));
+      });
+      server.child.once('close', () =>
+        reject(new Error(`serve exited before listening:\n${server.#stdout}`)),
+      );
+    });
+    return server;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async request<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    this.child.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+/** A port nobody listens on: bound, then released (a receiver can come back on it later). */
+export async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
