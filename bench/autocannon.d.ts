@@ -11,6 +11,7 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     pipelining?: number;
+    overallRate?: number;
     duration?: number;
     amount?: number;
     method?: string;

@@ -236,6 +236,16 @@ export interface IdempotencyStore {
   pruneIdempotencyKeys(before: number): Promise<number>;
 }
 
+export interface ClaimOptions {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  slots: (webhookId: string) => number;
+  /** Webhooks the caller already knows have no free slot: their due work is not even looked at. */
+  busy?: string[];
+}
+
 /** What dispatchers need; these work across accounts, each row carrying its own. */
 export interface DeliveryQueue {
   /**
@@ -243,15 +253,7 @@ export interface DeliveryQueue {
    * most `slots(webhookId)` for any one webhook; a lease that has run out (its dispatcher died)
    * can be taken over.
    */
-  claimDeliveries(opts: {
-    owner: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    slots: (webhookId: string) => number;
-    /** Webhooks the caller already knows have no free slot: their due work is not even looked at. */
-    busy?: string[];
-  }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   recordAttempt(outcome: AttemptOutcome): Promise<void>;
   /**
    * The earliest time after `after` at which a pending delivery falls due, or null. (What is

@@ -27,6 +27,7 @@ export class Dispatcher {
   #pumping: Promise<void> | undefined;
   #again = false;
   #stopped = true;
+  #stopping: Promise<void> | undefined;
   /** When the last claim looked: what was due by then and is still unclaimed waits for a free slot. */
   #lookedAt = 0;
 
@@ -44,14 +45,17 @@ export class Dispatcher {
     this.wake();
   }
 
-  /** Finishes the attempts in flight (each bounded by the timeout), then stops. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#unsubscribe?.();
-    clearTimeout(this.#timer);
-    await this.#pumping;
-    await Promise.allSettled(this.#inFlight.values());
-    await this.#agent.close();
+  /** Finishes the attempts in flight (each bounded by the timeout), then stops; again is a no-op. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#stopped = true;
+      this.#unsubscribe?.();
+      clearTimeout(this.#timer);
+      await this.#pumping;
+      await Promise.allSettled(this.#inFlight.values());
+      await this.#agent.close();
+    })();
+    return this.#stopping;
   }
 
   wake(): void {

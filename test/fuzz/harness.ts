@@ -18,6 +18,12 @@ import {
 } from './requests.ts';
 import { assertPrototypeClean, assertWellFormed, params, snapshot } from './rules.ts';
 
+/** Requests judged in this file, printed at exit so RELIABILITY.md can count what was tried. */
+let judged = 0;
+process.once('exit', () => {
+  if (judged > 0) console.log(`fuzz: ${judged} hostile requests judged`);
+});
+
 export interface Route {
   method: string;
   /** With :customer_id, :webhook_id, :delivery_id or :event_id placeholders. */
@@ -134,6 +140,7 @@ export class Harness {
   }
 
   async judge(route: Route, r: FuzzRequest): Promise<void> {
+    judged++;
     const what = describeRequest(r);
     const res = await send(this.t, r);
     assertWellFormed(res, r.method, r.url, what);

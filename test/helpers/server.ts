@@ -17,7 +17,7 @@ export function killAll(): void {
   for (const child of running) child.kill('SIGKILL');
 }
 
-/** The parent's environment without anything of ours, plus `extra`. */
+/** The parent's environment without anything of ours, plus `extra` (keep the log level at info: the port is read from the log). */
 export function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {

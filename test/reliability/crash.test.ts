@@ -32,10 +32,9 @@ function env(db: TestDatabase, key: string) {
     VITALS_DATA_DIR: db.dir,
     ...(db.url ? { DATABASE_URL: db.url } : {}),
     VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
     VITALS_WEBHOOK_BACKOFF: '50ms,100ms,200ms,500ms',
     VITALS_WEBHOOK_TIMEOUT: '1s',
-    VITALS_WEBHOOK_MAX_RETRIES: '40',
+    VITALS_WEBHOOK_MAX_RETRIES: '20',
   });
 }
 

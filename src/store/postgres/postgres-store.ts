@@ -5,6 +5,7 @@ import type {
   ApiKeyRecord,
   AttemptOutcome,
   ClaimedDelivery,
+  ClaimOptions,
   IdempotencyClaim,
   Store,
   Tx,
@@ -156,14 +157,7 @@ export class PostgresStore extends PgReader implements Store {
     return result.count === 1;
   }
 
-  claimDeliveries(opts: {
-    owner: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    slots: (webhookId: string) => number;
-    busy?: string[];
-  }): Promise<ClaimedDelivery[]> {
+  claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#pool.begin((sql) => queue.claimDeliveries(sql, opts)) as Promise<ClaimedDelivery[]>;
   }
 

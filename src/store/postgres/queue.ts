@@ -1,7 +1,7 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
+import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { fromText, toTextOrNull } from './text.ts';
 
@@ -25,17 +25,7 @@ interface DetailRow {
 const MAX_ROUNDS = 8;
 
 /** Runs inside a transaction: the row locks hold until the leases are written and committed. */
-export async function claimDeliveries(
-  sql: Queryable,
-  opts: {
-    owner: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    slots: (webhookId: string) => number;
-    busy?: string[];
-  },
-): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   const taken = new Map<string, number>();
   const full = new Set<string>(opts.busy);
   const chosen: string[] = [];

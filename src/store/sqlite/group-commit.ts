@@ -4,6 +4,7 @@
 // request, and a failing transaction rolls back alone. Nobody is answered before the COMMIT
 // that holds their writes has returned.
 import type { DatabaseSync } from 'node:sqlite';
+import { setImmediate } from 'node:timers/promises';
 
 /** Enough to amortize the fsync; small enough that no batch holds the write lock for long. */
 const MAX_BATCH = 256;
@@ -67,6 +68,9 @@ export class GroupCommit<C> {
   async #drain(): Promise<void> {
     const db = this.#db;
     while (this.#pending.length > 0) {
+      // node:sqlite is synchronous, so without this yield the requests that arrived meanwhile
+      // (their I/O callbacks) would never get to queue up: let them run, then take them all.
+      await setImmediate();
       const batch = this.#pending.splice(0, MAX_BATCH);
       const done: { job: Job<C>; value: unknown }[] = [];
       try {

@@ -1,6 +1,6 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import type { AttemptOutcome, ClaimedDelivery } from '../store.ts';
+import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 
 /**
@@ -9,17 +9,7 @@ import type { Connection } from './connection.ts';
  */
 const MAX_ROUNDS = 8;
 
-export function claimDeliveries(
-  conn: Connection,
-  opts: {
-    owner: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    slots: (webhookId: string) => number;
-    busy?: string[];
-  },
-): ClaimedDelivery[] {
+export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDelivery[] {
   const taken = new Map<string, number>();
   const full = new Set<string>(opts.busy);
   const chosen: string[] = [];

@@ -7,6 +7,7 @@ import type {
   ApiKeyRecord,
   AttemptOutcome,
   ClaimedDelivery,
+  ClaimOptions,
   IdempotencyClaim,
   Store,
   Tx,
@@ -37,10 +38,10 @@ export class SqliteStore extends SqliteReader implements Store {
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
     const synchronous = opts.synchronous ?? 'full';
-    const writer = new Connection(opts.path, synchronous, 64);
+    const writer = new Connection(opts.path, synchronous, 16);
     // Reads go through their own connection: under WAL it sees only committed data, never a
     // transaction that is half way through on the writer.
-    super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous, 16));
+    super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous, 8));
     this.#writer = writer;
     this.#tx = new SqliteTx(writer);
     this.#writes = new GroupCommit(writer.db, this.#tx, {
@@ -165,14 +166,7 @@ export class SqliteStore extends SqliteReader implements Store {
     );
   }
 
-  claimDeliveries(opts: {
-    owner: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    slots: (webhookId: string) => number;
-    busy?: string[];
-  }): Promise<ClaimedDelivery[]> {
+  claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.transaction(async () => queue.claimDeliveries(this.#writer, opts));
   }
 
