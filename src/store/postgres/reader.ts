@@ -8,6 +8,7 @@ import {
 } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { likeEscape } from '../like.ts';
+import { page } from '../page.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
@@ -184,10 +185,6 @@ export const toSettings = (r: SettingsRow | undefined): Settings =>
         thresholds: { ...DEFAULT_THRESHOLDS },
         thresholdsUpdatedAt: null,
       };
-
-function page<R, T>(rows: readonly R[], limit: number, map: (r: R) => T): Page<T> {
-  return { data: rows.slice(0, limit).map(map), hasMore: rows.length > limit };
-}
 
 /**
  * Queries shared by the pool and a transaction. Every id column is COLLATE "C", so comparisons

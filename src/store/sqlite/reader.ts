@@ -2,6 +2,7 @@ import type { EventType } from '../../domain/events.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { likeEscape } from '../like.ts';
+import { page } from '../page.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
@@ -92,10 +93,6 @@ const toAttempt = (r: Row): AttemptRecord => ({
   error: (r.error as string | null) ?? null,
   responseBody: (r.response_body as string | null) ?? null,
 });
-
-function page<T>(rows: Row[], limit: number, map: (r: Row) => T): Page<T> {
-  return { data: rows.slice(0, limit).map(map), hasMore: rows.length > limit };
-}
 
 /** Queries shared by the read connection and the write transaction. */
 export class SqliteReader implements Reader {
