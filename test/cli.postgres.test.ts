@@ -1,39 +1,13 @@
 // DATABASE_URL switches the CLI to PostgreSQL (runs when VITALS_TEST_POSTGRES_URL is set): each
 // test gets a database of its own, made and dropped around it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../src/store/postgres/migrations.ts';
+import { runCli, serverEnv } from './helpers/server.ts';
 import { createTestDatabase, POSTGRES_URL } from './helpers/stores.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'src', 'cli.ts');
-
-async function cli(args: string[], databaseUrl: string, dir: string) {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(VITALS_|PORT$|HOST$|DATABASE_URL$|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(name))
-      env[name] = value;
-  }
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    env: { ...env, DATABASE_URL: databaseUrl, VITALS_DATA_DIR: dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], databaseUrl: string, dir: string) =>
+  runCli(args, serverEnv({ DATABASE_URL: databaseUrl, VITALS_DATA_DIR: dir }));
 
 describe('the CLI on PostgreSQL', { skip: !POSTGRES_URL && 'VITALS_TEST_POSTGRES_URL is not set' }, () => {
   test('`migrate` with DATABASE_URL brings the PostgreSQL schema up to date, twice over', async (t) => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { customerBody, tempDir } from './helpers/app.ts';
+import { runCli } from './helpers/server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'src', 'cli.ts');
@@ -45,23 +46,7 @@ interface Result {
   stderr: string;
 }
 
-async function cli(args: string[], environment: NodeJS.ProcessEnv): Promise<Result> {
-  const child = spawn(NODE, [CLI, ...args], {
-    cwd: ROOT,
-    env: environment,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], environment: NodeJS.ProcessEnv): Promise<Result> => runCli(args, environment);
 
 /** A running `vitals serve`, ready once Fastify has logged that it listens. */
 class Server {

@@ -87,6 +87,28 @@ export class VitalsProcess {
   }
 }
 
+/** Runs one CLI command (`vitals …`) to its end. */
+export async function runCli(
+  args: string[],
+  environment: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: environment,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
 /** A port nobody listens on: bound, then released (a receiver can come back on it later). */
 export async function closedPort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
