@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// vitals serve | migrate | keys create [--account NAME] | keys list | keys revoke ID
+// vitals serve | migrate | keys create [--account NAME] | keys list | keys revoke ID | backup PATH [--force]
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { createApiKey } from './keys.ts';
 import { serve } from './main.ts';
-import { openStore } from './store/open.ts';
+import { openStore, sqlitePath } from './store/open.ts';
+import { BackupError, backupSqlite } from './store/sqlite/backup.ts';
 
 const USAGE = `Usage: vitals <command>
 
@@ -13,6 +15,8 @@ const USAGE = `Usage: vitals <command>
   keys create [--account NAME]   create an API key (and the account if new); prints the key once
   keys list                      list keys (never the keys themselves)
   keys revoke ID                 revoke a key by its id
+  backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
+                                 the server runs (--force replaces an existing PATH)
 
 Configuration comes from the environment; see README.md.`;
 
@@ -30,7 +34,11 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      account: { type: 'string' },
+      force: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command = 'serve', sub, arg] = positionals;
   if (values.help) {
@@ -79,9 +87,62 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       break;
+    case 'backup':
+      if (sub && positionals.length === 2) return backup(sub, values.force ?? false);
+      break;
   }
   console.error(USAGE);
   return 2;
+}
+
+const POSTGRES_BACKUP = `vitals backup copies the SQLite database only; this Vitals uses PostgreSQL (DATABASE_URL is set).
+Back PostgreSQL up with its own tools, which take a consistent snapshot while Vitals keeps serving:
+
+  pg_dump --format=custom --file=vitals.dump "$DATABASE_URL"
+
+Restore into an empty database (stop Vitals first, then point DATABASE_URL at it and start):
+
+  pg_restore --no-owner --dbname="postgres://…/vitals" vitals.dump
+
+For point-in-time recovery, set up continuous WAL archiving with a base backup (pg_basebackup);
+see "Backup and Restore" in the PostgreSQL documentation.`;
+
+function backup(path: string, force: boolean): number {
+  if (path === '-') {
+    console.error('vitals backup cannot write to standard output (-); give the path of a file to write.');
+    return 2;
+  }
+  const config = loadConfig();
+  if (config.databaseUrl) {
+    // Never the URL itself: it may hold a password.
+    console.error(POSTGRES_BACKUP);
+    return 2;
+  }
+  const source = sqlitePath(config.dataDir);
+  if (!existsSync(source)) {
+    console.error(
+      `There is no database at ${source}; nothing was backed up. Is VITALS_DATA_DIR (now ${config.dataDir}) right?`,
+    );
+    return 1;
+  }
+  try {
+    const done = backupSqlite(source, path, { force });
+    console.log(
+      `Backed up ${done.source} to ${done.target} (${formatBytes(done.bytes)}) in ${(done.ms / 1000).toFixed(1)} s.`,
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof BackupError)) throw err;
+    console.error(err.message);
+    return 1;
+  }
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const [size, unit] =
+    bytes < 1e6 ? [bytes / 1e3, 'kB'] : bytes < 1e9 ? [bytes / 1e6, 'MB'] : [bytes / 1e9, 'GB'];
+  return `${size.toFixed(1)} ${unit}`;
 }
 
 main(process.argv.slice(2)).then(

@@ -36,6 +36,17 @@ export const duration: Parser<number> = (raw) => {
   return ms;
 };
 
+/** "30d", "12h", "90m", "45s" (up to 10 years), or "off": how long something is kept. */
+const keepFor: Parser<number | null> = (raw) => {
+  if (raw === 'off') return null;
+  const m = /^(\d+)(d|h|m|s)$/.exec(raw.trim());
+  const ms = Number(m?.[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }[(m?.[2] ?? 'd') as 'd'];
+  if (!m || !(ms >= 1000) || ms > 3650 * 86_400_000) {
+    throw new Error('must be a period such as 30d, 12h or 90m (at most 3650d), or off');
+  }
+  return ms;
+};
+
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw) => {
@@ -101,6 +112,8 @@ export interface Config {
   /** Requests per API key per window, counted in each process's memory; null when off. */
   rateLimit: { max: number; windowMs: number } | null;
   roles: Role[];
+  /** Events (and their finished deliveries) older than this are removed; null keeps them all. */
+  eventRetentionMs: number | null;
   webhook: {
     backoffMs: number[];
     maxRetries: number;
@@ -154,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: read(env, 'VITALS_SHUTDOWN_TIMEOUT', duration, '10s'),
     rateLimit: read(env, 'VITALS_RATE_LIMIT', rate, '1000/s'),
     roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
+    eventRetentionMs: read(env, 'VITALS_EVENT_RETENTION', keepFor, '30d'),
     webhook: {
       backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
       maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),

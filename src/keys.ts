@@ -4,17 +4,19 @@ import type { Store } from './store/store.ts';
 
 export const DEFAULT_ACCOUNT = 'default';
 
-export async function createApiKey(store: Store, accountName: string, key = newId.apiKey()) {
+export async function createApiKey(
+  store: Store,
+  accountName: string,
+  key = newId.apiKey(),
+  opts: { onlyIfNone?: boolean } = {},
+) {
   const account = await store.ensureAccount(accountName, Date.now());
   const id = newId.apiKeyId();
-  await store.insertApiKey({
-    id,
-    accountId: account.id,
-    hash: hashApiKey(key),
-    prefix: key.slice(0, 7),
-    createdAt: Date.now(),
-  });
-  return { id, key, account };
+  const created = await store.insertApiKey(
+    { id, accountId: account.id, hash: hashApiKey(key), prefix: key.slice(0, 7), createdAt: Date.now() },
+    opts,
+  );
+  return { id, key, account, created };
 }
 
 /**
@@ -27,6 +29,7 @@ export async function bootstrapKeys(store: Store, apiKey: string | undefined): P
     await createApiKey(store, DEFAULT_ACCOUNT, apiKey);
     return null;
   }
-  if ((await store.countActiveApiKeys()) > 0) return null;
-  return (await createApiKey(store, DEFAULT_ACCOUNT)).key;
+  // Checked and added in one step: processes starting together on an empty database make one key.
+  const first = await createApiKey(store, DEFAULT_ACCOUNT, undefined, { onlyIfNone: true });
+  return first.created ? first.key : null;
 }

@@ -4,6 +4,7 @@ import { buildApp } from './http/app.ts';
 import { IDEMPOTENCY_TTL_MS } from './http/idempotency.ts';
 import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
+import { RetentionJob } from './retention.ts';
 import { openStore } from './store/open.ts';
 import { Dispatcher } from './webhooks/dispatcher.ts';
 
@@ -24,6 +25,16 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     ? new Dispatcher({ store, config: config.webhook, log: app.log.child({ role: 'dispatcher' }), metrics })
     : undefined;
 
+  const retention =
+    config.eventRetentionMs === null
+      ? undefined
+      : new RetentionJob({
+          store,
+          keepMs: config.eventRetentionMs,
+          log: app.log.child({ role: 'retention' }),
+          metrics,
+        });
+
   // Idempotency keys are kept 24 hours; sweep the older ones out every hour.
   const prune = setInterval(() => {
     store
@@ -37,6 +48,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     closing ??= (async () => {
       // Stop accepting, let in-flight requests and delivery attempts finish, then close the database.
       clearInterval(prune);
+      await retention?.stop();
       await app.close();
       await dispatcher?.stop();
       await store.close();
@@ -66,6 +78,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   dispatcher?.start();
+  retention?.start();
   app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };
 }

@@ -6,6 +6,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly deliveries: Counter<'outcome'>;
   readonly attemptSeconds: Histogram<'result'>;
+  readonly pruned: Counter<'kind'>;
 
   constructor(store: Store, opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vitals_' });
@@ -20,6 +21,12 @@ export class Metrics {
       help: 'Duration of webhook delivery attempts.',
       labelNames: ['result'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.pruned = new Counter({
+      name: 'vitals_retention_pruned_total',
+      help: 'Rows removed by event retention (VITALS_EVENT_RETENTION), by kind: events or deliveries.',
+      labelNames: ['kind'],
       registers: [this.registry],
     });
     new Gauge({

@@ -12,6 +12,7 @@ import {
 import { customersContract } from './store-contract/customers.ts';
 import { idempotencyContract } from './store-contract/idempotency.ts';
 import { queueContract } from './store-contract/queue.ts';
+import { retentionContract } from './store-contract/retention.ts';
 import { schemaContract } from './store-contract/schema.ts';
 import { scoresContract } from './store-contract/scores.ts';
 import { textContract } from './store-contract/text.ts';
@@ -47,6 +48,7 @@ for (const backend of BACKENDS) {
     queueContract(c);
     transactionsContract(c);
     idempotencyContract(c);
+    retentionContract(c);
     textContract(c);
   });
 }

@@ -19,6 +19,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   delivery_in_progress: { status: 409, type: 'invalid_request_error' },
+  webhook_disabled: { status: 409, type: 'invalid_request_error' },
   idempotency_request_in_progress: { status: 409, type: 'invalid_request_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },

@@ -4,13 +4,19 @@ import { newId } from './ids.ts';
 import type { Factors, Status } from './scoring.ts';
 import { iso } from './time.ts';
 
-export const EVENT_TYPES = [
+/** What a webhook may subscribe to. */
+export const SUBSCRIBABLE_EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
   'customer.health_score.updated',
   'customer.status.changed',
 ] as const;
+export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
+
+/** `webhook.test` goes only to the webhook it is sent to, never by subscription (docs/webhooks.md). */
+export const TEST_EVENT_TYPE = 'webhook.test';
+export const EVENT_TYPES = [...SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface ScoreChange {

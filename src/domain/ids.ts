@@ -25,7 +25,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Base62 of the clock, fixed width: ids that start with it sort (and index) by creation time. */
-function timePrefix(ms = Date.now()): string {
+function timePrefix(ms: number): string {
   let out = '';
   for (let i = 0; i < 8; i++) {
     out = BASE62[ms % 62] + out;
@@ -34,14 +34,49 @@ function timePrefix(ms = Date.now()): string {
   return out;
 }
 
+/** The next base62 string of the same length (false when it would overflow). */
+function increment(text: string): string | false {
+  const chars = text.split('');
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const at = BASE62.indexOf(chars[i] as string);
+    if (at < 61) {
+      chars[i] = BASE62[at + 1] as string;
+      return chars.join('');
+    }
+    chars[i] = '0';
+  }
+  return false;
+}
+
+/**
+ * Time prefix + 16 random characters, strictly increasing within this process (as a monotonic
+ * ULID factory does): within one millisecond the random part counts up, so ids made in the same
+ * millisecond still sort in the order they were made (docs/api.md, "Identifiers").
+ */
+function monotonic(prefix: string): () => string {
+  let lastMs = 0;
+  let lastRandom = '';
+  return () => {
+    const now = Date.now();
+    const next = now > lastMs ? false : increment(lastRandom);
+    if (next === false) {
+      lastMs = Math.max(now, lastMs + (lastRandom === '' ? 0 : 1));
+      lastRandom = randomBase62(16);
+    } else {
+      lastRandom = next;
+    }
+    return `${prefix}${timePrefix(lastMs)}${lastRandom}`;
+  };
+}
+
 export const newId = {
   account: () => `acct_${randomBase62(16)}`,
   apiKeyId: () => `key_${randomBase62(16)}`,
   apiKey: () => `vk_${randomBase62(32)}`,
   webhook: () => `whk_${randomBase62(24)}`,
   // Time-ordered so that bulk inserts append to the index instead of scattering across it.
-  event: () => `evt_${timePrefix()}${randomBase62(16)}`,
-  delivery: () => `dlv_${timePrefix()}${randomBase62(16)}`,
+  event: monotonic('evt_'),
+  delivery: monotonic('dlv_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

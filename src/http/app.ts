@@ -22,6 +22,7 @@ import { registerErrorHandling, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
 import { HealthScore, healthScoresRoutes } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
+import { trackMethods } from './methods.ts';
 import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
@@ -45,6 +46,7 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
 const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
@@ -68,7 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId.requestId();
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: ROUTER_OPTIONS,
     return503OnClosing: true,
     frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
@@ -117,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'request',
     );
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, trackMethods(app, ROUTER_OPTIONS));
 
   app.addSchema(ErrorSchema);
   for (const schema of [Customer, HealthScore, EventSchema, ...WebhookSchemas]) app.addSchema(schema);

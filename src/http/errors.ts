@@ -32,7 +32,8 @@ export function translate(err: FastifyError): ApiError | null {
   return null;
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** `allowed(path)`: the methods routes serve at that path (none: it is not a known path). */
+export function registerErrorHandling(app: FastifyInstance, allowed: (path: string) => string[]): void {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const api = translate(err);
     if (api) {
@@ -45,7 +46,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0];
+    const path = req.url.split('?')[0] ?? '/';
+    const methods = allowed(path);
+    if (methods.length > 0) {
+      const err = new ApiError(
+        'method_not_allowed',
+        `${req.method} is not served at ${path}; it serves ${methods.join(', ')}.`,
+      );
+      return reply.code(405).header('allow', methods.join(', ')).send(err.toBody());
+    }
     const err = new ApiError('resource_missing', `No route ${req.method} ${path}.`);
     return reply.code(404).send(err.toBody());
   });

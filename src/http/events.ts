@@ -23,7 +23,16 @@ const ListQuery = Type.Object(
   {
     type: Type.Optional(EventType),
     limit: Type.Optional(Limit),
-    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'An event id.' })),
+    starting_after: Type.Optional(
+      Type.String({ maxLength: 64, description: 'An event id: the events just older than it.' }),
+    ),
+    ending_before: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'An event id: the events just newer than it, still newest first (follow the feed by passing the newest id seen).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -54,18 +63,31 @@ export const eventsRoutes =
         },
       },
       async (req) => {
-        const after = req.query.starting_after;
-        // Event positions come from the event itself: an unknown id is a mistake, not the end of the list.
-        if (after !== undefined && !(await store.getEvent(req.accountId, after))) {
+        const { starting_after: after, ending_before: before } = req.query;
+        if (after !== undefined && before !== undefined) {
           throw new ApiError(
             'parameter_invalid',
-            `'starting_after' must be the id of an event; '${after}' is not.`,
-            'starting_after',
+            "Give 'starting_after' (to page back) or 'ending_before' (to follow forward), not both.",
+            'ending_before',
           );
+        }
+        // Event positions come from the event itself: an unknown id is a mistake, not the end of the list.
+        for (const [name, id] of [
+          ['starting_after', after],
+          ['ending_before', before],
+        ] as const) {
+          if (id !== undefined && !(await store.getEvent(req.accountId, id))) {
+            throw new ApiError(
+              'parameter_invalid',
+              `'${name}' must be the id of an event; '${id}' is not.`,
+              name,
+            );
+          }
         }
         const page = await store.listEvents(req.accountId, {
           type: req.query.type,
-          startingAfter: req.query.starting_after,
+          startingAfter: after,
+          endingBefore: before,
           limit: req.query.limit ?? 10,
         });
         return { data: page.data.map(toEvent), has_more: page.hasMore };

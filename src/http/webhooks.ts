@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { EVENT_TYPES } from '../domain/events.ts';
+import { event, SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { DeliveryRecord, Store, WebhookRecord } from '../store/store.ts';
@@ -9,11 +9,11 @@ import { MAX_URL_LENGTH, urlRefusal } from '../webhooks/url-guard.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 // An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
-const EventTypes = Type.Array(Type.Enum(EVENT_TYPES), {
+const EventTypes = Type.Array(Type.Enum(SUBSCRIBABLE_EVENT_TYPES), {
   minItems: 1,
-  maxItems: EVENT_TYPES.length,
+  maxItems: SUBSCRIBABLE_EVENT_TYPES.length,
   uniqueItems: true,
-  description: `Event types to receive: ${EVENT_TYPES.join(', ')}.`,
+  description: `Event types to receive: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}.`,
 });
 const Url = Type.String({
   minLength: 1,
@@ -77,6 +77,12 @@ const UpdateBody = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
+/** For POSTs that take no fields: no body, `{}` or `null`; any field is 400 parameter_unknown. */
+const NoFields = Type.Unsafe<Record<string, never> | null>({
+  type: ['object', 'null'],
+  additionalProperties: false,
+  description: 'No fields: send no body, or {}.',
+});
 const IdParams = Type.Object({ webhook_id: Type.String() });
 const DeliveryParams = Type.Object({ webhook_id: Type.String(), delivery_id: Type.String() });
 const DeliveriesQuery = Type.Object(
@@ -252,7 +258,8 @@ export const webhooksRoutes =
           tags: ['webhooks'],
           summary: 'Replace the signing secret; the new one is shown only in this answer',
           params: IdParams,
-          response: { 200: WebhookWithSecret, ...errorResponses(401, 404) },
+          body: NoFields,
+          response: { 200: WebhookWithSecret, ...errorResponses(400, 401, 404, 415) },
         },
       },
       async (req) => {
@@ -268,6 +275,43 @@ export const webhooksRoutes =
           return next;
         });
         return { ...toWebhook(updated), secret: updated.secret };
+      },
+    );
+
+    app.post<{ Params: Static<typeof IdParams> }>(
+      '/webhooks/:webhook_id/test',
+      {
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Send one webhook.test event to this webhook alone, through the normal delivery path',
+          description:
+            'The event (data `{webhook_id, sent_at}`) goes to this webhook whatever its subscriptions, signed, logged and retried like any other; the answer is its delivery.',
+          params: IdParams,
+          body: NoFields,
+          response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
+        },
+      },
+      async (req) => {
+        const id = req.params.webhook_id;
+        const deliveryId = await store.transaction(async (tx) => {
+          const webhook = await tx.getWebhook(req.accountId, id);
+          if (!webhook) throw notFound.webhook(id);
+          if (!webhook.enabled) {
+            throw new ApiError(
+              'webhook_disabled',
+              'This webhook is disabled; enable it (PATCH enabled: true) to send it a test event.',
+            );
+          }
+          const now = Date.now();
+          const test = event(TEST_EVENT_TYPE, { webhook_id: id, sent_at: iso(now) }, now);
+          const created = await tx.insertDirectEvent(req.accountId, id, test);
+          if (!created) throw notFound.webhook(id);
+          return created;
+        });
+        const delivery = await store.getDelivery(req.accountId, id, deliveryId);
+        // Deleted in the instant since the commit: as if it had never been there.
+        if (!delivery) throw notFound.webhook(id);
+        return toDelivery(delivery);
       },
     );
 
@@ -303,7 +347,8 @@ export const webhooksRoutes =
           tags: ['webhooks'],
           summary: 'Send a delivery again now (one more attempt)',
           params: DeliveryParams,
-          response: { 200: DeliveryRef, ...errorResponses(401, 404, 409) },
+          body: NoFields,
+          response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
         },
       },
       async (req) => {

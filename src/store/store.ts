@@ -1,7 +1,7 @@
 // The Store: everything Vitals keeps. Every customer-facing query takes the account id;
 // there is no "find by id" without it. Backends live in sqlite/ and postgres/ and are
 // proven by one contract suite (test/store.contract.test.ts).
-import type { EventRecord, EventType } from '../domain/events.ts';
+import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { ScoreRecord } from '../domain/health.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 
@@ -62,7 +62,7 @@ export interface ScoreCursor {
 export interface WebhookRecord {
   id: string;
   url: string;
-  events: EventType[];
+  events: SubscribableEventType[];
   description: string | null;
   secret: string;
   enabled: boolean;
@@ -166,10 +166,15 @@ export interface Reader {
     webhookId: string,
     opts: { status?: DeliveryStatus; startingAfter?: string; limit: number },
   ): Promise<Page<DeliveryRecord>>;
-  /** Newest first; `startingAfter` is an event id. */
+  /**
+   * Newest first, in the feed's order. `startingAfter` (an event id): the events just older than
+   * it; `endingBefore`: the `limit` events just newer than it (still newest first; `hasMore` when
+   * still newer ones follow). The order never puts a later commit before an earlier one where a
+   * reader could see it (docs/api.md, "Events"): a follower misses nothing.
+   */
   listEvents(
     accountId: string,
-    opts: { type?: EventType; startingAfter?: string; limit: number },
+    opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
   ): Promise<Page<EventRecord>>;
 }
 
@@ -197,6 +202,11 @@ export interface Tx extends Reader {
    * delivery per enabled webhook subscribed to the event's type.
    */
   insertEvents(accountId: string, events: EventRecord[]): Promise<void>;
+  /**
+   * Writes `event` with one pending delivery to `webhookId` alone, whatever its subscriptions
+   * (the test event); returns the delivery's id, or null when there is no such webhook.
+   */
+  insertDirectEvent(accountId: string, webhookId: string, event: EventRecord): Promise<string | null>;
   insertWebhook(accountId: string, webhook: WebhookRecord): Promise<void>;
   updateWebhook(accountId: string, webhook: WebhookRecord): Promise<void>;
   /** Removes the webhook and its deliveries; false when there was none. */
@@ -236,6 +246,27 @@ export interface IdempotencyStore {
   pruneIdempotencyKeys(before: number): Promise<number>;
 }
 
+/** Housekeeping across accounts: what the retention job removes. */
+export interface Retention {
+  /**
+   * Walks the oldest events in the order they were written, from just after position `after`
+   * (0 at first), over at most `limit` of them, and stops at the first one created at or after
+   * `before`. Of those, it removes the finished deliveries (with their attempts), then each
+   * event left with no delivery: an event with a delivery still pending stays, and so does
+   * everything newer. Score history is never touched. `next` is null once the walk has reached
+   * an event too young to go (or the end), or when another process is pruning (PostgreSQL).
+   */
+  pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch>;
+}
+
+/** One batch of event retention (docs/operations.md, "Retention"). */
+export interface PruneBatch {
+  events: number;
+  deliveries: number;
+  /** Where the next batch starts (give it as `after`); null when the walk is over. */
+  next: number | null;
+}
+
 export interface ClaimOptions {
   owner: string;
   now: number;
@@ -265,7 +296,7 @@ export interface DeliveryQueue {
   onDeliveriesDue(listener: () => void): () => void;
 }
 
-export interface Store extends Reader, DeliveryQueue, IdempotencyStore {
+export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retention {
   readonly backend: 'sqlite' | 'postgres';
   /** Brings the schema to the latest version; safe when several processes start at once. */
   migrate(): Promise<number>;
@@ -277,13 +308,15 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore {
 
   // Accounts and keys: the administration surface of the CLI and the authentication lookup.
   ensureAccount(name: string, now: number): Promise<Account>;
-  insertApiKey(key: {
-    id: string;
-    accountId: string;
-    hash: string;
-    prefix: string;
-    createdAt: number;
-  }): Promise<void>;
+  /**
+   * Adds a key; false when it was not added: its hash exists already, or `onlyIfNone` was given
+   * and an active key exists (checked and inserted atomically, so processes starting together
+   * on an empty database create one bootstrap key between them).
+   */
+  insertApiKey(
+    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
+    opts?: { onlyIfNone?: boolean },
+  ): Promise<boolean>;
   /** The one lookup not scoped by account: it is how a request finds its account. */
   findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null>;
   listApiKeys(): Promise<ApiKeyRecord[]>;

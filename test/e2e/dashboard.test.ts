@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { verifyVitalsSignature } from '../../src/domain/signing.ts';
 import { tempDir } from '../helpers/app.ts';
 import { TestReceiver } from '../helpers/receiver.ts';
 
@@ -379,6 +380,92 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     await delivery.getByRole('button', { name: /^Retry/ }).click();
     await page.getByText(/is queued to be sent again/).waitFor();
     await receiver.waitFor(2);
+  });
+
+  test('"Send test event" sends one signed webhook.test, and the log follows its delivery to succeeded', async () => {
+    const webhook = await call<{ id: string; secret: string }>('POST', '/api/webhooks', {
+      url: `${receiver.url}/hooks/test`,
+      events: ['customer.deleted'],
+    });
+    const before = receiver.requests.length;
+    await page.goto(`${base}/webhooks/${webhook.id}`);
+    await page.getByText(/^No deliveries yet/).waitFor();
+
+    // The request is held until the button has been seen disabled, so that no timing is assumed.
+    const endpoint = `${base}/api/webhooks/${webhook.id}/test`;
+    let arrived!: () => void;
+    let release!: () => void;
+    const requested = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(endpoint, async (route) => {
+      arrived();
+      await released;
+      await route.continue();
+    });
+    const send = page.getByRole('button', { name: 'Send test event' });
+    await send.click();
+    await requested;
+    assert.equal(await send.isDisabled(), true, 'disabled while the request runs');
+    release();
+
+    const sent = page.getByRole('status').filter({ hasText: 'Test event sent' });
+    await sent.waitFor();
+    await page.unroute(endpoint);
+    const deliveryId = /delivery (dlv_\S+) is/.exec(await text(sent))?.[1];
+    assert.ok(deliveryId, await text(sent));
+    const row = page.locator('li.delivery').first();
+    await row.filter({ hasText: deliveryId }).getByText('succeeded', { exact: true }).waitFor();
+    assert.match(await text(row), /^webhook\.test\s*succeeded\s*1 attempt/);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Test delivery ${deliveryId} succeeded.` })
+      .waitFor();
+    assert.equal(await send.isEnabled(), true);
+
+    const arrivals = receiver.requests.slice(before).filter((r) => r.path === '/hooks/test');
+    assert.equal(arrivals.length, 1, 'exactly one request');
+    const [got] = arrivals;
+    assert.ok(got);
+    assert.equal(got.headers['x-vitals-event'], 'webhook.test');
+    const body = JSON.parse(got.body);
+    assert.equal(body.type, 'webhook.test');
+    assert.equal(body.data.webhook_id, webhook.id);
+    assert.ok(verifyVitalsSignature(webhook.secret, got.body, String(got.headers['x-vitals-signature'])));
+    await shoot('webhook-test-event');
+  });
+
+  test('a disabled webhook cannot be sent a test event: the button says why, and a 409 is shown', async () => {
+    const webhook = await call<{ id: string }>('POST', '/api/webhooks', {
+      url: `${receiver.url}/hooks/disabled`,
+      events: ['customer.deleted'],
+    });
+    await call('PATCH', `/api/webhooks/${webhook.id}`, { enabled: false });
+    await page.goto(`${base}/webhooks/${webhook.id}`);
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+    const send = page.getByRole('button', { name: 'Send test event' });
+    await page.getByText('Status: disabled').waitFor();
+    assert.equal(await send.isDisabled(), true);
+    const hint = page.getByText('Enable the webhook to send a test event.');
+    assert.equal(await hint.isVisible(), true);
+    assert.equal(await send.getAttribute('aria-describedby'), await hint.getAttribute('id'));
+    await shoot('webhook-disabled');
+
+    // Enabled on the page, disabled behind its back: the API's refusal is shown as it says.
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByText(/Enabled: deliveries resume/).waitFor();
+    assert.equal(await send.isEnabled(), true);
+    await call('PATCH', `/api/webhooks/${webhook.id}`, { enabled: false });
+    await send.click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await text(alert), /disabled; enable it .* to send it a test event\. \(webhook_disabled\)/);
+    assert.equal(await send.isEnabled(), true, 'no longer busy');
+    assert.equal(await page.locator('li.delivery').count(), 0);
+    assert.equal(receiver.requests.filter((r) => r.path === '/hooks/disabled').length, 0);
   });
 
   test('the server logged no errors and the pages threw none', () => {

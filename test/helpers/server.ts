@@ -61,6 +61,11 @@ export class VitalsProcess {
     return server;
   }
 
+  /** What the process has written to stdout so far. */
+  get stdout(): string {
+    return this.#stdout;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }

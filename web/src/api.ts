@@ -4,7 +4,7 @@
 export const STATUSES = ['critical', 'at_risk', 'healthy'] as const;
 export type Status = (typeof STATUSES)[number];
 
-/** The event types of src/domain/events.ts. */
+/** The event types of src/domain/events.ts that a webhook can subscribe to. */
 export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
@@ -12,6 +12,9 @@ export const EVENT_TYPES = [
   'customer.health_score.updated',
   'customer.status.changed',
 ] as const;
+
+/** The event of POST /api/webhooks/{id}/test: sent to that webhook alone, never subscribed to. */
+export const TEST_EVENT_TYPE = 'webhook.test';
 
 export interface Customer {
   id: string;
@@ -200,3 +203,6 @@ export function query(params: Record<string, string | number | null | undefined>
 
 export const customerPath = (id: string) => `/api/customers/${encodeURIComponent(id)}`;
 export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;
+
+/** Sends one webhook.test event to the webhook; the answer is its delivery (pending, most likely). */
+export const sendTestEvent = (webhookId: string) => api.post<Delivery>(`${webhookPath(webhookId)}/test`);

@@ -31,6 +31,10 @@ export const LOCKS = {
   migrate: 5_649_544_100_001,
   /** pg_advisory_xact_lock(int, int): class of the per-account settings lock; the account's hash is the other half. */
   account: 0x56_49_54_41,
+  /** pg_try_advisory_xact_lock(bigint): one process prunes old events at a time. */
+  retention: 5_649_544_100_002,
+  /** pg_advisory_xact_lock(bigint): one process at a time checks for a key and adds the first. */
+  bootstrap: 5_649_544_100_003,
 } as const;
 
 /** The channel dispatchers LISTEN on; a commit that made deliveries due NOTIFYs it. */

@@ -147,3 +147,21 @@ MIGRATIONS.push(
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 5: retention finds an event's deliveries by the event (and so does the foreign key's check) */ `
+  CREATE INDEX deliveries_by_event ON deliveries (event_id);
+  `,
+);
+
+MIGRATIONS.push(
+  /* 6: the events feed in an order no later commit can slip in before (docs/api.md, "Events"):
+     by the writing transaction's id, then seq. Rows written before this version count as
+     transaction 0: a constant default adds the column without rewriting the table, and the
+     default for new rows is set after. events_by_account stays for processes of the previous
+     version during a rolling upgrade. */ `
+  ALTER TABLE events ADD COLUMN xid xid8 NOT NULL DEFAULT '0';
+  ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id();
+  CREATE INDEX events_feed ON events (account_id, xid, seq);
+  `,
+);

@@ -7,6 +7,7 @@ import type {
   ClaimedDelivery,
   ClaimOptions,
   IdempotencyClaim,
+  PruneBatch,
   Store,
   Tx,
 } from '../store.ts';
@@ -15,6 +16,7 @@ import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
 import { PgReader } from './reader.ts';
+import * as retention from './retention.ts';
 import { PgTx } from './tx.ts';
 
 export interface PostgresOptions {
@@ -102,17 +104,23 @@ export class PostgresStore extends PgReader implements Store {
     return { id: row.id, name: row.name, createdAt: row.created_at };
   }
 
-  async insertApiKey(key: {
-    id: string;
-    accountId: string;
-    hash: string;
-    prefix: string;
-    createdAt: number;
-  }): Promise<void> {
-    await this.#pool`
-      INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at)
-      VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.createdAt})
-      ON CONFLICT (key_hash) DO NOTHING`;
+  insertApiKey(
+    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
+    opts: { onlyIfNone?: boolean } = {},
+  ): Promise<boolean> {
+    return this.#pool.begin(async (sql) => {
+      if (opts.onlyIfNone) {
+        // Processes starting together queue here; the first adds the key, the others find it.
+        await sql`SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`;
+        const [found] = await sql`SELECT 1 FROM api_keys WHERE revoked_at IS NULL LIMIT 1`;
+        if (found) return false;
+      }
+      const inserted = await sql`
+        INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at)
+        VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.createdAt})
+        ON CONFLICT (key_hash) DO NOTHING`;
+      return inserted.count === 1;
+    });
   }
 
   async findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null> {
@@ -234,5 +242,9 @@ export class PostgresStore extends PgReader implements Store {
   async pruneIdempotencyKeys(before: number): Promise<number> {
     const result = await this.#pool`DELETE FROM idempotency_keys WHERE created_at < ${before}`;
     return result.count;
+  }
+
+  pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
+    return retention.pruneEvents(this.#pool, before, opts);
   }
 }

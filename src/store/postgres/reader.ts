@@ -1,4 +1,4 @@
-import type { EventType } from '../../domain/events.ts';
+import type { EventType, SubscribableEventType } from '../../domain/events.ts';
 import {
   DEFAULT_THRESHOLDS,
   type Factors,
@@ -68,7 +68,7 @@ interface EventRow {
 export interface WebhookRow {
   id: string;
   url: string;
-  events: EventType[];
+  events: SubscribableEventType[];
   description: string | null;
   secret: string;
   enabled: boolean;
@@ -274,21 +274,47 @@ export class PgReader implements Reader {
     return row ? toEvent(row) : null;
   }
 
-  async listEvents(accountId: string, opts: { type?: EventType; startingAfter?: string; limit: number }) {
+  /**
+   * The feed is ordered by (writing transaction's id, seq) and shows only events of transactions
+   * below the horizon: the oldest transaction id still running in this database (or, with none
+   * running, the next to be handed out). Every transaction below it has ended, so nothing can
+   * later appear before an event already shown (docs/api.md, "Events"). The horizon is read in a
+   * statement of its own, before the events: a transaction that ended in between is then visible.
+   */
+  async listEvents(
+    accountId: string,
+    opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
+  ) {
     // No event has such an id, and an unknown id starts an empty page.
-    if (opts.startingAfter !== undefined && hasNul(opts.startingAfter)) return { data: [], hasMore: false };
+    for (const id of [opts.startingAfter, opts.endingBefore]) {
+      if (id !== undefined && hasNul(id)) return { data: [], hasMore: false };
+    }
+    // backend_xid is 32-bit: it takes the epoch of the 64-bit snapshot xmax r; running ids lie
+    // within 2^31 of r (as every live id does), which settles an epoch boundary in between.
+    const [h] = await this.sql<{ horizon: string }[]>`
+      SELECT GREATEST(0, COALESCE(min(CASE WHEN x > r + 2147483648 THEN x - 4294967296
+                               WHEN x < r - 2147483648 THEN x + 4294967296 ELSE x END), r))::text AS horizon
+      FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS r) s
+      LEFT JOIN LATERAL (
+        SELECT ((r >> 32) << 32) | backend_xid::text::bigint AS x
+        FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
+      ) running ON true
+      GROUP BY r`;
+    const horizon = h?.horizon as string;
+    const position = (id: string) =>
+      this.sql`(SELECT xid, seq FROM events WHERE account_id = ${accountId} AND id = ${id})`;
+    const forward = opts.endingBefore !== undefined;
     const rows = await this.sql<EventRow[]>`
       SELECT id, type, data, created_at FROM events
-      WHERE account_id = ${accountId}
+      WHERE account_id = ${accountId} AND xid < ${horizon}::xid8
         ${opts.type ? this.sql`AND type = ${opts.type}` : this.sql``}
-        ${
-          opts.startingAfter === undefined
-            ? this.sql``
-            : this.sql`AND seq < COALESCE(
-                (SELECT seq FROM events WHERE account_id = ${accountId} AND id = ${opts.startingAfter}), 0)`
-        }
-      ORDER BY seq DESC LIMIT ${opts.limit + 1}`;
-    return page(rows, opts.limit, toEvent);
+        ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND (xid, seq) < ${position(opts.startingAfter)}`}
+        ${forward ? this.sql`AND (xid, seq) > ${position(opts.endingBefore as string)}` : this.sql``}
+      ORDER BY ${forward ? this.sql`xid ASC, seq ASC` : this.sql`xid DESC, seq DESC`}
+      LIMIT ${opts.limit + 1}`;
+    const result = page(rows, opts.limit, toEvent);
+    if (forward) result.data.reverse();
+    return result;
   }
 
   async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {

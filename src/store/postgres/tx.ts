@@ -215,6 +215,23 @@ export class PgTx extends PgReader implements Tx {
     if (deliveries.length > 0) this.deliveriesDue = true;
   }
 
+  async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
+    // KEY SHARE, as in insertEvents: a delete of the webhook running now is waited for.
+    const [found] = await this.sql`
+      SELECT 1 FROM webhooks WHERE account_id = ${accountId} AND id = ${webhookId} FOR KEY SHARE`;
+    if (!found) return null;
+    const id = newId.delivery();
+    await this.sql`
+      INSERT INTO events (id, account_id, type, data, created_at)
+      VALUES (${e.id}, ${accountId}, ${e.type}, ${JSON.stringify(e.data)}::text::json, ${e.createdAt})`;
+    await this.sql`
+      INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at,
+        created_at, updated_at)
+      VALUES (${id}, ${accountId}, ${webhookId}, ${e.id}, 'pending', 0, ${e.createdAt}, ${e.createdAt}, ${e.createdAt})`;
+    this.deliveriesDue = true;
+    return id;
+  }
+
   async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
     await this.sql`
       INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,

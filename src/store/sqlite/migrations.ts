@@ -143,3 +143,15 @@ MIGRATIONS.push(
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 5: retention finds an event's deliveries by the event (and so does the foreign key's check) */ `
+  CREATE INDEX deliveries_by_event ON deliveries (event_id);
+  `,
+);
+
+MIGRATIONS.push(
+  /* 6: nothing on SQLite (one writer: seq is already commit order); PostgreSQL's feed order */ `
+  SELECT 1;
+  `,
+);

@@ -206,7 +206,11 @@ export class SqliteReader implements Reader {
     return row ? toEvent(row) : null;
   }
 
-  async listEvents(accountId: string, opts: { type?: EventType; startingAfter?: string; limit: number }) {
+  // One writer at a time (across processes too): seq order is commit order, so the feed is seq.
+  async listEvents(
+    accountId: string,
+    opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
+  ) {
     const where = ['account_id = ?'];
     const params: (string | number)[] = [accountId];
     if (opts.type) {
@@ -217,12 +221,19 @@ export class SqliteReader implements Reader {
       where.push('seq < COALESCE((SELECT seq FROM events WHERE account_id = ? AND id = ?), 0)');
       params.push(accountId, opts.startingAfter);
     }
+    const forward = opts.endingBefore !== undefined;
+    if (forward) {
+      where.push('seq > COALESCE((SELECT seq FROM events WHERE account_id = ? AND id = ?), 0)');
+      params.push(accountId, opts.endingBefore as string);
+    }
     const rows = this.conn.all(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq ${forward ? 'ASC' : 'DESC'} LIMIT ?`,
       ...params,
       opts.limit + 1,
     );
-    return page(rows, opts.limit, toEvent);
+    const result = page(rows, opts.limit, toEvent);
+    if (forward) result.data.reverse();
+    return result;
   }
 
   async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {

@@ -9,6 +9,7 @@ import type {
   ClaimedDelivery,
   ClaimOptions,
   IdempotencyClaim,
+  PruneBatch,
   Store,
   Tx,
 } from '../store.ts';
@@ -18,6 +19,7 @@ import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
+import * as retention from './retention.ts';
 import { SqliteTx } from './tx.ts';
 
 export interface SqliteOptions {
@@ -108,21 +110,24 @@ export class SqliteStore extends SqliteReader implements Store {
     });
   }
 
-  async insertApiKey(key: {
-    id: string;
-    accountId: string;
-    hash: string;
-    prefix: string;
-    createdAt: number;
-  }) {
-    await this.transaction(async () => {
-      this.#writer.run(
-        'INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
-        key.id,
-        key.accountId,
-        key.hash,
-        key.prefix,
-        key.createdAt,
+  insertApiKey(
+    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
+    opts: { onlyIfNone?: boolean } = {},
+  ): Promise<boolean> {
+    // One write transaction (BEGIN IMMEDIATE): another process's check-and-insert waits for it.
+    return this.transaction(async () => {
+      if (opts.onlyIfNone && this.#writer.get('SELECT 1 AS found FROM api_keys WHERE revoked_at IS NULL')) {
+        return false;
+      }
+      return (
+        this.#writer.run(
+          'INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
+          key.id,
+          key.accountId,
+          key.hash,
+          key.prefix,
+          key.createdAt,
+        ) === 1
       );
     });
   }
@@ -225,5 +230,9 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.transaction(async () =>
       this.#writer.run('DELETE FROM idempotency_keys WHERE created_at < ?', before),
     );
+  }
+
+  pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
+    return this.transaction(async () => retention.pruneEvents(this.#writer, before, opts));
   }
 }

@@ -126,6 +126,36 @@ export class SqliteTx extends SqliteReader implements Tx {
     }
   }
 
+  async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
+    if (
+      !this.conn.get('SELECT 1 AS found FROM webhooks WHERE account_id = ? AND id = ?', accountId, webhookId)
+    ) {
+      return null;
+    }
+    const id = newId.delivery();
+    this.conn.run(
+      'INSERT INTO events (id, account_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
+      e.id,
+      accountId,
+      e.type,
+      JSON.stringify(e.data),
+      e.createdAt,
+    );
+    this.conn.run(
+      `INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+      id,
+      accountId,
+      webhookId,
+      e.id,
+      e.createdAt,
+      e.createdAt,
+      e.createdAt,
+    );
+    this.deliveriesDue = true;
+    return id;
+  }
+
   async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
     this.conn.run(
       `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason, created_at, updated_at)

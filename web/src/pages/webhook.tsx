@@ -5,12 +5,14 @@ import {
   type Delivery,
   type Page as ListPage,
   query,
+  sendTestEvent,
+  TEST_EVENT_TYPE,
   type Webhook,
   webhookPath,
 } from '../api.ts';
 import { when } from '../format.ts';
 import { Link, navigate, paths } from '../router.tsx';
-import { ErrorMessage, Loading, Notice, Page, Pager, SecretReveal, useLoad } from '../ui.tsx';
+import { ErrorMessage, Loading, Page, Pager, SecretReveal, useLoad } from '../ui.tsx';
 import { WebhookForm } from './webhooks.tsx';
 
 export function WebhookPage({ id }: { id: string }) {
@@ -19,6 +21,8 @@ export function WebhookPage({ id }: { id: string }) {
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  /** The delivery of the last test event sent from this page, for the log to show and follow. */
+  const [sent, setSent] = useState<Delivery>();
 
   if (loaded.error) {
     const missing = loaded.error instanceof ApiError && loaded.error.status === 404;
@@ -60,6 +64,14 @@ export function WebhookPage({ id }: { id: string }) {
       loaded.set(rest);
     });
   };
+  const sendTest = () =>
+    act(async () => {
+      const delivery = await sendTestEvent(id);
+      setSent(delivery);
+      setNotice(
+        `Test event sent: delivery ${delivery.id} is ${delivery.status}. Its outcome shows in the delivery log.`,
+      );
+    });
   const remove = () => {
     if (!confirm('Delete this webhook? Its pending deliveries are dropped.')) return;
     act(async () => {
@@ -101,11 +113,28 @@ export function WebhookPage({ id }: { id: string }) {
             Status: <strong>{webhook.enabled ? 'enabled' : 'disabled'}</strong>
           </p>
           <ul class="hint">
+            <li>
+              A test event sends one <span class="mono">{TEST_EVENT_TYPE}</span> event to this endpoint alone,
+              signed and retried like any other.
+            </li>
             <li>Disabling stops new deliveries; pending ones wait until it is enabled again.</li>
             <li>Rotating makes a new signing secret, shown once; the current one stops working at once.</li>
             <li>Deleting drops the webhook with its pending deliveries.</li>
           </ul>
           <div class="actions stacked">
+            <button
+              type="button"
+              onClick={sendTest}
+              disabled={busy || !webhook.enabled}
+              aria-describedby={webhook.enabled ? undefined : 'test-disabled-hint'}
+            >
+              Send test event
+            </button>
+            {!webhook.enabled && (
+              <p class="hint" id="test-disabled-hint">
+                Enable the webhook to send a test event.
+              </p>
+            )}
             <button type="button" class="secondary" onClick={toggle} disabled={busy}>
               {webhook.enabled ? 'Disable' : 'Enable'}
             </button>
@@ -117,17 +146,29 @@ export function WebhookPage({ id }: { id: string }) {
             </button>
           </div>
           <ErrorMessage error={error} />
-          {notice && <Notice>{notice}</Notice>}
+          <LiveNotice notice={notice} />
         </section>
       </div>
-      <Deliveries webhookId={id} />
+      <Deliveries webhookId={id} sent={sent} />
     </Page>
   );
 }
 
-const FILTERS = ['', 'pending', 'succeeded', 'failed'] as const;
+/**
+ * A polite live region that stays in the page while its message comes and goes, so that screen
+ * readers announce each new message (a region added together with its text often goes unheard).
+ */
+function LiveNotice({ notice }: { notice: string | undefined }) {
+  return <div role="status">{notice && <div class="message ok">{notice}</div>}</div>;
+}
 
-function Deliveries({ webhookId }: { webhookId: string }) {
+const FILTERS = ['', 'pending', 'succeeded', 'failed'] as const;
+/** After a test event is sent, the log looks again this often until its delivery has an outcome… */
+const FOLLOW_MS = 500;
+/** …at most this many times (then, while it is pending, every two seconds as for any delivery). */
+const FOLLOW_LOOKS = 20;
+
+function Deliveries({ webhookId, sent }: { webhookId: string; sent: Delivery | undefined }) {
   const [status, setStatus] = useState<(typeof FILTERS)[number]>('');
   const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
   const after = afters.at(-1);
@@ -142,13 +183,43 @@ function Deliveries({ webhookId }: { webhookId: string }) {
   const [error, setError] = useState<unknown>();
   const [notice, setNotice] = useState<string>();
 
+  // A test event was just sent: show the whole log from its first page, where its delivery is on
+  // top, and follow that delivery until it has an outcome.
+  const [follow, setFollow] = useState<{ id: string; looks: number }>();
+  useEffect(() => {
+    if (!sent) return;
+    setStatus('');
+    setAfters([undefined]);
+    setNotice(undefined);
+    setFollow({ id: sent.id, looks: 0 });
+    list.reload();
+  }, [sent, list.reload]);
+  const followed = follow && list.data?.data.find((d) => d.id === follow.id);
+  const following =
+    follow !== undefined && follow.looks < FOLLOW_LOOKS && (!followed || followed.status === 'pending');
+  useEffect(() => {
+    if (!following || list.loading) return;
+    const timer = setTimeout(() => {
+      setFollow((f) => f && { ...f, looks: f.looks + 1 });
+      list.reload();
+    }, FOLLOW_MS);
+    return () => clearTimeout(timer);
+  }, [following, list.loading, list.reload]);
+  // Its outcome, told to screen readers too (the log itself is no live region).
+  const outcome = followed && followed.status !== 'pending' ? followed.status : undefined;
+  useEffect(() => {
+    if (!follow || !outcome) return;
+    setNotice(`Test delivery ${follow.id} ${outcome}.`);
+    setFollow(undefined);
+  }, [follow, outcome]);
+
   // While a delivery is pending, look again every two seconds.
   const pending = list.data?.data.some((d) => d.status === 'pending') ?? false;
   useEffect(() => {
-    if (!pending) return;
+    if (!pending || following) return;
     const timer = setInterval(list.reload, 2000);
     return () => clearInterval(timer);
-  }, [pending, list.reload]);
+  }, [pending, following, list.reload]);
 
   const retry = async (d: Delivery) => {
     setError(undefined);
@@ -188,7 +259,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
         </div>
       </div>
       <ErrorMessage error={list.error ?? error} />
-      {notice && <Notice>{notice}</Notice>}
+      <LiveNotice notice={notice} />
       {list.loading && !list.data && <Loading what="deliveries" />}
       {list.data && list.data.data.length === 0 && (
         <p>

@@ -1,0 +1,102 @@
+// The retention job (docs/operations.md, "Retention"): removes events older than
+// VITALS_EVENT_RETENTION with their finished deliveries, in small batches, each its own short
+// transaction, with a pause between them so requests interleave and none waits more than one
+// batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Metrics } from './metrics.ts';
+import type { Store } from './store/store.ts';
+
+export interface RetentionOptions {
+  store: Pick<Store, 'pruneEvents'>;
+  /** Events older than this are removed. */
+  keepMs: number;
+  log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  metrics?: Metrics;
+  /** The clock (tests move it). */
+  now?: () => number;
+  /** Events looked at per batch (default 500). */
+  batch?: number;
+  /** Pause between batches (default 5 ms). */
+  pauseMs?: number;
+  /** Time between passes (default 10 minutes); the first pass starts after `firstMs` (default 30 s). */
+  intervalMs?: number;
+  firstMs?: number;
+}
+
+export interface PassResult {
+  events: number;
+  deliveries: number;
+  batches: number;
+}
+
+export class RetentionJob {
+  readonly #o: Required<Omit<RetentionOptions, 'metrics'>> & Pick<RetentionOptions, 'metrics'>;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<PassResult> | undefined;
+  #stopped = false;
+
+  constructor(opts: RetentionOptions) {
+    this.#o = {
+      now: Date.now,
+      batch: 500,
+      pauseMs: 5,
+      intervalMs: 600_000,
+      firstMs: 30_000,
+      ...opts,
+    };
+  }
+
+  start(): void {
+    this.#schedule(this.#o.firstMs);
+  }
+
+  /** Lets a running batch finish, then stops. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running?.catch(() => {});
+  }
+
+  /** One pass over everything old enough; a second call while one runs joins it. */
+  runOnce(): Promise<PassResult> {
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.runOnce()
+        .catch((err) => this.#o.log.error({ err }, 'event retention failed; trying again next interval'))
+        .finally(() => this.#schedule(this.#o.intervalMs));
+    }, ms);
+    this.#timer.unref();
+  }
+
+  async #pass(): Promise<PassResult> {
+    const before = this.#o.now() - this.#o.keepMs;
+    const total: PassResult = { events: 0, deliveries: 0, batches: 0 };
+    let after = 0;
+    for (;;) {
+      const batch = await this.#o.store.pruneEvents(before, { after, limit: this.#o.batch });
+      total.events += batch.events;
+      total.deliveries += batch.deliveries;
+      total.batches++;
+      this.#o.metrics?.pruned.inc({ kind: 'events' }, batch.events);
+      this.#o.metrics?.pruned.inc({ kind: 'deliveries' }, batch.deliveries);
+      if (batch.next === null || this.#stopped) break;
+      after = batch.next;
+      await sleep(this.#o.pauseMs);
+    }
+    if (total.events + total.deliveries > 0) {
+      this.#o.log.info(
+        { events: total.events, deliveries: total.deliveries, batches: total.batches },
+        'event retention removed old events',
+      );
+    }
+    return total;
+  }
+}

@@ -1,0 +1,138 @@
+// The retention job end to end (docs/operations.md, "Retention"): the real app and store, events
+// made through the API, and the job run with its clock moved forward instead of waiting a month.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.ts';
+import { RetentionJob } from '../src/retention.ts';
+import { buildTestApp, customerBody, type TestApp } from './helpers/app.ts';
+import { deliveries, waitForDeliveries } from './helpers/deliveries.ts';
+import { TestReceiver } from './helpers/receiver.ts';
+import { closedPort } from './helpers/server.ts';
+
+const DAY = 86_400_000;
+const quiet = { info: () => {}, error: () => {} };
+
+describe('retention job', () => {
+  let t: TestApp;
+  let receiver: TestReceiver;
+  before(async () => {
+    t = await buildTestApp({ dispatcher: { pollMs: 3_600_000, backoffMs: [3_600_000] } });
+    receiver = await TestReceiver.start();
+  });
+  after(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  test('31 days on: events and finished deliveries are gone, pending ones and score history stay', async () => {
+    const api = await t.newAccount('retention');
+    const ok = await api.post('/api/webhooks', { url: `${receiver.url}/ok`, events: ['customer.created'] });
+    const down = await api.post('/api/webhooks', {
+      url: `http://127.0.0.1:${await closedPort()}/down`,
+      events: ['customer.health_score.updated'],
+    });
+    assert.equal(ok.status, 201);
+    assert.equal(down.status, 201);
+    assert.equal((await api.post('/api/customers', customerBody('cus_r'))).status, 201);
+    const scored = await api.post('/api/customers/cus_r/health-score', { factors: { usage: 0.2 } });
+    assert.equal(scored.status, 200);
+    await waitForDeliveries(api, ok.body.id, (l) => l.length === 1 && l[0]?.status === 'succeeded');
+    // The receiver that is down failed once and waits an hour for its retry: still pending.
+    await waitForDeliveries(api, down.body.id, (l) => l.length === 1 && l[0]?.attempt_count === 1);
+    const events = (await api.get('/api/events?limit=100')).body.data;
+    assert.deepEqual(
+      events.map((e: { type: string }) => e.type),
+      ['customer.status.changed', 'customer.health_score.updated', 'customer.created'],
+    );
+    const history = (await api.get('/api/customers/cus_r/health-score/history')).body;
+
+    const job = new RetentionJob({
+      store: t.store,
+      keepMs: 30 * DAY,
+      log: quiet,
+      metrics: t.metrics,
+      now: () => Date.now() + 31 * DAY,
+    });
+    assert.deepEqual(await job.runOnce(), { events: 2, deliveries: 1, batches: 1 });
+
+    const left = (await api.get('/api/events?limit=100')).body.data;
+    assert.deepEqual(
+      left.map((e: { type: string }) => e.type),
+      ['customer.health_score.updated'],
+      'the event with a pending delivery stays',
+    );
+    assert.equal((await api.get(`/api/events/${events[2].id}`)).status, 404);
+    assert.deepEqual(await deliveries(api, ok.body.id), []);
+    assert.equal((await deliveries(api, down.body.id))[0]?.status, 'pending');
+    assert.deepEqual((await api.get('/api/customers/cus_r/health-score/history')).body, history);
+    const metrics = (await t.inject({ method: 'GET', url: '/metrics' })).raw;
+    assert.match(metrics, /vitals_retention_pruned_total\{kind="events"\} 2/);
+    assert.match(metrics, /vitals_retention_pruned_total\{kind="deliveries"\} 1/);
+  });
+
+  test('29 days on nothing is old enough; two jobs at once remove each event exactly once', async () => {
+    const api = await t.newAccount('retention-2');
+    for (let i = 0; i < 30; i++) {
+      assert.equal((await api.post('/api/customers', customerBody(`cus_${i}`))).status, 201);
+    }
+    const at = (days: number) => () => Date.now() + days * DAY;
+    const early = new RetentionJob({ store: t.store, keepMs: 30 * DAY, log: quiet, now: at(29) });
+    assert.deepEqual(await early.runOnce(), { events: 0, deliveries: 0, batches: 1 });
+    const jobs = [t.store, t.store].map(
+      (store) => new RetentionJob({ store, keepMs: 30 * DAY, log: quiet, now: at(31), batch: 7, pauseMs: 0 }),
+    );
+    const results = await Promise.all(jobs.map((j) => j.runOnce()));
+    assert.equal(
+      results.reduce((n, r) => n + r.events, 0),
+      30,
+      'every event removed once, whichever job removed it',
+    );
+    assert.deepEqual((await api.get('/api/events')).body.data, []);
+    assert.equal(
+      (await api.get('/api/customers?limit=100')).body.customers.length,
+      30,
+      'customers are untouched',
+    );
+  });
+
+  test('stop() lets the running batch finish and ends the pass', async () => {
+    const api = await t.newAccount('retention-3');
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await api.post('/api/customers', customerBody(`cus_${i}`))).status, 201);
+    }
+    const job = new RetentionJob({
+      store: t.store,
+      keepMs: DAY,
+      log: quiet,
+      now: () => Date.now() + 2 * DAY,
+      batch: 1,
+      pauseMs: 0,
+    });
+    const pass = job.runOnce();
+    await job.stop();
+    const result = await pass;
+    assert.ok(result.batches < 20, `stopped after ${result.batches} batches`);
+    const left = (await api.get('/api/events?limit=100')).body.data.length;
+    assert.ok(left > 0, 'events are left for the next pass');
+    assert.equal(left + result.events, 20);
+  });
+});
+
+describe('VITALS_EVENT_RETENTION', () => {
+  test('defaults to 30 days; takes d, h, m, s periods or off', () => {
+    assert.equal(loadConfig({}).eventRetentionMs, 30 * DAY);
+    assert.equal(loadConfig({ VITALS_EVENT_RETENTION: '7d' }).eventRetentionMs, 7 * DAY);
+    assert.equal(loadConfig({ VITALS_EVENT_RETENTION: '12h' }).eventRetentionMs, 12 * 3_600_000);
+    assert.equal(loadConfig({ VITALS_EVENT_RETENTION: '90m' }).eventRetentionMs, 90 * 60_000);
+    assert.equal(loadConfig({ VITALS_EVENT_RETENTION: 'off' }).eventRetentionMs, null);
+  });
+
+  for (const bad of ['30', '-1d', '0d', '1.5d', '3651d', 'forever', '30 days']) {
+    test(`${JSON.stringify(bad)} is refused, naming the variable`, () => {
+      assert.throws(
+        () => loadConfig({ VITALS_EVENT_RETENTION: bad }),
+        /^ConfigError: VITALS_EVENT_RETENTION=".*" is invalid: must be a period such as 30d/,
+      );
+    });
+  }
+});
