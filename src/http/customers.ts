@@ -49,7 +49,10 @@ const ListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 255,
-        description: 'Only customers whose id, name or email contains this text (ignoring case).',
+        // A NUL cannot be a LIKE pattern on either backend (SQLite ends the pattern there and
+        // matches everything; PostgreSQL text cannot hold it): refused, see docs/api.md.
+        pattern: '^[^\\u0000]+$',
+        description: 'Only customers whose id, name or email contains this text (ignoring case); no NUL character.',
       }),
     ),
   },

@@ -204,4 +204,12 @@ describe('customers: search', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error.param, 'search');
   });
+
+  test('a search holding a NUL is a 400 naming search, on both backends', async () => {
+    const res = await t.api.get('/api/customers?search=a%00b');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'parameter_invalid');
+    assert.equal(res.body.error.param, 'search');
+    assert.equal((await t.api.get('/api/customers?search=%00')).status, 400);
+  });
 });
