@@ -52,7 +52,8 @@ const ListQuery = Type.Object(
         // A NUL cannot be a LIKE pattern on either backend (SQLite ends the pattern there and
         // matches everything; PostgreSQL text cannot hold it): refused, see docs/api.md.
         pattern: '^[^\\u0000]+$',
-        description: 'Only customers whose id, name or email contains this text (ignoring case); no NUL character.',
+        description:
+          'Only customers whose id, name or email contains this text (ignoring case); no NUL character.',
       }),
     ),
   },
