@@ -6,6 +6,7 @@ import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
 import { RetentionJob } from './retention.ts';
 import { openStore } from './store/open.ts';
+import { isDatabaseUnavailable, unavailableCode } from './store/unavailable.ts';
 import { Dispatcher } from './webhooks/dispatcher.ts';
 
 export async function serve(config: Config): Promise<{ close: () => Promise<void>; port: number }> {
@@ -21,6 +22,14 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   const api = config.roles.includes('api');
   // A dispatcher-only process still answers /healthz, /readyz and /metrics, but not /api.
   const app = await buildApp({ store, config, metrics, routes: api ? 'all' : 'operations' });
+  // postgres.js (3.4.9) looks up the database's array types as each connection starts and
+  // leaves that query's promise unhandled: a connection lost meanwhile (a database restart, a
+  // terminated backend) would end the process. Such a rejection is logged; any other still ends
+  // it, as Node does by default (docs/postgresql.md, "When the database restarts").
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnavailable(reason)) throw reason;
+    app.log.warn({ code: unavailableCode(reason) }, 'database: a connection was lost as it started');
+  });
   const dispatcher = config.roles.includes('dispatcher')
     ? new Dispatcher({ store, config: config.webhook, log: app.log.child({ role: 'dispatcher' }), metrics })
     : undefined;
@@ -39,7 +48,11 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   const prune = setInterval(() => {
     store
       .pruneIdempotencyKeys(Date.now() - IDEMPOTENCY_TTL_MS)
-      .catch((err) => app.log.error({ err }, 'prune failed'));
+      .catch((err) =>
+        isDatabaseUnavailable(err)
+          ? app.log.error({ code: unavailableCode(err) }, 'prune: the database is not reachable; next hour')
+          : app.log.error({ err }, 'prune failed'),
+      );
   }, 3_600_000);
   prune.unref();
 

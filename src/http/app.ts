@@ -46,6 +46,8 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** /readyz answers 503 when the database has not answered a ping by then. */
+const READY_TIMEOUT_MS = 2000;
 const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
@@ -144,14 +146,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // 503 with Retry-After when the database does not answer, within READY_TIMEOUT_MS at most
+  // (a stopped server refuses at once; a host that is down would otherwise take the driver's
+  // connect timeout). docs/postgresql.md, "When the database restarts".
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await deps.store.ping();
+      await Promise.race([
+        deps.store.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('ping timed out')), READY_TIMEOUT_MS);
+        }),
+      ]);
       return { status: 'ok', database: deps.store.backend };
     } catch {
-      return reply
-        .code(503)
-        .send(new ApiError('service_unavailable', 'The database is not reachable.').toBody());
+      return sendUnavailable(reply);
+    } finally {
+      clearTimeout(timer);
     }
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,8 +1,23 @@
 // Every failure leaves as the error envelope: ours pass through, Fastify's own (bad JSON,
-// 413, 415, bad URL, schema violations) are translated, anything unexpected is an opaque 500.
+// 413, 415, bad URL, schema violations) are translated, a database that cannot be reached is a
+// 503 with Retry-After (docs/postgresql.md, "When the database restarts"), anything else
+// unexpected is an opaque 500.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
+import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { toApiError } from './validation.ts';
+
+/** Retry-After on a 503 for a database that cannot be reached: the driver tries again on the next request. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** The answer while the database cannot be reached (API requests and /readyz). */
+export function sendUnavailable(reply: FastifyReply): FastifyReply {
+  const err = new ApiError(
+    'service_unavailable',
+    'The database is not reachable right now; retry after a moment.',
+  );
+  return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send(err.toBody());
+}
 
 export function translate(err: FastifyError): ApiError | null {
   if (err instanceof ApiError) return err;
@@ -34,11 +49,21 @@ export function translate(err: FastifyError): ApiError | null {
 
 /** `allowed(path)`: the methods routes serve at that path (none: it is not a known path). */
 export function registerErrorHandling(app: FastifyInstance, allowed: (path: string) => string[]): void {
+  // Each 503 has its own request log line; the outage itself is logged once every 10 s at most,
+  // and is over at the next success of /api (every /api route reads or writes the database).
+  const outage = new OutageLog(app.log, 'requests');
+  app.addHook('onResponse', async (req, reply) => {
+    if (outage.down && reply.statusCode < 300 && req.url.startsWith('/api/')) outage.recovered();
+  });
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const api = translate(err);
     if (api) {
       if (api.status === 401) reply.header('www-authenticate', 'Bearer');
       return reply.code(api.status).send(api.toBody());
+    }
+    if (isDatabaseUnavailable(err)) {
+      outage.failed(err);
+      return sendUnavailable(reply);
     }
     req.log.error({ err }, 'unhandled error');
     const internal = new ApiError('internal_error', 'Something went wrong on our side; try again shortly.');

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
+import { isDatabaseUnavailable, unavailableCode } from '../store/unavailable.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** A claim still running after this long belongs to a process that died: a retry may take it. */
@@ -67,8 +68,18 @@ export function registerIdempotency(api: FastifyInstance, store: Store): void {
     const key = req.idempotencyKey;
     if (key === undefined) return payload;
     req.idempotencyKey = undefined;
-    if (reply.statusCode >= 500) await store.releaseIdempotencyKey(req.accountId, key);
-    else await store.completeIdempotencyKey(req.accountId, key, reply.statusCode, String(payload));
+    try {
+      if (reply.statusCode >= 500) await store.releaseIdempotencyKey(req.accountId, key);
+      else await store.completeIdempotencyKey(req.accountId, key, reply.statusCode, String(payload));
+    } catch (err) {
+      // The database went away after the request was handled: the answer stands (a 503 from
+      // the handler, or what it did, which is done). The key stays claimed; a retry with it is
+      // a 409 until the claim is stale (STALE_MS), then runs. Thrown from here, the error would
+      // turn a done write into a 503, or, after a 503, reach Fastify's own error handler (its
+      // body, with the driver's message and the database's address).
+      if (!isDatabaseUnavailable(err)) throw err;
+      req.log.warn({ code: unavailableCode(err) }, 'idempotency: the key could not be recorded');
+    }
     return payload;
   });
 }

@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import { randomBase62 } from '../domain/ids.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AttemptOutcome, ClaimedDelivery, Store } from '../store/store.ts';
+import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { nextAttemptAt, parseRetryAfter } from './backoff.ts';
 import { attempt, createAgent } from './sender.ts';
 
@@ -30,6 +31,12 @@ export class Dispatcher {
   #stopping: Promise<void> | undefined;
   /** When the last claim looked: what was due by then and is still unclaimed waits for a free slot. */
   #lookedAt = 0;
+  /**
+   * While the database is away the loop keeps polling (every VITALS_WEBHOOK_POLL) and logs the
+   * outage once every 10 s; it carries on by itself when the database is back. An attempt that
+   * could not be recorded is sent again once its lease runs out (docs/postgresql.md).
+   */
+  readonly #outage: OutageLog;
 
   constructor(deps: { store: Store; config: Config['webhook']; log: Logger; metrics?: Metrics }) {
     this.#store = deps.store;
@@ -37,6 +44,12 @@ export class Dispatcher {
     this.#log = deps.log;
     this.#metrics = deps.metrics;
     this.#agent = createAgent(deps.config);
+    this.#outage = new OutageLog(deps.log, 'dispatcher');
+  }
+
+  #failed(err: unknown, msg: string, fields: object = {}): void {
+    if (isDatabaseUnavailable(err)) this.#outage.failed(err);
+    else this.#log.error({ err, ...fields }, msg);
   }
 
   start(): void {
@@ -65,7 +78,7 @@ export class Dispatcher {
       return;
     }
     this.#pumping = this.#pump()
-      .catch((err) => this.#log.error({ err }, 'dispatcher: claiming deliveries failed'))
+      .catch((err) => this.#failed(err, 'dispatcher: claiming deliveries failed'))
       .finally(() => {
         this.#pumping = undefined;
         if (this.#again) {
@@ -94,6 +107,7 @@ export class Dispatcher {
           .filter(([, n]) => n >= this.#config.perWebhookConcurrency)
           .map(([id]) => id),
       });
+      this.#outage.recovered();
       for (const d of claimed) this.#launch(d);
       if (claimed.length < free && !this.#again) return;
     }
@@ -111,7 +125,7 @@ export class Dispatcher {
       const at = await this.#store.nextDueAt(this.#lookedAt);
       if (at !== null) delay = Math.min(delay, Math.max(0, at - Date.now()));
     } catch (err) {
-      this.#log.error({ err }, 'dispatcher: reading the next due time failed');
+      this.#failed(err, 'dispatcher: reading the next due time failed');
     }
     if (this.#stopped || this.#pumping) return;
     clearTimeout(this.#timer);
@@ -122,7 +136,7 @@ export class Dispatcher {
   #launch(d: ClaimedDelivery): void {
     this.#perWebhook.set(d.webhookId, (this.#perWebhook.get(d.webhookId) ?? 0) + 1);
     const run = this.#deliver(d)
-      .catch((err) => this.#log.error({ err, delivery: d.id }, 'dispatcher: recording an attempt failed'))
+      .catch((err) => this.#failed(err, 'dispatcher: recording an attempt failed', { delivery: d.id }))
       .finally(() => {
         this.#inFlight.delete(d.id);
         const left = (this.#perWebhook.get(d.webhookId) ?? 1) - 1;
