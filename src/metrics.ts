@@ -7,6 +7,7 @@ export class Metrics {
   readonly deliveries: Counter<'outcome'>;
   readonly attemptSeconds: Histogram<'result'>;
   readonly pruned: Counter<'kind'>;
+  readonly scoreBatchSize: Histogram;
 
   constructor(store: Store, opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vitals_' });
@@ -27,6 +28,12 @@ export class Metrics {
       name: 'vitals_retention_pruned_total',
       help: 'Rows removed by event retention (VITALS_EVENT_RETENTION), by kind: events or deliveries.',
       labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    this.scoreBatchSize = new Histogram({
+      name: 'vitals_score_batch_size',
+      help: 'Score updates written together in one transaction (group commit of POST/PATCH …/health-score).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [this.registry],
     });
     new Gauge({

@@ -15,10 +15,11 @@ import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
+import { ScoreWriter } from '../writes/coalesce.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
-import { registerErrorHandling, translate } from './errors.ts';
+import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
 import { HealthScore, healthScoresRoutes } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
@@ -206,7 +207,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
       registerIdempotency(api, deps.store);
       await api.register(customersRoutes(deps.store));
-      await api.register(healthScoresRoutes(deps.store));
+      const metrics = deps.metrics;
+      const writer = new ScoreWriter(deps.store, {
+        onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
+      });
+      await api.register(healthScoresRoutes(deps.store, writer));
       await api.register(settingsRoutes(deps.store));
       await api.register(eventsRoutes(deps.store));
       await api.register(webhooksRoutes(deps.store, deps.config.webhook));

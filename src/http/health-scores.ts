@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
+import type { ScoreRecord } from '../domain/health.ts';
 import { type Factors, mergeFactors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
-import type { ScoreCursor, Store, Tx } from '../store/store.ts';
+import type { ScoreCursor, Store } from '../store/store.ts';
+import { ScoreWriter } from '../writes/coalesce.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 const FactorName = {
@@ -105,31 +106,9 @@ function decodeCursor(cursor: string): ScoreCursor {
 }
 
 export const healthScoresRoutes =
-  (store: Store): FastifyPluginAsync =>
+  (store: Store, writer: ScoreWriter = new ScoreWriter(store)): FastifyPluginAsync =>
   async (app) => {
     const HealthScoreRef = Type.Ref('HealthScore');
-
-    /** Applies a new factor set inside the transaction: score, history and events commit together. */
-    async function write(tx: Tx, accountId: string, customerId: string, next: (current: Factors) => Factors) {
-      const customer = await tx.getCustomer(accountId, customerId);
-      if (!customer) throw notFound.customer(customerId);
-      const current = await tx.getScore(accountId, customerId);
-      const factors = next(current?.factors ?? {});
-      if (Object.keys(factors).length === 0) {
-        throw new ApiError(
-          'parameter_invalid',
-          'At least one factor must remain in the health score.',
-          'factors',
-        );
-      }
-      if (Object.keys(factors).length > 50) {
-        throw new ApiError('parameter_invalid', 'A health score may have at most 50 factors.', 'factors');
-      }
-      const update = scoreFactors(customerId, current, factors, await tx.getSettings(accountId), Date.now());
-      await tx.writeScores(accountId, [update.record], 'factors_updated');
-      await tx.insertEvents(accountId, update.events);
-      return update.record;
-    }
 
     app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
       '/customers/:customer_id/health-score',
@@ -145,7 +124,7 @@ export const healthScoresRoutes =
       async (req) => {
         const { customer_id } = req.params;
         const factors = req.body.factors;
-        const record = await store.transaction((tx) => write(tx, req.accountId, customer_id, () => factors));
+        const record = await writer.apply(req.accountId, { customerId: customer_id, next: () => factors });
         return toHealthScore(record);
       },
     );
@@ -164,9 +143,10 @@ export const healthScoresRoutes =
       async (req) => {
         const { customer_id } = req.params;
         const patch = req.body.factors;
-        const record = await store.transaction((tx) =>
-          write(tx, req.accountId, customer_id, (current) => mergeFactors(current, patch)),
-        );
+        const record = await writer.apply(req.accountId, {
+          customerId: customer_id,
+          next: (current) => mergeFactors(current, patch),
+        });
         return toHealthScore(record);
       },
     );

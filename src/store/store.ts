@@ -186,6 +186,15 @@ export interface Tx extends Reader {
    * transaction, so no score is computed with settings that are being replaced.
    */
   getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings>;
+  /**
+   * The current score of each of these customers that exists (null: no score yet); ids of
+   * customers that do not exist are absent from the map. The customers are locked for this
+   * transaction, as `getCustomer` locks one: it is how a batch of score updates reads.
+   */
+  scoresForUpdate(
+    accountId: string,
+    customerIds: readonly string[],
+  ): Promise<Map<string, ScoreRecord | null>>;
   /** Returns false (and writes nothing) when the id is taken in this account. */
   insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
   updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;

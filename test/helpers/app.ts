@@ -67,6 +67,8 @@ export interface TestApp {
   dispatcher: Dispatcher | undefined;
   /** A temp directory of the app's own (the SQLite file lives here). */
   dir: string;
+  /** PostgreSQL: the app's database, for a connection of the test's own. */
+  databaseUrl: string | undefined;
   /** A client authenticated as the default account. */
   api: Client;
   /** Everything the app logged, as text. */
@@ -162,6 +164,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     metrics,
     dispatcher,
     dir,
+    databaseUrl: db.url,
     api: client(`Bearer ${key}`, key),
     logs: () => logged,
     as: (authorization) => client(authorization),

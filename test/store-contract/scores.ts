@@ -33,6 +33,23 @@ export function scoresContract(c: ContractContext): void {
       assert.equal(await store.getScore(a, 'nobody'), null);
     });
 
+    test('scoresForUpdate: each existing customer with its score or null; unknown, NUL and other accounts absent', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const b = await c.account();
+      await seedCustomers(store, a, ['u1', 'u2']);
+      await seedCustomers(store, b, ['u3']);
+      const first = score('u1', 0.4, 1);
+      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
+      const found = await store.transaction((tx) =>
+        tx.scoresForUpdate(a, ['u2', 'u1', 'nobody', 'u\0', 'u3', 'u1']),
+      );
+      assert.deepEqual([...found.keys()].sort(), ['u1', 'u2']);
+      assert.deepEqual(plainScore(found.get('u1') ?? null), first);
+      assert.equal(found.get('u2'), null);
+      assert.equal((await store.transaction((tx) => tx.scoresForUpdate(a, []))).size, 0);
+    });
+
     test('history: newest first, paged by version, each entry with its reason', async () => {
       const store = c.store();
       const a = await c.account();

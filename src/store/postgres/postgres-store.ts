@@ -6,17 +6,21 @@ import type {
   AttemptOutcome,
   ClaimedDelivery,
   ClaimOptions,
+  CustomerRecord,
   IdempotencyClaim,
   PruneBatch,
+  ScoreRecord,
   Store,
   Tx,
 } from '../store.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
+import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
-import { PgReader } from './reader.ts';
+import { type CustomerRow, PgReader, type ScoreRow, toCustomer, toScore } from './reader.ts';
 import * as retention from './retention.ts';
+import { hasNul } from './text.ts';
 import { PgTx } from './tx.ts';
 
 export interface PostgresOptions {
@@ -44,11 +48,35 @@ export class PostgresStore extends PgReader implements Store {
   #listening: Promise<void> | undefined;
   #relisten: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
+  readonly #customers: PointReads<CustomerRecord>;
+  readonly #scores: PointReads<ScoreRecord>;
 
   constructor(opts: PostgresOptions) {
     const pool = connect({ url: opts.url, poolSize: opts.poolSize ?? 10 });
     super(pool);
     this.#pool = pool;
+    this.#customers = new PointReads(async (accountId, ids) => {
+      const rows = await pool<CustomerRow[]>`
+        SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+        WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])`;
+      return new Map(rows.map((r) => [r.id, toCustomer(r)]));
+    });
+    this.#scores = new PointReads(async (accountId, ids) => {
+      const rows = await pool<ScoreRow[]>`
+        SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
+        WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`;
+      return new Map(rows.map((r) => [r.customer_id, toScore(r)]));
+    });
+  }
+
+  // Single-row reads outside a transaction are gathered (point-reads.ts); inside one, PgTx reads
+  // (and locks) row by row.
+  override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
+    return hasNul(id) ? null : this.#customers.load(accountId, id);
+  }
+
+  override async getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
+    return hasNul(customerId) ? null : this.#scores.load(accountId, customerId);
   }
 
   async migrate(): Promise<number> {

@@ -31,7 +31,7 @@ import { beforeNul, fromText, fromTextOrNull, hasNul } from './text.ts';
 // columns already parsed (JSON.parse of the stored text, so key order is the order written).
 
 /** Selected with `metadata::text`, so the stored JSON text comes back unparsed. */
-interface CustomerRow {
+export interface CustomerRow {
   id: string;
   name: string;
   email: string;
@@ -40,7 +40,7 @@ interface CustomerRow {
   updated_at: number;
 }
 
-interface ScoreRow {
+export interface ScoreRow {
   customer_id: string;
   score: number;
   band: number;

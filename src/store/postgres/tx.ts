@@ -11,7 +11,15 @@ import type {
   WebhookRecord,
 } from '../store.ts';
 import { LOCKS } from './connection.ts';
-import { PgReader, toCustomer, toScore, toSettings, toWebhook, type WebhookRow } from './reader.ts';
+import {
+  PgReader,
+  type ScoreRow,
+  toCustomer,
+  toScore,
+  toSettings,
+  toWebhook,
+  type WebhookRow,
+} from './reader.ts';
 import { hasNul, toText, toTextOrNull } from './text.ts';
 
 /** Rows per statement in bulk writes: large enough to amortise round trips, small enough to stream. */
@@ -59,6 +67,31 @@ export class PgTx extends PgReader implements Tx {
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
     return row ? toCustomer(row) : null;
+  }
+
+  async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
+    await this.#lockAccount(accountId, 'shared');
+    const found = new Map<string, ScoreRecord | null>();
+    const ids = customerIds.filter((id) => !hasNul(id));
+    if (ids.length === 0) return found;
+    // ORDER BY id: every batch locks its customers in the same order, so two batches in two
+    // processes wait for each other instead of deadlocking. The scores are read by a second
+    // statement (sent in the same round trip): under READ COMMITTED it sees what the writers
+    // the lock waited for have committed, where a join in the locking statement would not.
+    const [locked, scores] = await Promise.all([
+      this.sql<{ id: string }[]>`
+        SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])
+        ORDER BY id FOR NO KEY UPDATE`,
+      this.sql<ScoreRow[]>`
+        SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
+        WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`,
+    ]);
+    const byId = new Map(scores.map((r) => [r.customer_id, r]));
+    for (const { id } of locked) {
+      const row = byId.get(id);
+      found.set(id, row ? toScore(row) : null);
+    }
+    return found;
   }
 
   override async getScore(accountId: string, customerId: string) {

@@ -6,6 +6,21 @@ import { SqliteReader, toScore } from './reader.ts';
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
 export class SqliteTx extends SqliteReader implements Tx {
+  async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
+    // One writer at a time: nothing to lock, and a point lookup per id is as cheap as a join.
+    const found = new Map<string, ScoreRecord | null>();
+    const lookup = this.conn.statement(
+      `SELECT c.id AS id, h.customer_id, h.score, h.band, h.factors, h.version, h.updated_at
+       FROM customers c LEFT JOIN health_scores h ON h.account_id = c.account_id AND h.customer_id = c.id
+       WHERE c.account_id = ? AND c.id = ?`,
+    );
+    for (const id of customerIds) {
+      const row = lookup.get(accountId, id);
+      if (row) found.set(id, row.customer_id === null ? null : toScore(row));
+    }
+    return found;
+  }
+
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
     const changes = this.conn.run(
       `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)

@@ -1,0 +1,94 @@
+// New factor sets for many customers in one transaction: one read that locks every customer of
+// the batch, one write per round. A refused item (unknown customer, no factor left, too many)
+// writes nothing and does not stop the others. See docs/api.md, "Health scores".
+import { ApiError, notFound } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
+import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
+import type { Factors } from '../domain/scoring.ts';
+import type { Tx } from '../store/store.ts';
+
+export interface FactorUpdate {
+  customerId: string;
+  /** The new factor set, from the current one ({} before the first score). */
+  next: (current: Factors) => Factors;
+}
+
+export type FactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: ApiError };
+
+/** The most factors a health score may hold (docs/scoring.md). */
+export const MAX_FACTORS = 50;
+
+function refusal(factors: Factors): ApiError | null {
+  const n = Object.keys(factors).length;
+  if (n === 0) {
+    return new ApiError(
+      'parameter_invalid',
+      'At least one factor must remain in the health score.',
+      'factors',
+    );
+  }
+  if (n > MAX_FACTORS) {
+    return new ApiError(
+      'parameter_invalid',
+      `A health score may have at most ${MAX_FACTORS} factors.`,
+      'factors',
+    );
+  }
+  return null;
+}
+
+/**
+ * Applies `items` in order, as if each ran alone one after another: a customer named twice gets
+ * two versions. Results are in input order. Items of one round touch distinct customers (the
+ * store writes at most one score per customer per call); a later item for the same customer
+ * goes to the next round and builds on the version the round before made.
+ */
+export async function applyFactorUpdates(
+  tx: Tx,
+  accountId: string,
+  items: readonly FactorUpdate[],
+  now: number = Date.now(),
+): Promise<FactorResult[]> {
+  const results = new Array<FactorResult>(items.length);
+  const ids = [...new Set(items.map((i) => i.customerId))];
+  // Locks every customer of the batch at once, in one order, before anything is written.
+  const current = await tx.scoresForUpdate(accountId, ids);
+  const settings = await tx.getSettings(accountId);
+  let pending = items.map((_, i) => i);
+  while (pending.length > 0) {
+    const inRound = new Set<string>();
+    const later: number[] = [];
+    const records: ScoreRecord[] = [];
+    const events: EventRecord[] = [];
+    for (const i of pending) {
+      const item = items[i] as FactorUpdate;
+      if (inRound.has(item.customerId)) {
+        later.push(i);
+        continue;
+      }
+      if (!current.has(item.customerId)) {
+        results[i] = { ok: false, error: notFound.customer(item.customerId) };
+        continue;
+      }
+      const score = current.get(item.customerId) ?? null;
+      const factors = item.next(score?.factors ?? {});
+      const refused = refusal(factors);
+      if (refused) {
+        results[i] = { ok: false, error: refused };
+        continue;
+      }
+      inRound.add(item.customerId);
+      const update = scoreFactors(item.customerId, score, factors, settings, now);
+      current.set(item.customerId, update.record);
+      records.push(update.record);
+      events.push(...update.events);
+      results[i] = { ok: true, record: update.record };
+    }
+    if (records.length > 0) {
+      await tx.writeScores(accountId, records, 'factors_updated');
+      await tx.insertEvents(accountId, events);
+    }
+    pending = later;
+  }
+  return results;
+}
