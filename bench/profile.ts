@@ -6,12 +6,10 @@
 // With --cpu-prof the server writes a .cpuprofile into ./profiles for Chrome DevTools.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import autocannon, { type Request } from 'autocannon';
 import postgres from 'postgres';
-import { newId } from '../src/domain/ids.ts';
-import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
-import { startServer } from './lib.ts';
-import { customerId, seed } from './seed.ts';
+import type { Backend } from '../test/helpers/stores.ts';
+import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,22 +32,9 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-const db = await createTestDatabase(backend);
-const store = db.open();
-await store.migrate();
-const account = await store.ensureAccount('default', Date.now());
-await seed(store, account.id, N, { scores: true });
-await store.close();
-const key = newId.apiKey();
-const env: Record<string, string> = {
-  VITALS_DATA_DIR: db.dir,
-  VITALS_API_KEY: key,
-  VITALS_LOG_LEVEL: 'warn',
-  VITALS_RATE_LIMIT: 'off',
-};
-if (db.url) env.DATABASE_URL = db.url;
+const env: Record<string, string> = { VITALS_RATE_LIMIT: 'off' };
 if (values['cpu-prof']) env.NODE_OPTIONS = '--cpu-prof --cpu-prof-dir=profiles';
-const server = await startServer(env);
+const { db, server, headers } = await dataset(backend, N, true, env);
 const admin = db.url ? postgres(db.url, { max: 1, onnotice: () => {} }) : undefined;
 const backends = async () =>
   admin
@@ -75,24 +60,26 @@ if (admin) {
   } catch {}
 }
 
-const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+const postScore: Request[] = [
+  {
+    method: 'POST',
+    headers,
+    setupRequest: (r) => ({
+      ...r,
+      path: `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
+      body: JSON.stringify({ factors: { usage: Math.random(), support: Math.random() } }),
+    }),
+  },
+];
+const drive = (seconds: number) =>
+  autocannon({
+    url: server.url,
+    connections: Number(values.connections),
+    duration: seconds,
+    requests: postScore,
+  });
 // Warm-up so the pool is full and the JIT is done.
-await autocannon({
-  url: server.url,
-  connections: Number(values.connections),
-  duration: 2,
-  requests: [
-    {
-      method: 'POST',
-      headers,
-      setupRequest: (r) => ({
-        ...r,
-        path: `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
-        body: JSON.stringify({ factors: { usage: Math.random(), support: Math.random() } }),
-      }),
-    },
-  ],
-});
+await drive(2);
 if (statements && admin) await admin`SELECT pg_stat_statements_reset()`;
 const pgPids = await backends();
 const serverPid = server.proc.pid as number;
@@ -102,22 +89,7 @@ const before = {
   self: process.cpuUsage(),
   xacts: await xacts(),
 };
-const result = await autocannon({
-  url: server.url,
-  connections: Number(values.connections),
-  duration: Number(values.seconds),
-  requests: [
-    {
-      method: 'POST',
-      headers,
-      setupRequest: (r) => ({
-        ...r,
-        path: `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
-        body: JSON.stringify({ factors: { usage: Math.random(), support: Math.random() } }),
-      }),
-    },
-  ],
-});
+const result = await drive(Number(values.seconds));
 const self = process.cpuUsage(before.self);
 const requests = result.requests.total;
 const per = (s: number) => `${((s / requests) * 1e6).toFixed(0)} µs`;

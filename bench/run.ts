@@ -9,10 +9,9 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
-import { newId } from '../src/domain/ids.ts';
-import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { freePort, median, rssMb, type Server, startServer } from './lib.ts';
-import { customerId, seed } from './seed.ts';
+import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
+import { freePort, median, rssMb, type Server } from './lib.ts';
+import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -107,32 +106,6 @@ async function sampleOf(server: Server, req: Request) {
     body: req.body,
   });
   return { status: res.status, body: await res.text() };
-}
-
-async function dataset(backend: Backend, n: number, scores: boolean) {
-  const db = await createTestDatabase(backend);
-  const store = db.open();
-  await store.migrate();
-  const account = await store.ensureAccount('default', Date.now());
-  const t0 = performance.now();
-  await seed(store, account.id, n, { scores });
-  console.log(
-    `  seeded ${n} customers${scores ? ' with scores' : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
-  await store.close();
-  const key = newId.apiKey();
-  const env: Record<string, string> = {
-    VITALS_DATA_DIR: db.dir,
-    VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
-    VITALS_KEY_CACHE_TTL: '2s',
-    // The limiter stays on (its cost is part of the figure) but never refuses the load generator.
-    VITALS_RATE_LIMIT: '1000000/s',
-  };
-  if (db.url) env.DATABASE_URL = db.url;
-  const server = await startServer(env);
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  return { db, server, headers };
 }
 
 for (const backend of backends) {

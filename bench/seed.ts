@@ -1,6 +1,9 @@
 // Seeds a store directly (much faster than through HTTP): customers, and optionally scores.
 import { scoreFactors } from '../src/domain/health.ts';
+import { newId } from '../src/domain/ids.ts';
 import type { Store } from '../src/store/store.ts';
+import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { startServer } from './lib.ts';
 
 export const customerId = (i: number) => `cus_${String(i).padStart(7, '0')}`;
 
@@ -34,4 +37,39 @@ export async function seed(
       if (scores.length > 0) await tx.writeScores(accountId, scores, 'factors_updated');
     });
   }
+}
+
+/**
+ * A fresh database of `n` seeded customers (with scores when asked) and a Vitals process
+ * serving it as shipped: key cache 2 s, logging at warn, and the rate limiter on but out of
+ * the load generator's reach (its cost is part of the figure). `env` overrides any of it.
+ */
+export async function dataset(
+  backend: Backend,
+  n: number,
+  scores: boolean,
+  env: Record<string, string> = {},
+) {
+  const db = await createTestDatabase(backend);
+  const store = db.open();
+  await store.migrate();
+  const account = await store.ensureAccount('default', Date.now());
+  const t0 = performance.now();
+  await seed(store, account.id, n, { scores });
+  console.log(
+    `  seeded ${n} customers${scores ? ' with scores' : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  await store.close();
+  const key = newId.apiKey();
+  const server = await startServer({
+    VITALS_DATA_DIR: db.dir,
+    VITALS_API_KEY: key,
+    VITALS_LOG_LEVEL: 'warn',
+    VITALS_KEY_CACHE_TTL: '2s',
+    VITALS_RATE_LIMIT: '1000000/s',
+    ...(db.url ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  return { db, server, headers };
 }
