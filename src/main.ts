@@ -6,7 +6,7 @@ import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
 import { RetentionJob } from './retention.ts';
 import { openStore } from './store/open.ts';
-import { isDatabaseUnavailable, unavailableCode } from './store/unavailable.ts';
+import { isDatabaseUnavailable, logJobFailure, unavailableCode } from './store/unavailable.ts';
 import { Dispatcher } from './webhooks/dispatcher.ts';
 
 export async function serve(config: Config): Promise<{ close: () => Promise<void>; port: number }> {
@@ -48,11 +48,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   const prune = setInterval(() => {
     store
       .pruneIdempotencyKeys(Date.now() - IDEMPOTENCY_TTL_MS)
-      .catch((err) =>
-        isDatabaseUnavailable(err)
-          ? app.log.error({ code: unavailableCode(err) }, 'prune: the database is not reachable; next hour')
-          : app.log.error({ err }, 'prune failed'),
-      );
+      .catch((err) => logJobFailure(app.log, 'idempotency-key prune', err, 'trying again next hour'));
   }, 3_600_000);
   prune.unref();
 

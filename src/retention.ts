@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
-import { isDatabaseUnavailable, unavailableCode } from './store/unavailable.ts';
+import { logJobFailure } from './store/unavailable.ts';
 
 export interface RetentionOptions {
   store: Pick<Store, 'pruneEvents'>;
@@ -71,14 +71,7 @@ export class RetentionJob {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.runOnce()
-        .catch((err) =>
-          isDatabaseUnavailable(err)
-            ? this.#o.log.error(
-                { code: unavailableCode(err) },
-                'event retention: the database is not reachable; trying again next interval',
-              )
-            : this.#o.log.error({ err }, 'event retention failed; trying again next interval'),
-        )
+        .catch((err) => logJobFailure(this.#o.log, 'event retention', err, 'trying again next interval'))
         .finally(() => this.#schedule(this.#o.intervalMs));
     }, ms);
     this.#timer.unref();

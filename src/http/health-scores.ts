@@ -5,7 +5,8 @@ import type { ScoreRecord } from '../domain/health.ts';
 import { type Factors, mergeFactors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
-import { ScoreWriter } from '../writes/coalesce.ts';
+import type { ScoreWriter } from '../writes/coalesce.ts';
+import { MAX_FACTORS } from '../writes/factor-updates.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 const FactorName = {
@@ -16,7 +17,7 @@ const FactorName = {
 const FactorsSchema = Type.Unsafe<Factors>({
   type: 'object',
   minProperties: 1,
-  maxProperties: 50,
+  maxProperties: MAX_FACTORS,
   propertyNames: FactorName,
   additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
   description: 'Factor name to score in [0, 1]; 1-50 factors.',
@@ -24,7 +25,7 @@ const FactorsSchema = Type.Unsafe<Factors>({
 const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
   type: 'object',
   minProperties: 1,
-  maxProperties: 50,
+  maxProperties: MAX_FACTORS,
   propertyNames: FactorName,
   additionalProperties: { type: ['number', 'null'], minimum: 0, maximum: 1 },
   description: 'Factors to set (score in [0, 1]) or remove (null).',
@@ -106,7 +107,7 @@ function decodeCursor(cursor: string): ScoreCursor {
 }
 
 export const healthScoresRoutes =
-  (store: Store, writer: ScoreWriter = new ScoreWriter(store)): FastifyPluginAsync =>
+  (store: Store, writer: ScoreWriter): FastifyPluginAsync =>
   async (app) => {
     const HealthScoreRef = Type.Ref('HealthScore');
 

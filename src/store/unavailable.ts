@@ -47,6 +47,23 @@ export function unavailableCode(err: unknown): string {
   return typeof code === 'string' ? code : 'unknown';
 }
 
+/**
+ * A background job's failed pass, in one line: only the code when the database is away (it
+ * will be back; no stack for that), the error otherwise. `next` says when the job runs again.
+ */
+export function logJobFailure(
+  log: { error(obj: object, msg: string): void },
+  job: string,
+  err: unknown,
+  next: string,
+): void {
+  if (isDatabaseUnavailable(err)) {
+    log.error({ code: unavailableCode(err) }, `${job}: the database is not reachable; ${next}`);
+  } else {
+    log.error({ err }, `${job} failed; ${next}`);
+  }
+}
+
 interface Log {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;

@@ -12,17 +12,19 @@ import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
 
 export class ScoreWriter {
   readonly #store: Store;
+  readonly #onBatch: ((size: number) => void) | undefined;
   readonly #batcher: Batcher<FactorUpdate, ScoreRecord>;
 
   /** `onBatch`: told the size of every batch written (the vitals_score_batch_size metric). */
   constructor(store: Store, opts: { onBatch?: ((size: number) => void) | undefined } = {}) {
     this.#store = store;
+    this.#onBatch = opts.onBatch;
     this.#batcher = new Batcher({
       inFlight: 4,
       // Enough to amortize the statements; small enough that no batch holds its locks for long.
       maxBatch: 256,
       onBatch: opts.onBatch,
-      run: (accountId, updates) => this.#write(accountId, updates, opts.onBatch),
+      run: (accountId, updates) => this.#write(accountId, updates),
     });
   }
 
@@ -30,11 +32,7 @@ export class ScoreWriter {
     return this.#batcher.submit(accountId, update);
   }
 
-  async #write(
-    accountId: string,
-    updates: FactorUpdate[],
-    onBatch: ((size: number) => void) | undefined,
-  ): Promise<PromiseSettledResult<ScoreRecord>[]> {
+  async #write(accountId: string, updates: FactorUpdate[]): Promise<PromiseSettledResult<ScoreRecord>[]> {
     try {
       const results = await this.#store.transaction((tx) => applyFactorUpdates(tx, accountId, updates));
       return results.map((r) =>
@@ -49,8 +47,8 @@ export class ScoreWriter {
       // take): nothing of it committed. Each update runs again alone, so one cannot fail the rest.
       return Promise.all(
         updates.map(async (u) => {
-          onBatch?.(1);
-          return (await this.#write(accountId, [u], undefined))[0] as PromiseSettledResult<ScoreRecord>;
+          this.#onBatch?.(1);
+          return (await this.#write(accountId, [u]))[0] as PromiseSettledResult<ScoreRecord>;
         }),
       );
     }
