@@ -7,14 +7,14 @@ import { ApiError } from '../domain/errors.ts';
 import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { toApiError } from './validation.ts';
 
-/** Retry-After on a 503 for a database that cannot be reached: the driver tries again on the next request. */
+/** Retry-After on a 503 for a database that cannot be reached or cannot write: the next request tries again. */
 export const RETRY_AFTER_SECONDS = 1;
 
 /** The answer while the database cannot be reached (API requests and /readyz). */
 export function sendUnavailable(reply: FastifyReply): FastifyReply {
   const err = new ApiError(
     'service_unavailable',
-    'The database is not reachable right now; retry after a moment.',
+    'The database cannot take requests right now; retry after a moment.',
   );
   return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send(err.toBody());
 }

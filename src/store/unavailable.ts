@@ -1,8 +1,9 @@
 // "The database is not there right now", told apart from every other failure: the API answers it
 // with 503 and Retry-After instead of a 500, and background jobs wait for the database to come
-// back (docs/postgresql.md, "When the database restarts"). Recognised by the error's `code`:
-// the socket errors and connection codes of the driver, and PostgreSQL's SQLSTATEs for a server
-// that is shutting down, starting up or full.
+// back (docs/postgresql.md, "When the database restarts"; docs/operations.md, "When a write
+// cannot be committed"). Recognised by the error's `code`: the socket errors and connection
+// codes of the driver, PostgreSQL's SQLSTATEs for a server that is shutting down, starting up
+// or full, and SQLite's result codes for a disk that is full, failing or held by another process.
 
 /**
  * Socket errors (Node) and postgres.js's own codes for a connection that was lost or never made.
@@ -30,11 +31,32 @@ const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** Class 08: connection exception. */
 const CONNECTION_EXCEPTION = /^08[0-9A-Z]{3}$/;
 
+/**
+ * node:sqlite's primary result codes (errcode & 0xff) for "not now": SQLITE_BUSY (another
+ * process held the lock past busy_timeout), SQLITE_NOMEM, SQLITE_IOERR, SQLITE_FULL (disk or
+ * max_page_count), SQLITE_CANTOPEN. Constraint and logic errors are bugs or bad data: not here.
+ */
+const SQLITE_CODES = new Map([
+  [5, 'SQLITE_BUSY'],
+  [7, 'SQLITE_NOMEM'],
+  [10, 'SQLITE_IOERR'],
+  [13, 'SQLITE_FULL'],
+  [14, 'SQLITE_CANTOPEN'],
+]);
+
+/** SQLite's name for a node:sqlite error's result code, when it is one of SQLITE_CODES. */
+function sqliteCode(err: { code?: unknown; errcode?: unknown }): string | undefined {
+  if (err.code !== 'ERR_SQLITE_ERROR' || typeof err.errcode !== 'number') return undefined;
+  return SQLITE_CODES.get(err.errcode & 0xff);
+}
+
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 3) return false;
   const { code, errors, cause } = err as { code?: unknown; errors?: unknown; cause?: unknown };
   if (typeof code === 'string') {
     if (CONNECTION_CODES.has(code) || SQLSTATES.has(code) || CONNECTION_EXCEPTION.test(code)) return true;
+    // A SQLite batch rolled back as a whole (sqlite/group-commit.ts): nothing stored, retry.
+    if (code === 'SQLITE_TRANSACTION_LOST' || sqliteCode(err) !== undefined) return true;
   }
   // Node's AggregateError (every address of a host refused) and errors that wrap another.
   if (Array.isArray(errors) && errors.some((e) => isDatabaseUnavailable(e, depth + 1))) return true;
@@ -43,8 +65,13 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
 
 /** The code to log for such an error (never its message or stack: one line says enough). */
 export function unavailableCode(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'unknown';
+  if (typeof err !== 'object' || err === null) return 'unknown';
+  const { code, cause } = err as { code?: unknown; cause?: unknown };
+  // A lost SQLite batch: what SQLite said (SQLITE_FULL, …) says more than that it was lost.
+  if (code === 'SQLITE_TRANSACTION_LOST' && sqliteCode((cause ?? {}) as object) !== undefined) {
+    return unavailableCode(cause);
+  }
+  return sqliteCode(err) ?? (typeof code === 'string' ? code : 'unknown');
 }
 
 /**
