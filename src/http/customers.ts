@@ -5,6 +5,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
+import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
 
 const Name = Type.String({
@@ -123,6 +124,7 @@ export const customersRoutes =
             );
           }
           await tx.insertEvents(req.accountId, [event('customer.created', body, now)]);
+          await recordAnswer(tx, req, reply, 201, body);
         });
         return reply.code(201).send(body);
       },

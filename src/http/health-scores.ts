@@ -7,6 +7,7 @@ import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
 import type { ScoreWriter } from '../writes/coalesce.ts';
 import { MAX_FACTORS } from '../writes/factor-updates.ts';
+import { recordAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 const FactorName = {
@@ -122,10 +123,14 @@ export const healthScoresRoutes =
           response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const { customer_id } = req.params;
         const factors = req.body.factors;
-        const record = await writer.apply(req.accountId, { customerId: customer_id, next: () => factors });
+        const record = await writer.apply(req.accountId, {
+          customerId: customer_id,
+          next: () => factors,
+          written: req.idempotency && ((tx, r) => recordAnswer(tx, req, reply, 200, toHealthScore(r))),
+        });
         return toHealthScore(record);
       },
     );

@@ -2,10 +2,13 @@
 // kept for 24 hours and replayed to retries; the same key with a different request is a 400;
 // a retry while the first is still running is a 409. Requests refused by validation or
 // authentication are not recorded, and neither are answers that failed on our side (5xx).
+// A request that writes stores its answer in the transaction of its writes (recordAnswer):
+// a crash cannot commit the one without the other, so a retry never runs a write twice
+// (docs/api.md, "Idempotency keys"). Answers that wrote nothing are stored once sent.
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, Tx } from '../store/store.ts';
 import { isDatabaseUnavailable, unavailableCode } from '../store/unavailable.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -13,11 +16,47 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const STALE_MS = 60_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+interface Claim {
+  key: string;
+  /** The claim's created_at: the answer is stored only while the claim is still this one. */
+  claimedAt: number;
+  /** The answer was stored with the request's writes. */
+  answered: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyKey?: string;
+    idempotency?: Claim;
   }
 }
+
+/**
+ * Stores the answer the request is about to give (`status`, `payload` serialized as the route
+ * will send it) in `tx`, the transaction of its writes. No Idempotency-Key: nothing. Throws
+ * (rolling the writes back) when a retry has taken the key over as stale meanwhile.
+ */
+export async function recordAnswer(
+  tx: Tx,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  payload: unknown,
+): Promise<void> {
+  const claim = req.idempotency;
+  if (claim === undefined) return;
+  reply.code(status);
+  const body = String(reply.serialize(payload));
+  if (!(await tx.recordIdempotentAnswer(req.accountId, claim.key, claim.claimedAt, { status, body }))) {
+    throw inProgress();
+  }
+  claim.answered = true;
+}
+
+const inProgress = () =>
+  new ApiError(
+    'idempotency_request_in_progress',
+    'A request with this Idempotency-Key is still being processed; retry in a moment.',
+  );
 
 export function registerIdempotency(api: FastifyInstance, store: Store): void {
   api.addHook('preHandler', async (req, reply) => {
@@ -41,7 +80,7 @@ export function registerIdempotency(api: FastifyInstance, store: Store): void {
     });
     switch (claim.state) {
       case 'new':
-        req.idempotencyKey = key;
+        req.idempotency = { key, claimedAt: now, answered: false };
         return;
       case 'replay':
         reply.header('idempotent-replayed', 'true');
@@ -57,17 +96,18 @@ export function registerIdempotency(api: FastifyInstance, store: Store): void {
           'Idempotency-Key',
         );
       case 'in_progress':
-        throw new ApiError(
-          'idempotency_request_in_progress',
-          'A request with this Idempotency-Key is still being processed; retry in a moment.',
-        );
+        throw inProgress();
     }
   });
 
   api.addHook('onSend', async (req, reply, payload) => {
-    const key = req.idempotencyKey;
-    if (key === undefined) return payload;
-    req.idempotencyKey = undefined;
+    const claim = req.idempotency;
+    if (claim === undefined) return payload;
+    req.idempotency = undefined;
+    const key = claim.key;
+    // Stored with the writes, and committed (a rolled-back one fails the request: a 5xx, and
+    // the release below finds the claim unanswered and frees it).
+    if (claim.answered && reply.statusCode < 500) return payload;
     try {
       if (reply.statusCode >= 500) await store.releaseIdempotencyKey(req.accountId, key);
       else await store.completeIdempotencyKey(req.accountId, key, reply.statusCode, String(payload));

@@ -6,6 +6,7 @@ import { newId } from '../domain/ids.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { DeliveryRecord, Store, WebhookRecord } from '../store/store.ts';
 import { MAX_URL_LENGTH, urlRefusal } from '../webhooks/url-guard.ts';
+import { recordAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 // An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
@@ -167,8 +168,12 @@ export const webhooksRoutes =
           createdAt: now,
           updatedAt: now,
         };
-        await store.transaction((tx) => tx.insertWebhook(req.accountId, webhook));
-        return reply.code(201).send({ ...toWebhook(webhook), secret: webhook.secret });
+        const answer = { ...toWebhook(webhook), secret: webhook.secret };
+        await store.transaction(async (tx) => {
+          await tx.insertWebhook(req.accountId, webhook);
+          await recordAnswer(tx, req, reply, 201, answer);
+        });
+        return reply.code(201).send(answer);
       },
     );
 
@@ -262,8 +267,8 @@ export const webhooksRoutes =
           response: { 200: WebhookWithSecret, ...errorResponses(400, 401, 404, 415) },
         },
       },
-      async (req) => {
-        const updated = await store.transaction(async (tx) => {
+      async (req, reply) =>
+        store.transaction(async (tx) => {
           const current = await tx.getWebhook(req.accountId, req.params.webhook_id);
           if (!current) throw notFound.webhook(req.params.webhook_id);
           const next = {
@@ -272,10 +277,10 @@ export const webhooksRoutes =
             updatedAt: nextTimestamp(Date.now(), current.updatedAt),
           };
           await tx.updateWebhook(req.accountId, next);
-          return next;
-        });
-        return { ...toWebhook(updated), secret: updated.secret };
-      },
+          const answer = { ...toWebhook(next), secret: next.secret };
+          await recordAnswer(tx, req, reply, 200, answer);
+          return answer;
+        }),
     );
 
     app.post<{ Params: Static<typeof IdParams> }>(
@@ -291,9 +296,9 @@ export const webhooksRoutes =
           response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const id = req.params.webhook_id;
-        const deliveryId = await store.transaction(async (tx) => {
+        return store.transaction(async (tx) => {
           const webhook = await tx.getWebhook(req.accountId, id);
           if (!webhook) throw notFound.webhook(id);
           if (!webhook.enabled) {
@@ -305,13 +310,12 @@ export const webhooksRoutes =
           const now = Date.now();
           const test = event(TEST_EVENT_TYPE, { webhook_id: id, sent_at: iso(now) }, now);
           const created = await tx.insertDirectEvent(req.accountId, id, test);
-          if (!created) throw notFound.webhook(id);
-          return created;
+          const delivery = created && (await tx.getDelivery(req.accountId, id, created));
+          if (!delivery) throw notFound.webhook(id);
+          const answer = toDelivery(delivery);
+          await recordAnswer(tx, req, reply, 200, answer);
+          return answer;
         });
-        const delivery = await store.getDelivery(req.accountId, id, deliveryId);
-        // Deleted in the instant since the commit: as if it had never been there.
-        if (!delivery) throw notFound.webhook(id);
-        return toDelivery(delivery);
       },
     );
 
@@ -351,23 +355,25 @@ export const webhooksRoutes =
           response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const { webhook_id, delivery_id } = req.params;
         await find(req.accountId, webhook_id);
-        const retried = await store.transaction((tx) =>
-          tx.retryDelivery(req.accountId, webhook_id, delivery_id, Date.now()),
-        );
-        const delivery = await store.getDelivery(req.accountId, webhook_id, delivery_id);
-        if (!delivery) {
-          throw new ApiError('delivery_not_found', `No delivery with id '${delivery_id}' on this webhook.`);
-        }
-        if (!retried) {
-          throw new ApiError(
-            'delivery_in_progress',
-            'An attempt of this delivery is in flight; retry once it has finished.',
-          );
-        }
-        return toDelivery(delivery);
+        return store.transaction(async (tx) => {
+          const retried = await tx.retryDelivery(req.accountId, webhook_id, delivery_id, Date.now());
+          const delivery = await tx.getDelivery(req.accountId, webhook_id, delivery_id);
+          if (!delivery) {
+            throw new ApiError('delivery_not_found', `No delivery with id '${delivery_id}' on this webhook.`);
+          }
+          if (!retried) {
+            throw new ApiError(
+              'delivery_in_progress',
+              'An attempt of this delivery is in flight; retry once it has finished.',
+            );
+          }
+          const answer = toDelivery(delivery);
+          await recordAnswer(tx, req, reply, 200, answer);
+          return answer;
+        });
       },
     );
   };

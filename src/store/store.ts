@@ -225,6 +225,18 @@ export interface Tx extends Reader {
    * attempt of it is in flight (its result would overwrite the retry).
    */
   retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean>;
+  /**
+   * Stores the answer to an Idempotency-Key with the writes it answers, so that no crash can
+   * leave the writes committed and the key unanswered (docs/api.md, "Idempotency keys"). False,
+   * writing nothing, when the claim made at `claimedAt` is no longer there: a retry took it
+   * over as stale, and this transaction must not commit.
+   */
+  recordIdempotentAnswer(
+    accountId: string,
+    key: string,
+    claimedAt: number,
+    answer: { status: number; body: string },
+  ): Promise<boolean>;
 }
 
 /** The outcome of presenting an Idempotency-Key (Stripe semantics). */
@@ -234,7 +246,10 @@ export type IdempotencyClaim =
   | { state: 'mismatch' }
   | { state: 'in_progress' };
 
-/** Idempotency keys live outside the operation's transaction, as in Stripe: claim, run, complete. */
+/**
+ * Idempotency keys: claimed before the operation runs, answered inside its transaction
+ * (Tx.recordIdempotentAnswer) when it writes, or afterwards here when it wrote nothing.
+ */
 export interface IdempotencyStore {
   /**
    * Claims `key` for a request with this fingerprint, unless a live claim exists. A claim older

@@ -11,6 +11,11 @@ export interface FactorUpdate {
   customerId: string;
   /** The new factor set, from the current one ({} before the first score). */
   next: (current: Factors) => Factors;
+  /**
+   * Called in the transaction once the update is written: what must commit with it (the
+   * answer to the request's Idempotency-Key). Throwing undoes the whole batch.
+   */
+  written?: ((tx: Tx, record: ScoreRecord) => Promise<void>) | undefined;
 }
 
 export type FactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: ApiError };
@@ -89,6 +94,10 @@ export async function applyFactorUpdates(
       await tx.insertEvents(accountId, events);
     }
     pending = later;
+  }
+  for (const [i, item] of items.entries()) {
+    const result = results[i] as FactorResult;
+    if (result.ok && item.written) await item.written(tx, result.record);
   }
   return results;
 }

@@ -62,6 +62,70 @@ export function idempotencyContract(c: ContractContext): void {
       assert.equal((await store.claimIdempotencyKey(a, 'r1', 'fp', T0 + 900, WINDOW)).state, 'replay');
     });
 
+    test('an answer stored in the transaction of the writes commits with them, or not at all', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 900, WINDOW);
+      const answer = { status: 201, body: '{"id":"tx1"}' };
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          assert.equal(await tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, answer), true);
+          throw new Error('the writes fail after the answer was stored');
+        }),
+        /the writes fail/,
+      );
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 1000, WINDOW), {
+        state: 'in_progress',
+      });
+      assert.equal(
+        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, answer)),
+        true,
+      );
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 1000, WINDOW), {
+        state: 'replay',
+        ...answer,
+      });
+      // Answered once: a second answer for the same claim changes nothing.
+      const other = { status: 200, body: 'other' };
+      assert.equal(
+        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, other)),
+        false,
+      );
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 1000, WINDOW), {
+        state: 'replay',
+        ...answer,
+      });
+    });
+
+    test('a claim taken over as stale cannot be answered by the request that made it', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 100, WINDOW);
+      // The first request ran past staleBefore; its retry takes the key over at T0 + 1000.
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), { state: 'new' });
+      const late = { status: 201, body: 'late' };
+      assert.equal(
+        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 100, late)),
+        false,
+      );
+      assert.equal(
+        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'other', T0 + 100, late)),
+        false,
+      );
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), {
+        state: 'in_progress',
+      });
+      const retry = { status: 201, body: 'retry' };
+      assert.equal(
+        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 1000, retry)),
+        true,
+      );
+      assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), {
+        state: 'replay',
+        ...retry,
+      });
+    });
+
     test('prune removes the claims created before a time and says how many', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();

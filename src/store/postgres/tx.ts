@@ -314,4 +314,16 @@ export class PgTx extends PgReader implements Tx {
     if (result.count === 1) this.deliveriesDue = true;
     return result.count === 1;
   }
+
+  async recordIdempotentAnswer(
+    accountId: string,
+    key: string,
+    claimedAt: number,
+    answer: { status: number; body: string },
+  ): Promise<boolean> {
+    const result = await this.sql`
+      UPDATE idempotency_keys SET status = ${answer.status}, body = ${answer.body}
+      WHERE account_id = ${accountId} AND key = ${key} AND created_at = ${claimedAt} AND status IS NULL`;
+    return result.count === 1;
+  }
 }

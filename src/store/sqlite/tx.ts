@@ -249,4 +249,22 @@ export class SqliteTx extends SqliteReader implements Tx {
     if (changed === 1) this.deliveriesDue = true;
     return changed === 1;
   }
+
+  async recordIdempotentAnswer(
+    accountId: string,
+    key: string,
+    claimedAt: number,
+    answer: { status: number; body: string },
+  ): Promise<boolean> {
+    const changed = this.conn.run(
+      `UPDATE idempotency_keys SET status = ?, body = ?
+       WHERE account_id = ? AND key = ? AND created_at = ? AND status IS NULL`,
+      answer.status,
+      answer.body,
+      accountId,
+      key,
+      claimedAt,
+    );
+    return changed === 1;
+  }
 }
