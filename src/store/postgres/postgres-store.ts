@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
+import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -158,26 +159,7 @@ export class PostgresStore extends PgReader implements Store {
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
-    const rows = await this.#pool<
-      {
-        id: string;
-        account_id: string;
-        account_name: string;
-        prefix: string;
-        created_at: number;
-        revoked_at: number | null;
-      }[]
-    >`
-      SELECT k.id, k.account_id, a.name AS account_name, k.prefix, k.created_at, k.revoked_at
-      FROM api_keys k JOIN accounts a ON a.id = k.account_id ORDER BY k.created_at, k.id`;
-    return rows.map((r) => ({
-      id: r.id,
-      accountId: r.account_id,
-      accountName: r.account_name,
-      prefix: r.prefix,
-      createdAt: r.created_at,
-      revokedAt: r.revoked_at,
-    }));
+    return (await this.#pool.unsafe<ApiKeyRow[]>(LIST_API_KEYS)).map(toApiKeyRecord);
   }
 
   async countActiveApiKeys(): Promise<number> {

@@ -1,6 +1,7 @@
 import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
+import { DELETE_WEBHOOK, deliveriesFor, subscribersByType } from '../shared.ts';
 import type {
   CustomerRecord,
   EventRecord,
@@ -203,16 +204,13 @@ export class PgTx extends PgReader implements Tx {
     if (events.length === 0) return;
     // KEY SHARE (what the deliveries' foreign key takes anyway), taken now: a webhook being
     // deleted at this moment is waited for and then left out, instead of failing the insert.
-    const subscribers = new Map<string, string[]>();
-    for (const r of await this.sql<{ event_type: string; webhook_id: string }[]>`
-      SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
-      JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
-      WHERE s.account_id = ${accountId} AND w.enabled
-      FOR KEY SHARE OF w`) {
-      const list = subscribers.get(r.event_type) ?? [];
-      list.push(r.webhook_id);
-      subscribers.set(r.event_type, list);
-    }
+    const subscribers = subscribersByType(
+      await this.sql<{ event_type: string; webhook_id: string }[]>`
+        SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
+        JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
+        WHERE s.account_id = ${accountId} AND w.enabled
+        FOR KEY SHARE OF w`,
+    );
     for (const part of chunks(events)) {
       // WITH ORDINALITY ... ORDER BY: seq follows the order of the list, as on SQLite.
       await this.sql`
@@ -226,13 +224,7 @@ export class PgTx extends PgReader implements Tx {
         ) WITH ORDINALITY AS t(id, type, data, created_at, n)
         ORDER BY n`;
     }
-    if (subscribers.size === 0) return;
-    const deliveries: { id: string; webhookId: string; eventId: string; at: number }[] = [];
-    for (const e of events) {
-      for (const webhookId of subscribers.get(e.type) ?? []) {
-        deliveries.push({ id: newId.delivery(), webhookId, eventId: e.id, at: e.createdAt });
-      }
-    }
+    const deliveries = deliveriesFor(events, subscribers);
     for (const part of chunks(deliveries)) {
       await this.sql`
         INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at,
@@ -297,12 +289,9 @@ export class PgTx extends PgReader implements Tx {
 
   async deleteWebhook(accountId: string, id: string): Promise<boolean> {
     if (hasNul(id)) return false;
-    await this.sql`
-      DELETE FROM delivery_attempts WHERE delivery_id IN
-        (SELECT id FROM deliveries WHERE account_id = ${accountId} AND webhook_id = ${id})`;
-    await this.sql`DELETE FROM deliveries WHERE account_id = ${accountId} AND webhook_id = ${id}`;
-    const result = await this.sql`DELETE FROM webhooks WHERE account_id = ${accountId} AND id = ${id}`;
-    return result.count === 1;
+    let deleted = 0;
+    for (const sql of DELETE_WEBHOOK) deleted = (await this.sql.unsafe(sql, [accountId, id])).count;
+    return deleted === 1;
   }
 
   async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {

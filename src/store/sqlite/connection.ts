@@ -2,6 +2,9 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 
 export type Row = Record<string, SQLInputValue>;
 
+/** A statement shared with PostgreSQL (../shared.ts) in SQLite's syntax: $1, $2 become ?1, ?2. */
+export const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, '?$1');
+
 /** node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot path. */
 export class Connection {
   readonly db: DatabaseSync;

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { newId } from '../../domain/ids.ts';
+import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -141,19 +142,7 @@ export class SqliteStore extends SqliteReader implements Store {
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
-    return this.conn
-      .all(
-        `SELECT k.id, k.account_id, a.name AS account_name, k.prefix, k.created_at, k.revoked_at
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id ORDER BY k.created_at, k.id`,
-      )
-      .map((r) => ({
-        id: r.id as string,
-        accountId: r.account_id as string,
-        accountName: r.account_name as string,
-        prefix: r.prefix as string,
-        createdAt: r.created_at as number,
-        revokedAt: (r.revoked_at as number | null) ?? null,
-      }));
+    return this.conn.all(LIST_API_KEYS).map((r) => toApiKeyRecord(r as unknown as ApiKeyRow));
   }
 
   async countActiveApiKeys(): Promise<number> {

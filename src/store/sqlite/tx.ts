@@ -1,7 +1,9 @@
 import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
+import { DELETE_WEBHOOK, deliveriesFor, subscribersByType } from '../shared.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx, WebhookRecord } from '../store.ts';
+import { numbered } from './connection.ts';
 import { SqliteReader, toScore } from './reader.ts';
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
@@ -117,28 +119,23 @@ export class SqliteTx extends SqliteReader implements Tx {
     const insert = this.conn.statement(
       'INSERT INTO events (id, account_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
     );
-    const subscribers = new Map<string, string[]>();
-    for (const r of this.conn.all(
-      `SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
-       JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
-       WHERE s.account_id = ? AND w.enabled = 1`,
-      accountId,
-    )) {
-      const list = subscribers.get(r.event_type as string) ?? [];
-      list.push(r.webhook_id as string);
-      subscribers.set(r.event_type as string, list);
-    }
+    const subscribers = subscribersByType(
+      this.conn.all(
+        `SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
+         JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
+         WHERE s.account_id = ? AND w.enabled = 1`,
+        accountId,
+      ),
+    );
+    for (const e of events) insert.run(e.id, accountId, e.type, JSON.stringify(e.data), e.createdAt);
+    const deliveries = deliveriesFor(events, subscribers);
+    if (deliveries.length === 0) return;
     const delivery = this.conn.statement(
       `INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
     );
-    for (const e of events) {
-      insert.run(e.id, accountId, e.type, JSON.stringify(e.data), e.createdAt);
-      for (const webhookId of subscribers.get(e.type) ?? []) {
-        delivery.run(newId.delivery(), accountId, webhookId, e.id, e.createdAt, e.createdAt, e.createdAt);
-        this.deliveriesDue = true;
-      }
-    }
+    for (const d of deliveries) delivery.run(d.id, accountId, d.webhookId, d.eventId, d.at, d.at, d.at);
+    this.deliveriesDue = true;
   }
 
   async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
@@ -225,14 +222,9 @@ export class SqliteTx extends SqliteReader implements Tx {
   }
 
   async deleteWebhook(accountId: string, id: string): Promise<boolean> {
-    this.conn.run(
-      `DELETE FROM delivery_attempts WHERE delivery_id IN
-         (SELECT id FROM deliveries WHERE account_id = ? AND webhook_id = ?)`,
-      accountId,
-      id,
-    );
-    this.conn.run('DELETE FROM deliveries WHERE account_id = ? AND webhook_id = ?', accountId, id);
-    return this.conn.run('DELETE FROM webhooks WHERE account_id = ? AND id = ?', accountId, id) === 1;
+    let deleted = 0;
+    for (const sql of DELETE_WEBHOOK) deleted = this.conn.run(numbered(sql), accountId, id);
+    return deleted === 1;
   }
 
   async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
