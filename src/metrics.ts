@@ -1,5 +1,6 @@
 // Prometheus metrics at GET /metrics. One registry per process (or per test app).
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
 export class Metrics {
@@ -44,5 +45,18 @@ export class Metrics {
         this.set(await store.countPendingDeliveries());
       },
     });
+    if (store instanceof SqliteStore) {
+      // Read from the process's own connections: the setting is per connection, so nothing
+      // outside the process can see it (RELIABILITY.md, "Power loss").
+      new Gauge({
+        name: 'vitals_sqlite_synchronous',
+        help: 'PRAGMA synchronous of each SQLite connection of this process: 0 off, 1 normal, 2 full, 3 extra. Below 2, a power loss can lose acknowledged writes.',
+        labelNames: ['connection'],
+        registers: [this.registry],
+        collect() {
+          for (const { connection, level } of store.synchronousLevels()) this.set({ connection }, level);
+        },
+      });
+    }
   }
 }

@@ -1,4 +1,4 @@
-// The pure parts of webhook delivery (DESIGN §7): when to retry, which URLs and addresses a
+// The pure parts of webhook delivery (docs/webhooks.md): when to retry, which URLs and addresses a
 // webhook may reach, and how deliveries are signed — checked against independent
 // implementations (node:crypto, the `standardwebhooks` library).
 import assert from 'node:assert/strict';
@@ -8,7 +8,13 @@ import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { newId } from '../../src/domain/ids.ts';
 import { standardSignature, verifyVitalsSignature, vitalsSignature } from '../../src/domain/signing.ts';
-import { jittered, nextAttemptAt, parseRetryAfter, type RetryPolicy } from '../../src/webhooks/backoff.ts';
+import {
+  jittered,
+  MAX_RETRY_AFTER_MS,
+  nextAttemptAt,
+  parseRetryAfter,
+  type RetryPolicy,
+} from '../../src/webhooks/backoff.ts';
 import { addressRefusal, MAX_URL_LENGTH, urlRefusal } from '../../src/webhooks/url-guard.ts';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -81,6 +87,60 @@ describe('backoff', () => {
     assert.equal(nextAttemptAt(DEFAULT, 1, NOW, 0.5, 200), NOW + 1000);
     assert.equal(nextAttemptAt(DEFAULT, 2, NOW, 1, 5400), NOW + 5500, 'jittered backoff still longer');
     assert.equal(nextAttemptAt(DEFAULT, 1, NOW, 0.5, null), NOW + 1000);
+  });
+});
+
+describe('Retry-After is capped at 1 hour', () => {
+  const HOUR = 3_600_000;
+  /** The delay a 503 with this Retry-After header gets after attempt 1 (no jitter). */
+  const delayFor = (header: string, attempt = 1) =>
+    (nextAttemptAt(DEFAULT, attempt, NOW, 0.5, parseRetryAfter(header, NOW)) as number) - NOW;
+
+  test('the cap is the documented hour (docs/webhooks.md)', () => {
+    assert.equal(MAX_RETRY_AFTER_MS, HOUR);
+  });
+
+  test('a Retry-After of a year, or more than a number can hold, waits 1 hour', () => {
+    assert.equal(parseRetryAfter('31536000', NOW), 31_536_000_000, 'parsed as given');
+    for (const attempt of [1, 2, 3]) assert.equal(delayFor('31536000', attempt), HOUR, `attempt ${attempt}`);
+    assert.equal(delayFor('86400'), HOUR);
+    assert.equal(delayFor('99999999999999999999999'), HOUR);
+  });
+
+  test('an HTTP date far in the future waits 1 hour', () => {
+    assert.equal(delayFor(new Date(NOW + 86_400_000).toUTCString()), HOUR);
+    assert.equal(delayFor('Fri, 31 Dec 9999 23:59:59 GMT'), HOUR);
+  });
+
+  test('exactly at the cap and just under it, the Retry-After is honoured as given; just over, it is cut', () => {
+    assert.equal(delayFor('3600'), HOUR);
+    assert.equal(delayFor(new Date(NOW + HOUR).toUTCString()), HOUR);
+    assert.equal(delayFor('3599'), HOUR - 1000);
+    assert.equal(delayFor(new Date(NOW + HOUR - 1000).toUTCString()), HOUR - 1000);
+    assert.equal(nextAttemptAt(DEFAULT, 1, NOW, 0.5, HOUR - 1), NOW + HOUR - 1);
+    assert.equal(nextAttemptAt(DEFAULT, 1, NOW, 0.5, HOUR + 1), NOW + HOUR);
+    assert.equal(delayFor('3601'), HOUR);
+  });
+
+  test('the cap applies to Retry-After only: a longer step of the schedule still applies', () => {
+    const slow: RetryPolicy = { backoffMs: [2 * HOUR], maxRetries: 1 };
+    assert.equal(nextAttemptAt(slow, 1, NOW, 0.5, 365 * 24 * HOUR), NOW + 2 * HOUR);
+    assert.equal(nextAttemptAt(DEFAULT, 4, NOW, 0.5, 365 * 24 * HOUR), null, 'no retry left: still none');
+  });
+
+  test('any Retry-After: the delay is the longer of the jittered step and the Retry-After, at most 1 hour', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.oneof(fc.integer({ min: 0, max: 2 * HOUR }), fc.double({ min: 0, max: 1e300, noNaN: true })),
+        (attempt, r, retryAfter) => {
+          const at = nextAttemptAt(DEFAULT, attempt, NOW, r, retryAfter);
+          const step = jittered(DEFAULT.backoffMs[attempt - 1] as number, r);
+          return at === NOW + Math.max(step, Math.min(retryAfter, HOUR)) && at <= NOW + HOUR;
+        },
+      ),
+    );
   });
 });
 

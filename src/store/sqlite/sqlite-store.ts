@@ -87,6 +87,20 @@ export class SqliteStore extends SqliteReader implements Store {
     this.conn.get('SELECT 1');
   }
 
+  /**
+   * PRAGMA synchronous of this store's own connections as SQLite has it: 0 OFF, 1 NORMAL, 2 FULL,
+   * 3 EXTRA. It is per connection, so only these can tell; /metrics reports it as
+   * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
+   */
+  synchronousLevels(): { connection: 'writer' | 'reader'; level: number }[] {
+    const level = (c: Connection) => Number(c.get('PRAGMA synchronous')?.synchronous);
+    const levels: { connection: 'writer' | 'reader'; level: number }[] = [
+      { connection: 'writer', level: level(this.#writer) },
+    ];
+    if (this.conn !== this.#writer) levels.push({ connection: 'reader', level: level(this.conn) });
+    return levels;
+  }
+
   /** Waits for the transactions already queued; closing again is a no-op. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
