@@ -53,8 +53,9 @@ export class Metrics {
         help: 'PRAGMA synchronous of each SQLite connection of this process: 0 off, 1 normal, 2 full, 3 extra. Below 2, a power loss can lose acknowledged writes.',
         labelNames: ['connection'],
         registers: [this.registry],
-        collect() {
-          for (const { connection, level } of store.synchronousLevels()) this.set({ connection }, level);
+        async collect() {
+          for (const { connection, level } of await store.synchronousLevels())
+            this.set({ connection }, level);
         },
       });
     }

@@ -6,28 +6,33 @@
 // once there is room again.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import { after, beforeEach, describe, test } from 'node:test';
+import { Connection } from '../src/store/sqlite/connection.ts';
 import { GroupCommit, TransactionLost } from '../src/store/sqlite/group-commit.ts';
+import { DirectWriter } from '../src/store/sqlite/write-connection.ts';
 import { isDatabaseUnavailable, unavailableCode } from '../src/store/unavailable.ts';
 import { tempDir } from './helpers/app.ts';
 
 const ROW = 'x'.repeat(3000);
 
+/** The write connection run on this thread, counting the batches it begins. */
+class CountingWriter extends DirectWriter {
+  batches = 0;
+  override begin(): void {
+    super.begin();
+    this.batches++;
+  }
+}
+
 describe('group commit when SQLite rolls back the whole transaction', () => {
-  const db = new DatabaseSync(join(tempDir(), 'faults.db'));
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE t (job INTEGER, body TEXT)');
-  let batches = 0;
+  const conn = new Connection(join(tempDir(), 'faults.db'), 'full');
+  const db: DatabaseSync = conn.db;
+  db.exec('CREATE TABLE t (job INTEGER, body TEXT)');
+  const writer = new CountingWriter(conn);
   let commits = 0;
-  const commit = new GroupCommit(db, null, {
-    begin: () => {
-      batches++;
-    },
-    committed: () => {
-      commits++;
-    },
-    save: () => undefined,
-    restore: () => {},
+  const commit = new GroupCommit(writer, () => {
+    commits++;
   });
   after(() => db.close());
   beforeEach(() => {
@@ -48,12 +53,12 @@ describe('group commit when SQLite rolls back the whole transaction', () => {
   test('the disk fills in the middle of a batch: every job is answered, none is stored, the next batch commits', async () => {
     const stored = rows();
     almostFull();
-    const before = { batches, commits };
+    const before = { batches: writer.batches, commits };
     // Queued in one tick, so they share one batch: jobs 0-2 fit, job 3 fills the disk, 4-6 wait.
     const answers = await Promise.allSettled(
       [1, 1, 1, 50, 1, 1, 1].map((n, job) => commit.run(insert(job, n))),
     );
-    assert.equal(batches - before.batches, 1, 'the seven jobs ran in one batch');
+    assert.equal(writer.batches - before.batches, 1, 'the seven jobs ran in one batch');
     assert.equal(commits - before.commits, 0, 'nothing was committed');
     assert.equal(db.isTransaction, false, 'the connection is left outside any transaction');
     assert.equal(rows(), stored, 'nothing of the batch is stored');

@@ -296,10 +296,15 @@ export interface ClaimOptions {
   now: number;
   leaseUntil: number;
   limit: number;
-  slots: (webhookId: string) => number;
+  /** Free slots per webhook: `byWebhook[id]`, else `default`. Plain data: it may cross to the writer thread. */
+  slots: { default: number; byWebhook?: Record<string, number> };
   /** Webhooks the caller already knows have no free slot: their due work is not even looked at. */
   busy?: string[];
 }
+
+/** How many more deliveries of this webhook a claim may take. */
+export const freeSlots = (opts: ClaimOptions, webhookId: string): number =>
+  opts.slots.byWebhook?.[webhookId] ?? opts.slots.default;
 
 /** What dispatchers need; these work across accounts, each row carrying its own. */
 export interface DeliveryQueue {

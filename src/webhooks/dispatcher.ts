@@ -102,7 +102,12 @@ export class Dispatcher {
         now,
         leaseUntil: now + this.#config.timeoutMs + LEASE_MARGIN_MS,
         limit: free,
-        slots: (webhookId) => this.#config.perWebhookConcurrency - (this.#perWebhook.get(webhookId) ?? 0),
+        slots: {
+          default: this.#config.perWebhookConcurrency,
+          byWebhook: Object.fromEntries(
+            [...this.#perWebhook].map(([id, n]) => [id, this.#config.perWebhookConcurrency - n]),
+          ),
+        },
         busy: [...this.#perWebhook]
           .filter(([, n]) => n >= this.#config.perWebhookConcurrency)
           .map(([id]) => id),

@@ -11,7 +11,7 @@ const claim = (store: Store, owner: string, now: number, extra: { limit?: number
     now,
     leaseUntil: now + (extra.lease ?? 1000),
     limit: extra.limit ?? 100,
-    slots: () => 100,
+    slots: { default: 100 },
   });
 
 /** Resolves at the next call of the store's onDeliveriesDue listeners. */
@@ -79,7 +79,7 @@ export function queueContract(c: ContractContext): void {
         now: T0 + 10,
         leaseUntil: T0 + 1000,
         limit: 100,
-        slots: (id) => slots.get(id) ?? 100,
+        slots: { default: 100, byWebhook: Object.fromEntries(slots) },
       });
       const per = (id: string) => claimed.filter((d) => d.webhookId === id).length;
       assert.deepEqual([per(w1.id), per(w2.id), per(w3.id)], [1, 2, 0]);
@@ -114,7 +114,7 @@ export function queueContract(c: ContractContext): void {
         now: T0 + 100,
         leaseUntil: T0 + 1000,
         limit: 2,
-        slots: (id) => (id === stuck.id ? 0 : 2),
+        slots: { default: 2, byWebhook: { [stuck.id]: 0 } },
       });
       assert.deepEqual(
         claimed.map((d) => d.webhookId),

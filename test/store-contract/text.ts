@@ -56,7 +56,7 @@ export function textContract(c: ContractContext): void {
         now: T0,
         leaseUntil: T0 + 9,
         limit: 1,
-        slots: () => 1,
+        slots: { default: 1 },
       });
       assert.equal(d?.url, w.url);
       assert.ok(d);

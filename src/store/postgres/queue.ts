@@ -1,7 +1,7 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
+import { type AttemptOutcome, type ClaimedDelivery, type ClaimOptions, freeSlots } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { fromText, toTextOrNull } from './text.ts';
 
@@ -46,7 +46,7 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
     for (const r of candidates) {
       if (chosen.length === opts.limit) break;
       const n = taken.get(r.webhook_id) ?? 0;
-      if (n >= opts.slots(r.webhook_id)) {
+      if (n >= freeSlots(opts, r.webhook_id)) {
         full.add(r.webhook_id);
         continue;
       }

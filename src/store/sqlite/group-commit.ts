@@ -2,50 +2,36 @@
 // transactions that queue up while one batch runs share the next BEGIN … COMMIT, each inside
 // its own SAVEPOINT. With synchronous=FULL that is one fsync per batch instead of one per
 // request, and a failing transaction rolls back alone. Nobody is answered before the COMMIT
-// that holds their writes has returned.
-import type { DatabaseSync } from 'node:sqlite';
+// that holds their writes has returned. The connection may live on another thread
+// (write-connection.ts): then the batch after this one gathers while this one's fsync runs.
 import { setImmediate } from 'node:timers/promises';
+import type { Tx } from '../store.ts';
+import { TransactionLost, type WriteConnection } from './write-connection.ts';
+
+export { TransactionLost } from './write-connection.ts';
 
 /** Enough to amortize the fsync; small enough that no batch holds the write lock for long. */
 const MAX_BATCH = 256;
 
-interface Job<C> {
-  run: (context: C) => Promise<unknown>;
+interface Job {
+  run: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-export class GroupCommit<C> {
-  readonly #db: DatabaseSync;
-  readonly #context: C;
-  /** Called once per batch: before its first job, and after its COMMIT. */
-  readonly #committed: (context: C) => void;
-  readonly #begin: (context: C) => void;
-  /** What a job that rolls back must not leave behind in the context (e.g. a wake-up flag). */
-  readonly #save: (context: C) => unknown;
-  readonly #restore: (context: C, saved: unknown) => void;
-  #pending: Job<C>[] = [];
+export class GroupCommit {
+  readonly #writer: WriteConnection;
+  /** After each COMMIT: whether the batch made deliveries due. */
+  readonly #committed: (deliveriesDue: boolean) => void;
+  #pending: Job[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(
-    db: DatabaseSync,
-    context: C,
-    hooks: {
-      begin: (c: C) => void;
-      committed: (c: C) => void;
-      save: (c: C) => unknown;
-      restore: (c: C, saved: unknown) => void;
-    },
-  ) {
-    this.#db = db;
-    this.#context = context;
-    this.#begin = hooks.begin;
-    this.#committed = hooks.committed;
-    this.#save = hooks.save;
-    this.#restore = hooks.restore;
+  constructor(writer: WriteConnection, committed: (deliveriesDue: boolean) => void) {
+    this.#writer = writer;
+    this.#committed = committed;
   }
 
-  run<T>(fn: (context: C) => Promise<T>): Promise<T> {
+  run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
       this.#start();
@@ -71,8 +57,7 @@ export class GroupCommit<C> {
 
   async #drain(): Promise<void> {
     while (this.#pending.length > 0) {
-      // node:sqlite is synchronous, so without this yield the requests that arrived meanwhile
-      // (their I/O callbacks) would never get to queue up: let them run, then take them all.
+      // Let the requests that arrived meanwhile (their I/O callbacks) queue up, then take them all.
       await setImmediate();
       const batch = this.#pending.splice(0, MAX_BATCH);
       try {
@@ -92,23 +77,21 @@ export class GroupCommit<C> {
    * answers as a 503 (docs/operations.md, "When a write cannot be committed"). A job is answered
    * at most once, and the connection is left outside any transaction for the next batch.
    */
-  async #commit(batch: Job<C>[]): Promise<void> {
-    const db = this.#db;
+  async #commit(batch: Job[]): Promise<void> {
+    const writer = this.#writer;
     try {
-      db.exec('BEGIN IMMEDIATE');
+      await writer.begin();
     } catch (error) {
       for (const job of batch) job.reject(error);
       return;
     }
-    this.#begin(this.#context);
-    const done: { job: Job<C>; value: unknown }[] = [];
+    const done: { job: Job; value: unknown }[] = [];
     let lost: TransactionLost | undefined;
     let next = 0;
     while (next < batch.length && lost === undefined) {
-      const job = batch[next++] as Job<C>;
-      const saved = this.#save(this.#context);
+      const job = batch[next++] as Job;
       try {
-        db.exec('SAVEPOINT job');
+        await writer.savepoint();
       } catch (error) {
         lost = new TransactionLost(error);
         next--; // this job did not run: it is answered with the rest
@@ -116,16 +99,13 @@ export class GroupCommit<C> {
       }
       let value: unknown;
       try {
-        value = await job.run(this.#context);
+        value = await job.run(writer.tx);
       } catch (error) {
-        this.#restore(this.#context, saved);
         job.reject(error);
-        if (!db.isTransaction) lost = new TransactionLost(error);
-        else if (!tryExec(db, 'ROLLBACK TO job') || !tryExec(db, 'RELEASE job'))
-          lost = new TransactionLost(error);
+        if (!(await writer.rollbackTo())) lost = new TransactionLost(error);
         continue;
       }
-      if (!db.isTransaction || !tryExec(db, 'RELEASE job')) {
+      if (!(await writer.release())) {
         // The job's work was undone with the transaction (it swallowed the statement's error).
         lost = new TransactionLost(undefined);
         job.reject(lost);
@@ -134,39 +114,21 @@ export class GroupCommit<C> {
       done.push({ job, value });
     }
     if (lost === undefined) {
+      let due = false;
       try {
-        db.exec('COMMIT');
-        this.#committed(this.#context);
-        for (const { job, value } of done) job.resolve(value);
-        return;
+        due = await writer.commit();
       } catch (error) {
         lost = new TransactionLost(error);
       }
+      if (lost === undefined) {
+        for (const { job, value } of done) job.resolve(value);
+        this.#committed(due);
+        return;
+      }
+    } else {
+      await writer.rollback();
     }
-    if (db.isTransaction) tryExec(db, 'ROLLBACK');
     for (const { job } of done) job.reject(lost);
     for (const job of batch.slice(next)) job.reject(lost);
-  }
-}
-
-/**
- * The batch's transaction was rolled back as a whole, taking this job's writes (or its chance
- * to run) with it; nothing of it is stored. `cause`: SQLite's error, when there was one.
- * Retrying is right: the next batch starts afresh. Reported as the database being unavailable.
- */
-export class TransactionLost extends Error {
-  readonly code = 'SQLITE_TRANSACTION_LOST';
-  constructor(cause: unknown) {
-    super('The write transaction was rolled back; nothing of this write was stored.', { cause });
-    this.name = 'TransactionLost';
-  }
-}
-
-function tryExec(db: DatabaseSync, sql: string): boolean {
-  try {
-    db.exec(sql);
-    return true;
-  } catch {
-    return false;
   }
 }

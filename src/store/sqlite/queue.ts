@@ -1,6 +1,6 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
+import { type AttemptOutcome, type ClaimedDelivery, type ClaimOptions, freeSlots } from '../store.ts';
 import type { Connection } from './connection.ts';
 
 /**
@@ -31,7 +31,7 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
       if (chosen.length === opts.limit) break;
       const webhookId = r.webhook_id as string;
       const n = taken.get(webhookId) ?? 0;
-      if (n >= opts.slots(webhookId)) {
+      if (n >= freeSlots(opts, webhookId)) {
         full.add(webhookId);
         continue;
       }

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { newId } from '../../domain/ids.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -16,12 +15,10 @@ import type {
 } from '../store.ts';
 import { Connection } from './connection.ts';
 import { GroupCommit } from './group-commit.ts';
-import * as idempotency from './idempotency.ts';
-import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
-import * as retention from './retention.ts';
-import { SqliteTx } from './tx.ts';
+import { DirectWriter } from './write-connection.ts';
+import { migrate, type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' (tests of the store alone). */
@@ -31,11 +28,11 @@ export interface SqliteOptions {
 
 export class SqliteStore extends SqliteReader implements Store {
   readonly backend = 'sqlite' as const;
-  readonly #writer: Connection;
-  readonly #tx: SqliteTx;
+  /** The one write connection (a second one reads: see the constructor). */
+  readonly #writer: DirectWriter;
   readonly #wake = new EventEmitter();
   /** Transactions on the one write connection run one after another, committed in groups. */
-  readonly #writes: GroupCommit<SqliteTx>;
+  readonly #writes: GroupCommit;
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
@@ -45,42 +42,14 @@ export class SqliteStore extends SqliteReader implements Store {
     // Reads go through their own connection: under WAL it sees only committed data, never a
     // transaction that is half way through on the writer.
     super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous, 8));
-    this.#writer = writer;
-    this.#tx = new SqliteTx(writer);
-    this.#writes = new GroupCommit(writer.db, this.#tx, {
-      begin: (tx) => {
-        tx.deliveriesDue = false;
-      },
-      committed: (tx) => {
-        if (tx.deliveriesDue) this.#wake.emit('due');
-      },
-      save: (tx) => tx.deliveriesDue,
-      restore: (tx, saved) => {
-        tx.deliveriesDue = saved as boolean;
-      },
+    this.#writer = new DirectWriter(writer);
+    this.#writes = new GroupCommit(this.#writer, (deliveriesDue) => {
+      if (deliveriesDue) this.#wake.emit('due');
     });
   }
 
   async migrate(): Promise<number> {
-    const db = this.#writer.db;
-    db.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
-    );
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as {
-        v: number;
-      };
-      for (let v = row.v + 1; v <= MIGRATIONS.length; v++) {
-        db.exec(MIGRATIONS[v - 1] as string);
-        db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
-      }
-      db.exec('COMMIT');
-    } catch (err) {
-      db.exec('ROLLBACK');
-      throw err;
-    }
-    return MIGRATIONS.length;
+    return migrate(this.#writer.conn);
   }
 
   async ping(): Promise<void> {
@@ -92,12 +61,12 @@ export class SqliteStore extends SqliteReader implements Store {
    * 3 EXTRA. It is per connection, so only these can tell; /metrics reports it as
    * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
    */
-  synchronousLevels(): { connection: 'writer' | 'reader'; level: number }[] {
-    const level = (c: Connection) => Number(c.get('PRAGMA synchronous')?.synchronous);
+  async synchronousLevels(): Promise<{ connection: 'writer' | 'reader'; level: number }[]> {
     const levels: { connection: 'writer' | 'reader'; level: number }[] = [
-      { connection: 'writer', level: level(this.#writer) },
+      { connection: 'writer', level: WRITE_OPS.synchronous(this.#writer.conn) },
     ];
-    if (this.conn !== this.#writer) levels.push({ connection: 'reader', level: level(this.conn) });
+    if (this.conn !== this.#writer.conn)
+      levels.push({ connection: 'reader', level: WRITE_OPS.synchronous(this.conn) });
     return levels;
   }
 
@@ -105,8 +74,8 @@ export class SqliteStore extends SqliteReader implements Store {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#writes.idle();
-      if (this.conn !== this.#writer) this.conn.db.close();
-      this.#writer.db.close();
+      if (this.conn !== this.#writer.conn) this.conn.db.close();
+      this.#writer.conn.db.close();
     })();
     return this.#closing;
   }
@@ -115,14 +84,8 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#writes.run(fn);
   }
 
-  async ensureAccount(name: string, now: number): Promise<Account> {
-    return this.transaction(async () => {
-      const found = this.#writer.get('SELECT * FROM accounts WHERE name = ?', name);
-      if (found) return { id: found.id as string, name, createdAt: found.created_at as number };
-      const account = { id: newId.account(), name, createdAt: now };
-      this.#writer.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', account.id, name, now);
-      return account;
-    });
+  ensureAccount(name: string, now: number): Promise<Account> {
+    return this.#op('ensureAccount', name, now);
   }
 
   insertApiKey(
@@ -130,21 +93,7 @@ export class SqliteStore extends SqliteReader implements Store {
     opts: { onlyIfNone?: boolean } = {},
   ): Promise<boolean> {
     // One write transaction (BEGIN IMMEDIATE): another process's check-and-insert waits for it.
-    return this.transaction(async () => {
-      if (opts.onlyIfNone && this.#writer.get('SELECT 1 AS found FROM api_keys WHERE revoked_at IS NULL')) {
-        return false;
-      }
-      return (
-        this.#writer.run(
-          'INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
-          key.id,
-          key.accountId,
-          key.hash,
-          key.prefix,
-          key.createdAt,
-        ) === 1
-      );
-    });
+    return this.#op('insertApiKey', key, opts.onlyIfNone ?? false);
   }
 
   async findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null> {
@@ -163,23 +112,16 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.conn.get('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL')?.n as number;
   }
 
-  async revokeApiKey(id: string, now: number): Promise<boolean> {
-    return this.transaction(
-      async () =>
-        this.#writer.run(
-          'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-          now,
-          id,
-        ) === 1,
-    );
+  revokeApiKey(id: string, now: number): Promise<boolean> {
+    return this.#op('revokeApiKey', id, now);
   }
 
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-    return this.transaction(async () => queue.claimDeliveries(this.#writer, opts));
+    return this.#op('claimDeliveries', opts);
   }
 
   recordAttempt(outcome: AttemptOutcome): Promise<void> {
-    return this.transaction(async () => queue.recordAttempt(this.#writer, outcome, Date.now()));
+    return this.#op('recordAttempt', outcome);
   }
 
   async nextDueAt(after: number): Promise<number | null> {
@@ -202,40 +144,27 @@ export class SqliteStore extends SqliteReader implements Store {
     now: number,
     opts: { expiresBefore: number; staleBefore: number },
   ): Promise<IdempotencyClaim> {
-    return this.transaction(async () =>
-      idempotency.claimIdempotencyKey(this.#writer, accountId, key, fingerprint, now, opts),
-    );
+    return this.#op('claimIdempotencyKey', accountId, key, fingerprint, now, opts);
   }
 
   completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
-    return this.transaction(async () => {
-      this.#writer.run(
-        'UPDATE idempotency_keys SET status = ?, body = ? WHERE account_id = ? AND key = ?',
-        status,
-        body,
-        accountId,
-        key,
-      );
-    });
+    return this.#op('completeIdempotencyKey', accountId, key, status, body);
   }
 
   releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
-    return this.transaction(async () => {
-      this.#writer.run(
-        'DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status IS NULL',
-        accountId,
-        key,
-      );
-    });
+    return this.#op('releaseIdempotencyKey', accountId, key);
   }
 
   pruneIdempotencyKeys(before: number): Promise<number> {
-    return this.transaction(async () =>
-      this.#writer.run('DELETE FROM idempotency_keys WHERE created_at < ?', before),
-    );
+    return this.#op('pruneIdempotencyKeys', before);
   }
 
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
-    return this.transaction(async () => retention.pruneEvents(this.#writer, before, opts));
+    return this.#op('pruneEvents', before, opts);
+  }
+
+  /** A write of write-ops.ts as a transaction of its own, committed with the batch it joins. */
+  #op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
+    return this.transaction(() => this.#writer.op(name, ...args));
   }
 }

@@ -1,0 +1,115 @@
+// The SQLite store's writes that are not Tx methods, as plain functions of the write connection,
+// by name: they run wherever the write connection lives (on the writer thread, or in the main
+// thread for an in-memory database), inside a transaction the group commit has begun.
+import { newId } from '../../domain/ids.ts';
+import type { Account, AttemptOutcome, ClaimOptions } from '../store.ts';
+import type { Connection } from './connection.ts';
+import * as idempotency from './idempotency.ts';
+import { MIGRATIONS } from './migrations.ts';
+import * as queue from './queue.ts';
+import * as retention from './retention.ts';
+
+export const WRITE_OPS = {
+  ensureAccount(conn: Connection, name: string, now: number): Account {
+    const found = conn.get('SELECT * FROM accounts WHERE name = ?', name);
+    if (found) return { id: found.id as string, name, createdAt: found.created_at as number };
+    const account = { id: newId.account(), name, createdAt: now };
+    conn.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', account.id, name, now);
+    return account;
+  },
+
+  insertApiKey(
+    conn: Connection,
+    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
+    onlyIfNone: boolean,
+  ): boolean {
+    if (onlyIfNone && conn.get('SELECT 1 AS found FROM api_keys WHERE revoked_at IS NULL')) return false;
+    return (
+      conn.run(
+        'INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
+        key.id,
+        key.accountId,
+        key.hash,
+        key.prefix,
+        key.createdAt,
+      ) === 1
+    );
+  },
+
+  revokeApiKey(conn: Connection, id: string, now: number): boolean {
+    return conn.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', now, id) === 1;
+  },
+
+  claimDeliveries: (conn: Connection, opts: ClaimOptions) => queue.claimDeliveries(conn, opts),
+
+  recordAttempt: (conn: Connection, outcome: AttemptOutcome) =>
+    queue.recordAttempt(conn, outcome, Date.now()),
+
+  claimIdempotencyKey: idempotency.claimIdempotencyKey,
+
+  completeIdempotencyKey(
+    conn: Connection,
+    accountId: string,
+    key: string,
+    status: number,
+    body: string,
+  ): void {
+    conn.run(
+      'UPDATE idempotency_keys SET status = ?, body = ? WHERE account_id = ? AND key = ?',
+      status,
+      body,
+      accountId,
+      key,
+    );
+  },
+
+  releaseIdempotencyKey(conn: Connection, accountId: string, key: string): void {
+    conn.run(
+      'DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status IS NULL',
+      accountId,
+      key,
+    );
+  },
+
+  pruneIdempotencyKeys: (conn: Connection, before: number) =>
+    conn.run('DELETE FROM idempotency_keys WHERE created_at < ?', before),
+
+  pruneEvents: retention.pruneEvents,
+
+  /** PRAGMA synchronous as this connection has it (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA). */
+  synchronous: (conn: Connection) => Number(conn.get('PRAGMA synchronous')?.synchronous),
+};
+
+export type WriteOps = typeof WRITE_OPS;
+export type WriteOpName = keyof WriteOps;
+/** The arguments of an op after the connection. */
+export type OpArgs<K extends WriteOpName> = WriteOps[K] extends (
+  conn: Connection,
+  ...args: infer A
+) => unknown
+  ? A
+  : never;
+export type OpResult<K extends WriteOpName> = ReturnType<WriteOps[K]>;
+
+/** Brings the schema up to date in a transaction of its own; returns the version. Runs before anything else. */
+export function migrate(conn: Connection): number {
+  const db = conn.db;
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as {
+      v: number;
+    };
+    for (let v = row.v + 1; v <= MIGRATIONS.length; v++) {
+      db.exec(MIGRATIONS[v - 1] as string);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+  return MIGRATIONS.length;
+}
