@@ -133,6 +133,7 @@ describe('vitals backup on SQLite', { ...LIMIT, concurrency: true }, () => {
         `^Backed up ${join(live, 'vitals.db')} to ${out} \\(\\d+(\\.\\d)? (B|kB|MB)\\) in \\d+\\.\\d s\\.\\n$`,
       ),
     );
+    // How many writers finish while the backup runs depends on timing: a bound, not a number.
     assert.ok(acknowledgedDuring > 0, 'the server kept acknowledging writes while the backup ran');
     assert.deepEqual(readdirSync(join(out, '..')), ['copy.db'], 'no temporary file is left beside it');
     assert.deepEqual(integrity(out), ['ok']);

@@ -1,4 +1,5 @@
-// Configuration from the environment: the database settings (DESIGN §2, §8).
+// Configuration from the environment: the database settings (docs/configuration.md,
+// docs/postgresql.md).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';

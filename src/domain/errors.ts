@@ -1,4 +1,4 @@
-// One table from error code to HTTP status and error type (DESIGN §4). Everything the
+// One table from error code to HTTP status and error type (docs/errors.md). Everything the
 // API refuses is an ApiError; anything else that escapes becomes an opaque 500.
 
 export const ERRORS = {

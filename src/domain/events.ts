@@ -1,5 +1,5 @@
-// Event types and payloads (DESIGN §7). Events are written to the outbox in the same
-// transaction as the change that caused them.
+// Event types and payloads (docs/webhooks.md, "Event types and payloads"). Events are written to
+// the outbox in the same transaction as the change that caused them.
 import { newId } from './ids.ts';
 import type { Factors, Status } from './scoring.ts';
 import { iso } from './time.ts';

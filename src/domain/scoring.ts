@@ -1,4 +1,4 @@
-// Health score from factors and account-wide weights (DESIGN §6). Pure: no I/O.
+// Health score from factors and account-wide weights (docs/scoring.md). Pure: no I/O.
 
 export type Factors = Record<string, number>;
 export type Weights = Record<string, number>;

@@ -1,4 +1,4 @@
-// Webhook signatures (DESIGN §7): our own header and the Standard Webhooks scheme, so
+// Webhook signatures (docs/webhooks.md, "Headers"): our own header and the Standard Webhooks scheme, so
 // receivers can verify with a few lines of their own or with stock libraries.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -1,4 +1,4 @@
-// Which addresses a webhook may reach (DESIGN §7). Link-local/metadata and unspecified
+// Which addresses a webhook may reach (docs/webhooks.md, "URL rules"). Link-local/metadata and unspecified
 // addresses are always refused; with blockPrivate, loopback and private ranges too. The
 // same rules run on the URL at subscription time and on every resolved address at connect
 // time, so a hostname that later resolves somewhere forbidden (DNS rebinding) is still refused.

@@ -1,5 +1,5 @@
 // Round trips on valid data: what a create sends is what every read returns (null metadata
-// values dropped), and a PATCH merges metadata by the law of DESIGN §5, written out again here.
+// values dropped), and a PATCH merges metadata by the law of docs/api.md, written out again here.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';

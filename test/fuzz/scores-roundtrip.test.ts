@@ -1,4 +1,4 @@
-// The health score against a reference written here from DESIGN §6 alone: the weighted mean
+// The health score against a reference written here from docs/scoring.md alone: the weighted mean
 // over the supplied factors that have a weight above 0 (weights renormalized over them), else
 // the plain mean, rounded to 6 places; its status band; and the PATCH merge law for factors.
 import assert from 'node:assert/strict';

@@ -14,8 +14,14 @@ export type Backend = Store['backend'];
 
 export const POSTGRES_URL = process.env.VITALS_TEST_POSTGRES_URL || undefined;
 
-/** The contract suite runs on each: SQLite always, PostgreSQL when VITALS_TEST_POSTGRES_URL is set. */
-export const BACKENDS: Backend[] = POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+/** Every backend. Register one suite per backend with `{ skip: backendSkip(backend) }`, so that a run
+ *  without VITALS_TEST_POSTGRES_URL reports the PostgreSQL suites as skipped, by name. */
+export const ALL_BACKENDS: Backend[] = ['sqlite', 'postgres'];
+
+/** Why a backend's suite cannot run here (a node:test `skip` reason), or false when it can. */
+export function backendSkip(backend: Backend): string | false {
+  return backend === 'postgres' && !POSTGRES_URL ? 'VITALS_TEST_POSTGRES_URL is not set' : false;
+}
 
 /** The backend of the HTTP tests: VITALS_TEST_BACKEND=postgres (with VITALS_TEST_POSTGRES_URL), else SQLite. */
 export function appBackend(): Backend {

@@ -1,5 +1,5 @@
-// Every customer rule of DESIGN §4–5 through HTTP. Each refused write also proves that the
-// stored customers are exactly what they were before the request.
+// Every customer rule (docs/api.md, "Customers"; docs/errors.md) through HTTP. Each refused write
+// also proves that the stored customers are exactly what they were before the request.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, customerBody, type Response, type TestApp } from '../helpers/app.ts';

@@ -1,5 +1,6 @@
 // Every health-score, weights, thresholds, history, portfolio and events refusal through HTTP
-// (DESIGN §4, §6, §7). Each refusal also proves that nothing the account has stored changed.
+// (docs/errors.md; docs/api.md, "Health scores", "Settings", "Events"). Each refusal also proves
+// that nothing the account has stored changed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, customerBody, type Response, type TestApp } from '../helpers/app.ts';

@@ -1,4 +1,5 @@
-// Tenant isolation for health scores, settings, history, the portfolio and events (DESIGN §3):
+// Tenant isolation for health scores, settings, history, the portfolio and events (docs/api.md,
+// "General"):
 // another account's objects are invisible — 404, never 403, and nothing in the answer tells
 // them apart from objects that never existed.
 import assert from 'node:assert/strict';

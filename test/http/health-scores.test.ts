@@ -1,5 +1,6 @@
-// Health scores through HTTP (DESIGN §6–7): writing and reading scores, weights and thresholds
-// with their recomputation, history, the portfolio, and the events every change leaves behind.
+// Health scores through HTTP (docs/scoring.md; docs/api.md, "Health scores", "Settings",
+// "Events"): writing and reading scores, weights and thresholds with their recomputation,
+// history, the portfolio, and the events every change leaves behind.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type Client, customerBody, type TestApp } from '../helpers/app.ts';
@@ -914,43 +915,91 @@ describe('health scores: events', () => {
     }
   });
 
+  /**
+   * A new account with a known history of events, the newest first: a customer created, scored
+   * five times (0.1 critical, 0.5 at risk, 0.9 healthy, 0.95 still healthy, 0.2 critical),
+   * renamed and deleted. Each score records health_score.updated, then status.changed if the
+   * band moved.
+   */
+  async function eventful(name: string): Promise<{ api: Client; types: string[] }> {
+    const api = await t.newAccount(name);
+    await customer(api, 'cus_walk');
+    for (const usage of [0.1, 0.5, 0.9, 0.95, 0.2]) await score(api, 'cus_walk', { usage });
+    assert.equal((await api.patch('/api/customers/cus_walk', { name: 'Walked' })).status, 200);
+    assert.equal((await api.delete('/api/customers/cus_walk')).status, 200);
+    const HS = 'customer.health_score.updated';
+    const SC = 'customer.status.changed';
+    const types = [
+      'customer.deleted',
+      'customer.updated',
+      ...[SC, HS], // 0.2
+      HS, // 0.95
+      ...[SC, HS], // 0.9
+      ...[SC, HS], // 0.5
+      ...[SC, HS], // 0.1
+      'customer.created',
+    ];
+    return { api, types };
+  }
+
   test('the default page is 10', async () => {
-    for (const usage of [0.1, 0.15, 0.3]) await score(t.api, 'cus_ev', { usage });
-    assert.ok((await t.api.get('/api/events?limit=100')).body.data.length > 10);
-    const res = await t.api.get('/api/events');
+    const { api, types } = await eventful('ev-page');
+    const all = await api.get('/api/events?limit=100');
+    assert.equal(types.length, 12);
+    assert.deepEqual(
+      all.body.data.map((e: Ev) => e.type),
+      types,
+    );
+    const res = await api.get('/api/events');
     assert.equal(res.status, 200);
-    assert.equal(res.body.data.length, 10);
+    assert.deepEqual(
+      res.body.data.map((e: Ev) => e.id),
+      all.body.data.slice(0, 10).map((e: Ev) => e.id),
+    );
     assert.equal(res.body.has_more, true);
   });
 
   test('the list is newest first; walking with starting_after visits every event once', async () => {
-    const all = await t.api.get('/api/events?limit=100');
+    const { api, types } = await eventful('ev-walk');
+    const all = await api.get('/api/events?limit=100');
     assert.equal(all.body.has_more, false);
+    assert.deepEqual(
+      all.body.data.map((e: Ev) => e.type),
+      types,
+      'newest first',
+    );
     const ids = all.body.data.map((e: Ev) => e.id);
-    assert.ok(ids.length > 5);
     const seen: string[] = [];
+    let pages = 0;
     let cursor: string | undefined;
-    for (let pages = 0; pages < 50; pages++) {
+    while (pages < 50) {
       const q = cursor === undefined ? '' : `&starting_after=${cursor}`;
-      const res = await t.api.get(`/api/events?limit=2${q}`);
+      const res = await api.get(`/api/events?limit=2${q}`);
       assert.equal(res.status, 200, res.raw);
+      pages++;
       seen.push(...res.body.data.map((e: Ev) => e.id));
       if (!res.body.has_more) break;
       cursor = seen.at(-1);
     }
     assert.deepEqual(seen, ids);
+    assert.equal(pages, 6, '12 events in pages of 2');
   });
 
   test('a type filter lists only that type, and pages through it', async () => {
-    const all = (await t.api.get('/api/events?limit=100')).body.data as Ev[];
-    for (const type of ['customer.health_score.updated', 'customer.status.changed', 'customer.deleted']) {
+    const { api } = await eventful('ev-types');
+    const all = (await api.get('/api/events?limit=100')).body.data as Ev[];
+    for (const [type, count] of [
+      ['customer.health_score.updated', 5],
+      ['customer.status.changed', 4],
+      ['customer.deleted', 1],
+    ] as const) {
       const want = all.filter((e) => e.type === type).map((e) => e.id);
-      assert.ok(want.length > 0, type);
+      assert.equal(want.length, count, type);
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let pages = 0; pages < 50; pages++) {
         const q = cursor === undefined ? '' : `&starting_after=${cursor}`;
-        const res = await t.api.get(`/api/events?type=${type}&limit=1${q}`);
+        const res = await api.get(`/api/events?type=${type}&limit=1${q}`);
         assert.equal(res.status, 200, res.raw);
         seen.push(...res.body.data.map((e: Ev) => e.id));
         if (!res.body.has_more) break;

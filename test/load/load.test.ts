@@ -21,6 +21,7 @@ test(`mixed load, 50 connections, ${SECONDS} s on ${appBackend()}: no 5xx, nothi
     backend: appBackend(),
   });
   console.log(`load: ${JSON.stringify(r)}`);
+  // autocannon paces the rate but the count over a timed run varies: a bound, not a number.
   assert.ok(r.requests > 0);
   assert.equal(r.status5xx, 0, '5xx answers');
   assert.equal(r.errors, 0, 'connection errors');

@@ -8,7 +8,7 @@ import { newId } from '../../src/domain/ids.ts';
 import { customerBody } from '../helpers/app.ts';
 import { TestReceiver } from '../helpers/receiver.ts';
 import { closedPort, killAll, serverEnv, VitalsProcess } from '../helpers/server.ts';
-import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
+import { ALL_BACKENDS, backendSkip, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
 
 const CUSTOMERS = 20;
 const WORKERS = 8;
@@ -38,8 +38,8 @@ function env(db: TestDatabase, key: string) {
   });
 }
 
-for (const backend of BACKENDS) {
-  describe(`crash durability on ${backend}`, { timeout: 60_000 }, () => {
+for (const backend of ALL_BACKENDS) {
+  describe(`crash durability on ${backend}`, { timeout: 60_000, skip: backendSkip(backend) }, () => {
     test('every acknowledged update survives SIGKILL: in the history, and its event delivered', async () => {
       const db = await createTestDatabase(backend);
       cleanup.push(() => db.drop());

@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.ts';
 import { customerBody } from '../helpers/app.ts';
 import { killAll, serverEnv, VitalsProcess } from '../helpers/server.ts';
-import { BACKENDS, createTestDatabase } from '../helpers/stores.ts';
+import { ALL_BACKENDS, backendSkip, createTestDatabase } from '../helpers/stores.ts';
 
 const CUSTOMERS = 10;
 const WORKERS = 8;
@@ -56,8 +56,11 @@ async function post(
   };
 }
 
-for (const backend of BACKENDS) {
-  describe(`idempotent retries across a crash on ${backend}`, { timeout: 60_000 }, () => {
+for (const backend of ALL_BACKENDS) {
+  describe(`idempotent retries across a crash on ${backend}`, {
+    timeout: 60_000,
+    skip: backendSkip(backend),
+  }, () => {
     test('after SIGKILL, every key retried: no write twice, every acknowledged one replayed', async () => {
       const db = await createTestDatabase(backend);
       cleanup.push(() => db.drop());

@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { killAll, runCli, serverEnv, VitalsProcess } from '../helpers/server.ts';
-import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
+import { ALL_BACKENDS, backendSkip, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
 
 const PROCESSES = 4;
 const KEY = /^\s+(vk_[0-9A-Za-z]{32})$/m;
 
-for (const backend of BACKENDS) {
-  describe(`bootstrap key on ${backend}`, () => {
+for (const backend of ALL_BACKENDS) {
+  describe(`bootstrap key on ${backend}`, { skip: backendSkip(backend) }, () => {
     const dbs: TestDatabase[] = [];
     after(async () => {
       killAll();

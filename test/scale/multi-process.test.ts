@@ -1,7 +1,8 @@
-// Scale-out on PostgreSQL (DESIGN §8): two API processes and two dispatchers share one
-// database. 1,000 score updates spread over both APIs with a subscribed webhook: every event
-// is delivered, no attempt is sent twice by two dispatchers, and the history is complete.
-// Then one dispatcher is SIGKILLed mid-load and the other finishes its claimed deliveries.
+// Scale-out on PostgreSQL (docs/postgresql.md, "Several processes"): two API processes and two
+// dispatchers share one database. 1,000 score updates spread over both APIs with a subscribed
+// webhook: every event is delivered, no attempt is sent twice by two dispatchers, and the history
+// is complete. Then one dispatcher is SIGKILLed mid-load and the other finishes its claimed
+// deliveries.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.ts';

@@ -328,6 +328,7 @@ describe('the database goes away and comes back (private PostgreSQL)', { skip, t
         const killed = await admin<{ pid: number }[]>`
           SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE application_name = 'vitals-dispatcher' AND pid <> pg_backend_pid()`;
+        // The pool opens connections on demand, so how many the dispatcher holds varies: a bound.
         assert.ok(killed.length >= 1, 'the dispatcher had connections to terminate');
         const gone = new Set(killed.map((k) => k.pid));
         const got = receiver.requests.length;

@@ -1,7 +1,7 @@
-// Tenant isolation over every /api route, from one table (DESIGN §3): account A stores a bit of
-// everything; account B, with its own key, probes each route with A's ids. Every probe is a 404
-// with the resource's not-found code, shaped exactly like the answer for an id that never existed;
-// no answer B gets carries anything of A's; and afterwards A's data is exactly as it was.
+// Tenant isolation over every /api route, from one table (docs/api.md, "General"): account A stores
+// a bit of everything; account B, with its own key, probes each route with A's ids. Every probe is
+// a 404 with the resource's not-found code, shaped exactly like the answer for an id that never
+// existed; no answer B gets carries anything of A's; and afterwards A's data is exactly as it was.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { snapshot } from '../fuzz/rules.ts';

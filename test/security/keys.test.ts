@@ -1,6 +1,7 @@
-// API keys at rest and at revocation (DESIGN §3): the database holds only SHA-256 hashes of the
-// keys (every text column of every table is searched for the raw keys, and so are the database
-// files' bytes), and a revoked key stops working within 5 s under the production key cache.
+// API keys at rest and at revocation (docs/api.md, "General"; VITALS_KEY_CACHE_TTL in
+// docs/configuration.md): the database holds only SHA-256 hashes of the keys (every text column
+// of every table is searched for the raw keys, and so are the database files' bytes), and a
+// revoked key stops working within 5 s under the production key cache.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -80,7 +81,7 @@ describe('keys at rest', sqliteOnly, () => {
     const files = ['vitals.db', 'vitals.db-wal', 'vitals.db-shm']
       .map((f) => join(t.dir, f))
       .filter((f) => existsSync(f));
-    assert.ok(files.length >= 1);
+    assert.equal(files.length, 3, 'the store is open in WAL mode: the database, its WAL and shared memory');
     for (const file of files) {
       const bytes = readFileSync(file);
       for (const key of keys) assert.equal(bytes.includes(key), false, `${key.slice(0, 7)}… in ${file}`);

@@ -107,6 +107,7 @@ describe('rate limiting per API key', () => {
       assertEnvelope(limited, 'the 429');
       assert.equal(limited.body.error.type, 'rate_limit_error');
       assert.equal(limited.body.error.code, 'rate_limited');
+      // Seconds left in the window, which opened a moment ago: a bound, since the clock runs meanwhile.
       const retryAfter = Number(limited.headers['retry-after']);
       assert.ok(
         Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= WINDOW_MS / 1000,

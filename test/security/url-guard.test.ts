@@ -1,9 +1,9 @@
-// The webhook address guard at delivery time (DESIGN §7): with VITALS_WEBHOOK_BLOCK_PRIVATE on
-// the dispatcher, a URL whose host is a loopback address in any spelling, or a name that
-// RESOLVES to one when the connection is made, is refused with EADDRBLOCKED, and the receiver
-// behind it gets nothing. The API here accepts such URLs (its own check is off), which stands in
-// for a name whose DNS answer changed after the webhook was created (DNS rebinding). A control
-// app without the guard delivers to the same URLs.
+// The webhook address guard at delivery time (docs/webhooks.md, "URL rules"): with
+// VITALS_WEBHOOK_BLOCK_PRIVATE on the dispatcher, a URL whose host is a loopback address in any
+// spelling, or a name that RESOLVES to one when the connection is made, is refused with
+// EADDRBLOCKED, and the receiver behind it gets nothing. The API here accepts such URLs (its own
+// check is off), which stands in for a name whose DNS answer changed after the webhook was created
+// (DNS rebinding). A control app without the guard delivers to the same URLs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type Client, customerBody, type TestApp } from '../helpers/app.ts';

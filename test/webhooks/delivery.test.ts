@@ -1,4 +1,4 @@
-// Webhook delivery end to end (DESIGN §7): the real app and dispatcher on real SQLite, sending
+// Webhook delivery end to end (docs/webhooks.md): the real app and dispatcher on real SQLite, sending
 // to real local HTTP receivers. What a receiver gets (bytes, headers, signatures), how failures
 // are retried and recorded, and that one bad receiver never holds up the others. Each test
 // runs in an account of its own, so its webhooks see only its own events.

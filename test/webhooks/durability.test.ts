@@ -1,7 +1,7 @@
-// The outbox survives a crash (DESIGN §7): the real `vitals serve` in a real process, killed
-// with SIGKILL while deliveries are pending, restarted on the same data dir. Every event still
-// reaches the receiver at least once; a delivery that was in flight at the crash is taken over
-// once its lease (timeout + 5 s) runs out, and not before.
+// The outbox survives a crash (docs/webhooks.md, "Delivery and retries"): the real `vitals serve`
+// in a real process, killed with SIGKILL while deliveries are pending, restarted on the same data
+// dir. Every event still reaches the receiver at least once; a delivery that was in flight at the
+// crash is taken over once its lease (timeout + 5 s) runs out, and not before.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, describe, test } from 'node:test';

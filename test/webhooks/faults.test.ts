@@ -1,8 +1,9 @@
-// Hostile receivers against the real dispatcher (DESIGN §7): one that never answers, one that
-// drip-feeds a byte every 100 ms, one that resets mid-answer, redirects, a 50 MB answer, and raw
-// TCP servers that stall or speak no HTTP. Every attempt ends within the timeout (as its recorded
-// duration shows), is recorded as a failure with at most 1 KiB of the answer, and a healthy
-// receiver subscribed to the same events gets every delivery promptly all the while.
+// Hostile receivers against the real dispatcher (docs/webhooks.md, "Delivery and retries"): one
+// that never answers, one that drip-feeds a byte every 100 ms, one that resets mid-answer,
+// redirects, a 50 MB answer, and raw TCP servers that stall or speak no HTTP. Every attempt ends
+// within the timeout (as its recorded duration shows), is recorded as a failure with at most 1 KiB
+// of the answer, and a healthy receiver subscribed to the same events gets every delivery promptly
+// all the while.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -1,4 +1,4 @@
-// Webhook subscriptions through HTTP (DESIGN §7): create, read, change, delete, rotate the
+// Webhook subscriptions through HTTP (docs/api.md, "Webhooks"): create, read, change, delete, rotate the
 // secret; what the API refuses and that a refusal stores nothing; one account never sees
 // another's webhooks or deliveries.
 import assert from 'node:assert/strict';

@@ -3,6 +3,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { statusFor, type Thresholds } from '../../src/domain/scoring.ts';
 import type { Status } from './api.ts';
 import { count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
+import { ticks } from './ticks.ts';
 
 function useWidth() {
   const ref = useRef<HTMLDivElement>(null);
@@ -16,17 +17,6 @@ function useWidth() {
     return () => observer.disconnect();
   }, []);
   return [ref, width] as const;
-}
-
-/** Up to about `n` round tick values from 0 to at least `max`. */
-function ticks(max: number, n = 4): number[] {
-  const raw = max / n;
-  const pow = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
-  const out: number[] = [];
-  for (let v = 0; v <= max + step * 0.001; v += step) out.push(Math.round(v));
-  if ((out.at(-1) ?? 0) < max) out.push((out.at(-1) ?? 0) + step);
-  return out;
 }
 
 const HEIGHT = 220;
