@@ -1,11 +1,16 @@
 // One app per fuzz file, seeded with a customer that has a score, one without, weights, and a
 // webhook with pending deliveries (no dispatcher runs, so nothing changes behind the test's
-// back). `check(route)` sends hostile requests to one route and holds every answer to the
-// rules in rules.ts; a refused request must leave the snapshot exactly as it was.
+// back), and a second account seeded alike whose key no fuzzed request carries (its ids are
+// among those the requests aim at). `check(route)` sends hostile requests to one route and holds
+// every answer to the rules in rules.ts and to the OpenAPI document (contract.ts); after every
+// request the other account and the API keys are exactly as they were, and a refused request
+// (or one that only reads) leaves the whole stored state (state.ts) exactly as it was.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import type { ApiKeyRecord } from '../../src/store/store.ts';
+import { buildTestApp, type Client, type Response, type TestApp } from '../helpers/app.ts';
 import { bodyArb, corpus, MULTIPART } from './bodies.ts';
+import { Contract } from './contract.ts';
 import {
   CONTENT_TYPES,
   describeRequest,
@@ -16,7 +21,8 @@ import {
   queryArb,
   send,
 } from './requests.ts';
-import { assertPrototypeClean, assertWellFormed, params, snapshot } from './rules.ts';
+import { assertPrototypeClean, assertWellFormed, params } from './rules.ts';
+import { type AccountState, accountState, type TableCounts, tableCounts } from './state.ts';
 
 /** Requests judged in this file, printed at exit so RELIABILITY.md can count what was tried. */
 let judged = 0;
@@ -37,80 +43,135 @@ export interface Route {
 }
 
 type Kind = 'customer_id' | 'webhook_id' | 'delivery_id' | 'event_id';
-type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+
+interface State {
+  /** The account whose key the requests carry. */
+  mine: AccountState;
+  /** The second account: nothing a request with the first one's key does may show here. */
+  other: AccountState;
+  keys: ApiKeyRecord[];
+  /** Rows per table, for writes that no account's view shows. */
+  tables: Record<string, number>;
+}
+
+const OTHER_ACCOUNT = 'fuzz_other';
+
+/** The ids of each kind that an account's state holds. */
+function idsOf(state: AccountState): Record<Kind, string[]> {
+  return {
+    customer_id: state.customers.map((c) => c.id),
+    webhook_id: state.webhooks.map((w) => w.id),
+    delivery_id: state.deliveries.flatMap((w) => w.deliveries.map((d) => d.id)),
+    event_id: state.events.map((e) => e.id),
+  };
+}
+
+/** Customers, a score with history, weights, thresholds, and a webhook with a pending delivery. */
+async function seed(api: Client, prefix: string): Promise<void> {
+  const created = [
+    await api.post('/api/customers', {
+      customer_id: `${prefix}scored`,
+      name: 'Scored',
+      email: 'scored@example.com',
+      metadata: { plan: 'pro', nested: { list: [1, 'two', null] } },
+    }),
+    await api.post('/api/customers', {
+      customer_id: `${prefix}plain`,
+      name: 'Plain',
+      email: 'plain@example.com',
+    }),
+    await api.patch('/api/settings/health-score/weights', { weights: { usage: 0.6, support: 0.4 } }),
+    await api.post('/api/webhooks', {
+      url: 'http://127.0.0.1:9/fuzz',
+      events: ['customer.updated', 'customer.health_score.updated'],
+    }),
+    await api.post(`/api/customers/${prefix}scored/health-score`, { factors: { usage: 0.9, support: 0.5 } }),
+    await api.patch('/api/settings/health-score/thresholds', { healthy: 0.75, at_risk: 0.35 }),
+    await api.patch(`/api/customers/${prefix}scored/health-score`, { factors: { support: 0.1 } }),
+    await api.patch(`/api/customers/${prefix}plain`, { name: 'Plain Too' }),
+  ];
+  for (const res of created) assert.ok(res.status < 300, res.raw);
+}
 
 export class Harness {
   readonly t: TestApp;
-  #before!: Snapshot;
-  readonly #existing: Record<Kind, string[]> = {
-    customer_id: [],
-    webhook_id: [],
-    delivery_id: [],
-    event_id: [],
-  };
+  readonly #contract: Contract;
+  readonly #tables: TableCounts;
+  readonly #accounts: { mine: string; other: string };
+  #before!: State;
+  #existing!: Record<Kind, string[]>;
+  /** The other account's ids: a request with the first account's key must not reach them. */
+  #foreign!: Record<Kind, string[]>;
 
-  private constructor(t: TestApp) {
+  private constructor(t: TestApp, contract: Contract, accounts: { mine: string; other: string }) {
     this.t = t;
+    this.#contract = contract;
+    this.#accounts = accounts;
+    this.#tables = tableCounts(t);
   }
 
   static async start(): Promise<Harness> {
-    const h = new Harness(await buildTestApp());
-    const api = h.t.api;
-    const created = [
-      await api.post('/api/customers', {
-        customer_id: 'fx_scored',
-        name: 'Scored',
-        email: 'scored@example.com',
-        metadata: { plan: 'pro', nested: { list: [1, 'two', null] } },
-      }),
-      await api.post('/api/customers', {
-        customer_id: 'fx_plain',
-        name: 'Plain',
-        email: 'plain@example.com',
-      }),
-      await api.patch('/api/settings/health-score/weights', { weights: { usage: 0.6, support: 0.4 } }),
-      await api.post('/api/webhooks', {
-        url: 'http://127.0.0.1:9/fuzz',
-        events: ['customer.updated', 'customer.health_score.updated'],
-      }),
-      await api.post('/api/customers/fx_scored/health-score', { factors: { usage: 0.9, support: 0.5 } }),
-      await api.patch('/api/customers/fx_plain', { name: 'Plain Too' }),
-    ];
-    for (const res of created) assert.ok(res.status < 300, res.raw);
+    const t = await buildTestApp();
+    await seed(t.api, 'fx_');
+    await seed(await t.newAccount(OTHER_ACCOUNT), 'fx_other_');
+    const keys = await t.store.listApiKeys();
+    const accountOf = (name: string) => {
+      const key = keys.find((k) => k.accountName === name);
+      assert.ok(key, `no key for the account ${name}`);
+      return key.accountId;
+    };
+    const h = new Harness(t, await Contract.load(t), {
+      mine: accountOf('default'),
+      other: accountOf(OTHER_ACCOUNT),
+    });
     await h.refresh();
+    h.#foreign = idsOf(h.#before.other);
     return h;
   }
 
-  /** Reads the stored state again, topping up what successful requests may have deleted. */
-  async refresh(): Promise<void> {
+  async state(): Promise<State> {
+    const store = this.t.store;
+    const [mine, other, keys, tables] = await Promise.all([
+      accountState(store, this.#accounts.mine),
+      accountState(store, this.#accounts.other),
+      store.listApiKeys(),
+      this.#tables.read(),
+    ]);
+    return { mine, other, keys, tables };
+  }
+
+  /** Takes the stored state (read now unless given), topping up what successful requests may have deleted. */
+  async refresh(read?: State): Promise<void> {
     const api = this.t.api;
-    let state = await snapshot(api);
+    let state = read ?? (await this.state());
     let toppedUp = false;
-    if (state.customers.length < 2) {
-      const id = `fx_${state.customers.length}_${Date.now()}`;
+    if (state.mine.customers.length < 2) {
+      const id = `fx_${state.mine.customers.length}_${Date.now()}`;
       await api.post('/api/customers', { customer_id: id, name: 'Again', email: 'again@example.com' });
       await api.post(`/api/customers/${id}/health-score`, { factors: { usage: 0.5 } });
       toppedUp = true;
     }
-    if (state.webhooks.length === 0) {
+    if (state.mine.webhooks.length === 0) {
       await api.post('/api/webhooks', { url: 'http://127.0.0.1:9/fuzz', events: ['customer.updated'] });
-      const any = state.customers[0] as { id: string } | undefined;
+      const any = state.mine.customers[0];
       if (any) await api.patch(`/api/customers/${encodeURIComponent(any.id)}`, { name: 'Touched' });
       toppedUp = true;
     }
-    if (toppedUp) state = await snapshot(api);
+    if (toppedUp) state = await this.state();
     this.#before = state;
-    this.#existing.customer_id = state.customers.map((c) => (c as { id: string }).id);
-    this.#existing.webhook_id = state.webhooks.map((w) => w.id);
-    this.#existing.delivery_id = Object.values(state.deliveries).flatMap((page) =>
-      ((page as { data: { id: string }[] }).data ?? []).map((d) => d.id),
-    );
-    this.#existing.event_id = ((state.events as { data: { id: string }[] }).data ?? []).map((e) => e.id);
+    this.#existing = idsOf(state.mine);
   }
 
   requestArb(route: Route): fc.Arbitrary<FuzzRequest> {
     const kinds = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as Kind);
-    const ids = fc.tuple(...kinds.map((k) => idArb(() => this.#existing[k])));
+    const ids = fc.tuple(
+      ...kinds.map((k) =>
+        idArb(
+          () => this.#existing[k],
+          () => this.#foreign[k],
+        ),
+      ),
+    );
     return fc
       .tuple(
         methodArb(route.method),
@@ -129,7 +190,8 @@ export class Harness {
   /**
    * Hostile requests to one route: first the fixed corpus (every special value in every field,
    * under every content type), then `numRuns` random ones. Never a 5xx, always the envelope,
-   * and a refusal changes nothing.
+   * every answer as /openapi.json describes it, the other account untouched, and a refusal
+   * changes nothing.
    */
   async check(route: Route, numRuns: number): Promise<void> {
     for (const r of this.corpusRequests(route)) await this.judge(route, r);
@@ -144,14 +206,21 @@ export class Harness {
     const what = describeRequest(r);
     const res = await send(this.t, r);
     assertWellFormed(res, r.method, r.url, what);
+    this.#contract.check(r.method, r.url, res, what);
     assertPrototypeClean();
+    const now = await this.state();
+    const before = this.#before;
+    assert.deepEqual(now.other, before.other, `${what}: ${res.status}, and another account's data changed`);
+    assert.deepEqual(now.keys, before.keys, `${what}: ${res.status}, and the API keys changed`);
     const pure =
       r.method === 'GET' || r.method === 'HEAD' || (route.pure === true && r.method === route.method);
-    if (res.status >= 400 || (pure && route.path.startsWith('/api/'))) {
-      const why = res.status >= 400 ? 'a refused request' : 'a request that only reads';
-      assert.deepEqual(await snapshot(this.t.api), this.#before, `${what}: ${why} changed data`);
-    } else if (!pure) {
-      await this.refresh();
+    if (res.status >= 400 || pure) {
+      const why = `${res.status >= 400 ? 'a refused request' : 'a request that only reads'} (${res.status})`;
+      assert.deepEqual(now.mine, before.mine, `${what}: ${why} changed data`);
+      assertSameRows(now.tables, before.tables, r, res, `${what}: ${why}`);
+      before.tables = now.tables;
+    } else {
+      await this.refresh(now);
     }
     const alive = await this.t.inject({ method: 'GET', url: '/healthz' });
     assert.equal(alive.status, 200, `${what}: /healthz afterwards`);
@@ -176,8 +245,34 @@ export class Harness {
     ];
   }
 
-  close(): Promise<void> {
-    return this.t.close();
+  async close(): Promise<void> {
+    await this.#tables.close();
+    await this.t.close();
+  }
+}
+
+/**
+ * No table gained or lost a row, but for one: a POST with an Idempotency-Key that got past
+ * authentication may record its answer, a refusal from the handler (404, 409) included
+ * (src/http/idempotency.ts).
+ */
+function assertSameRows(
+  now: Record<string, number>,
+  before: Record<string, number>,
+  r: FuzzRequest,
+  res: Response,
+  what: string,
+): void {
+  for (const table of new Set([...Object.keys(now), ...Object.keys(before)])) {
+    const change = (now[table] ?? 0) - (before[table] ?? 0);
+    if (change === 0) continue;
+    const claim =
+      /(^|\.)idempotency_keys$/.test(table) &&
+      change === 1 &&
+      r.method === 'POST' &&
+      Object.hasOwn(r.headers, 'idempotency-key') &&
+      res.status !== 401;
+    assert.ok(claim, `${what} changed the rows of ${table}: ${before[table]} → ${now[table]}`);
   }
 }
 

@@ -158,11 +158,15 @@ const encoded = fc.oneof(
   },
 );
 
-/** An id in a path: an existing one (so that hostile bodies meet a real resource) or any text. */
-export function idArb(existing: () => string[]): fc.Arbitrary<string> {
+/**
+ * An id in a path: an existing one (so that hostile bodies meet a real resource), now and then
+ * one of another account's (which must stay out of reach), or any text.
+ */
+export function idArb(existing: () => string[], foreign: () => string[] = () => []): fc.Arbitrary<string> {
   return fc.oneof(
-    { weight: 2, arbitrary: fc.nat().map((i) => encodeURIComponent(pick(existing(), i))) },
-    { weight: 3, arbitrary: encoded },
+    { weight: 4, arbitrary: fc.nat().map((i) => encodeURIComponent(pick(existing(), i))) },
+    { weight: 1, arbitrary: fc.nat().map((i) => encodeURIComponent(pick(foreign(), i))) },
+    { weight: 6, arbitrary: encoded },
   );
 }
 

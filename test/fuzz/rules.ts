@@ -1,6 +1,6 @@
 // What every answer must obey, and a snapshot of everything an account has stored (read through
-// the API), for the property tests. VITALS_FUZZ_RUNS=<n> runs every property n times (CI keeps
-// the small defaults); VITALS_FUZZ_SEED=<n> replays a failure that fast-check reported.
+// the API) for tests that have only a client. VITALS_FUZZ_RUNS=<n> runs every property n times
+// (CI keeps the small defaults); VITALS_FUZZ_SEED=<n> replays a failure that fast-check reported.
 import assert from 'node:assert/strict';
 import type fc from 'fast-check';
 import { ERRORS } from '../../src/domain/errors.ts';
@@ -65,6 +65,8 @@ export function assertPrototypeClean(): void {
 }
 
 // ---------- the account's stored state, as the API shows it ----------
+// (The fuzz harness reads the same through the Store: state.ts. This one is for tests that
+// only have a client.)
 
 async function ok(api: Client, url: string): Promise<Record<string, unknown>> {
   const res = await api.get(url);
@@ -72,16 +74,35 @@ async function ok(api: Client, url: string): Promise<Record<string, unknown>> {
   return res.body;
 }
 
-/** Every customer, score, setting, webhook, event and delivery of the account. */
-export async function snapshot(api: Client) {
-  const customers: unknown[] = [];
+/** Every item of a list whose pages have `data` and `has_more`, `next` giving the next page's query. */
+async function pages<T>(
+  api: Client,
+  url: string,
+  next: (last: T) => string,
+  list: (page: Record<string, unknown>) => T[] = (page) => page.data as T[],
+): Promise<T[]> {
+  const items: T[] = [];
   for (let after = ''; ; ) {
-    const page = await ok(api, `/api/customers?limit=100${after}`);
-    const list = page.customers as { id: string }[];
-    customers.push(...list);
-    if (!page.has_more) break;
-    after = `&starting_after=${encodeURIComponent(list.at(-1)?.id ?? '')}`;
+    const page = await ok(api, `${url}${url.includes('?') ? '&' : '?'}limit=100${after}`);
+    const data = list(page);
+    items.push(...data);
+    if (!page.has_more || data.length === 0) return items;
+    after = `&${next(data.at(-1) as T)}`;
   }
+}
+
+/**
+ * Every customer, score (with every customer's whole history), setting, webhook, delivery and
+ * event of the account.
+ */
+export async function snapshot(api: Client) {
+  const id = (v: { id: string }) => `starting_after=${encodeURIComponent(v.id)}`;
+  const customers = await pages<{ id: string }>(
+    api,
+    '/api/customers',
+    id,
+    (p) => p.customers as { id: string }[],
+  );
   const scores: unknown[] = [];
   for (let cursor = ''; ; ) {
     const page = await ok(api, `/api/health-scores?limit=100${cursor}`);
@@ -89,18 +110,27 @@ export async function snapshot(api: Client) {
     if (!page.has_more) break;
     cursor = `&cursor=${page.next_cursor}`;
   }
+  const history: Record<string, unknown[]> = {};
+  for (const c of customers) {
+    history[c.id] = await pages<{ version: number }>(
+      api,
+      `/api/customers/${encodeURIComponent(c.id)}/health-score/history`,
+      (v) => `starting_after=${v.version}`,
+    );
+  }
   const webhooks = (await ok(api, '/api/webhooks')).webhooks as { id: string }[];
-  const deliveries: Record<string, unknown> = {};
-  for (const w of webhooks) deliveries[w.id] = await ok(api, `/api/webhooks/${w.id}/deliveries?limit=100`);
+  const deliveries: Record<string, unknown[]> = {};
+  for (const w of webhooks) deliveries[w.id] = await pages(api, `/api/webhooks/${w.id}/deliveries`, id);
   return {
     customers,
     scores,
+    history,
     summary: await ok(api, '/api/health-scores/summary'),
     weights: await ok(api, '/api/settings/health-score/weights'),
     thresholds: await ok(api, '/api/settings/health-score/thresholds'),
     webhooks,
     deliveries,
     // Newest first: a new event would show at the top.
-    events: await ok(api, '/api/events?limit=100'),
+    events: await pages(api, '/api/events', id),
   };
 }
