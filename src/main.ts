@@ -1,4 +1,5 @@
 // config → store → roles; graceful shutdown on SIGTERM/SIGINT.
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { IDEMPOTENCY_TTL_MS } from './http/idempotency.ts';
@@ -6,6 +7,7 @@ import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
 import { RetentionJob } from './retention.ts';
 import { openStore } from './store/open.ts';
+import type { Store } from './store/store.ts';
 import { isDatabaseUnavailable, logJobFailure, unavailableCode } from './store/unavailable.ts';
 import { Dispatcher } from './webhooks/dispatcher.ts';
 
@@ -44,13 +46,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
           metrics,
         });
 
-  // Idempotency keys are kept 24 hours; sweep the older ones out every hour.
-  const prune = setInterval(() => {
-    store
-      .pruneIdempotencyKeys(Date.now() - IDEMPOTENCY_TTL_MS)
-      .catch((err) => logJobFailure(app.log, 'idempotency-key prune', err, 'trying again next hour'));
-  }, 3_600_000);
-  prune.unref();
+  const prune = pruneIdempotencyKeysHourly(store, app.log);
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -64,23 +60,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     })();
     return closing;
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down');
-      const timer = setTimeout(() => {
-        app.log.error('shutdown timed out; exiting');
-        process.exit(1);
-      }, config.shutdownTimeoutMs);
-      timer.unref();
-      close().then(
-        () => process.exit(0),
-        (err) => {
-          app.log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  exitOnSignals(app.log, close, config.shutdownTimeoutMs);
   // Listen only once the signal handlers are in place: "Server listening" is the cue that
   // a SIGTERM from then on shuts down gracefully.
   await app.listen({ port: config.port, host: config.host });
@@ -90,4 +70,36 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   retention?.start();
   app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };
+}
+
+/** Idempotency keys are kept 24 hours; sweep the older ones out every hour. */
+function pruneIdempotencyKeysHourly(store: Store, log: FastifyBaseLogger): NodeJS.Timeout {
+  const prune = setInterval(() => {
+    store
+      .pruneIdempotencyKeys(Date.now() - IDEMPOTENCY_TTL_MS)
+      .catch((err) => logJobFailure(log, 'idempotency-key prune', err, 'trying again next hour'));
+  }, 3_600_000);
+  prune.unref();
+  return prune;
+}
+
+/** SIGTERM or SIGINT closes gracefully and exits 0; 1 when closing fails or outlasts timeoutMs. */
+function exitOnSignals(log: FastifyBaseLogger, close: () => Promise<void>, timeoutMs: number): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, 'shutting down');
+      const timer = setTimeout(() => {
+        log.error('shutdown timed out; exiting');
+        process.exit(1);
+      }, timeoutMs);
+      timer.unref();
+      close().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
 }

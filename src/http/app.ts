@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyInstance,
+  type FastifyPluginAsync,
   type FastifyReply,
   type FastifyServerOptions,
   LogController,
@@ -28,7 +29,8 @@ import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { validatorCompiler } from './validation.ts';
-import { WebhookSchemas, webhooksRoutes } from './webhooks.ts';
+import { WebhookSchemas } from './webhook-schemas.ts';
+import { webhooksRoutes } from './webhooks.ts';
 
 export interface AppDeps {
   store: Store;
@@ -54,7 +56,25 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
 const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
 
+/**
+ * The app, registered in this order (hooks run in the order they are added): the server and
+ * its parsing, logging, error handling, the docs, the health endpoints, then the API (auth,
+ * rate limit, idempotency, routes) and the dashboard.
+ */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = createServer(deps);
+  setUpParsing(app);
+  setUpLogging(app);
+  registerErrorHandling(app, trackMethods(app, ROUTER_OPTIONS));
+  await registerDocs(app);
+  registerOperations(app, deps);
+  if (deps.routes === 'operations') return app;
+  await app.register(apiRoutes(deps), { prefix: '/api' });
+  await registerDashboard(app, deps.dashboardDir);
+  return app;
+}
+
+function createServer(deps: AppDeps): FastifyInstance {
   const logger: FastifyServerOptions['logger'] = {
     level: deps.config.logLevel,
     redact: {
@@ -63,10 +83,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ...(deps.logStream ? { stream: deps.logStream } : {}),
   };
-  const app = Fastify({
+  return Fastify({
     logger,
     bodyLimit: BODY_LIMIT,
-    // One log line per request, written by the onResponse hook below.
+    // One log line per request, written by the onResponse hook of setUpLogging.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
@@ -82,11 +102,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.code(api.status).send(api.toBody());
     },
   });
-  app.setValidatorCompiler(validatorCompiler);
+}
 
-  // Only JSON bodies. An empty body is "no body" (some clients send a Content-Type on DELETE);
-  // __proto__ keys are refused so no object we build can be prototype-polluted; text-rules.ts
-  // refuses what parses but cannot be stored as sent.
+/**
+ * Only JSON bodies. An empty body is "no body" (some clients send a Content-Type on DELETE);
+ * __proto__ keys are refused so no object we build can be prototype-polluted; text-rules.ts
+ * refuses what parses but cannot be stored as sent.
+ */
+function setUpParsing(app: FastifyInstance): void {
+  app.setValidatorCompiler(validatorCompiler);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/json',
@@ -107,7 +131,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done(refusal, refusal ? undefined : parsed);
     },
   );
+}
 
+/** Every answer carries its request id; one log line per request, without secrets in its URL. */
+function setUpLogging(app: FastifyInstance): void {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -122,8 +149,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'request',
     );
   });
-  registerErrorHandling(app, trackMethods(app, ROUTER_OPTIONS));
+}
 
+/** The shared schemas the routes refer to, and the OpenAPI document (/openapi.json, /docs) built from the routes. */
+async function registerDocs(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorSchema);
   for (const schema of [Customer, HealthScore, EventSchema, ...WebhookSchemas]) app.addSchema(schema);
 
@@ -145,7 +174,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+}
 
+/** Health, readiness, the OpenAPI document and metrics: without a key, in every process. */
+function registerOperations(app: FastifyInstance, deps: AppDeps): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   // 503 with Retry-After when the database does not answer, within READY_TIMEOUT_MS at most
   // (a stopped server refuses at once; a host that is down would otherwise take the driver's
@@ -173,51 +205,53 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );
   }
+}
 
-  if (deps.routes === 'operations') return app;
+/** /api: every route behind the key, then the rate limit, then Idempotency-Key replays. */
+function apiRoutes(deps: AppDeps): FastifyPluginAsync {
   const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
-  await app.register(
-    async (api) => {
-      api.addHook('onRequest', async (req) => auth.authenticate(req));
-      const limit = deps.config.rateLimit;
-      if (limit) {
-        // Counted per API key, after authentication, in this process's memory.
-        await api.register(rateLimit, {
-          max: limit.max,
-          timeWindow: limit.windowMs,
-          hook: 'onRequest',
-          keyGenerator: (req) => req.apiKeyId,
-          addHeadersOnExceeding: {
-            'x-ratelimit-limit': false,
-            'x-ratelimit-remaining': false,
-            'x-ratelimit-reset': false,
-          },
-          addHeaders: {
-            'x-ratelimit-limit': false,
-            'x-ratelimit-remaining': false,
-            'x-ratelimit-reset': false,
-            'retry-after': true,
-          },
-          errorResponseBuilder: (_req, ctx) =>
-            new ApiError(
-              'rate_limited',
-              `Too many requests for this API key: at most ${ctx.max} per ${ctx.after === '1 second' ? 'second' : ctx.after}. Retry after the Retry-After header's seconds.`,
-            ),
-        });
-      }
-      registerIdempotency(api, deps.store);
-      await api.register(customersRoutes(deps.store));
-      const metrics = deps.metrics;
-      const writer = new ScoreWriter(deps.store, {
-        onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
-      });
-      await api.register(healthScoresRoutes(deps.store, writer));
-      await api.register(settingsRoutes(deps.store));
-      await api.register(eventsRoutes(deps.store));
-      await api.register(webhooksRoutes(deps.store, deps.config.webhook));
+  return async (api) => {
+    api.addHook('onRequest', async (req) => auth.authenticate(req));
+    const limit = deps.config.rateLimit;
+    if (limit) await registerRateLimit(api, limit);
+    registerIdempotency(api, deps.store);
+    await api.register(customersRoutes(deps.store));
+    const metrics = deps.metrics;
+    const writer = new ScoreWriter(deps.store, {
+      onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
+    });
+    await api.register(healthScoresRoutes(deps.store, writer));
+    await api.register(settingsRoutes(deps.store));
+    await api.register(eventsRoutes(deps.store));
+    await api.register(webhooksRoutes(deps.store, deps.config.webhook));
+  };
+}
+
+/** Counted per API key, after authentication, in this process's memory. */
+async function registerRateLimit(
+  api: FastifyInstance,
+  limit: NonNullable<Config['rateLimit']>,
+): Promise<void> {
+  await api.register(rateLimit, {
+    max: limit.max,
+    timeWindow: limit.windowMs,
+    hook: 'onRequest',
+    keyGenerator: (req) => req.apiKeyId,
+    addHeadersOnExceeding: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
     },
-    { prefix: '/api' },
-  );
-  await registerDashboard(app, deps.dashboardDir);
-  return app;
+    addHeaders: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
+      'retry-after': true,
+    },
+    errorResponseBuilder: (_req, ctx) =>
+      new ApiError(
+        'rate_limited',
+        `Too many requests for this API key: at most ${ctx.max} per ${ctx.after === '1 second' ? 'second' : ctx.after}. Retry after the Retry-After header's seconds.`,
+      ),
+  });
 }

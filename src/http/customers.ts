@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
@@ -86,151 +86,166 @@ export const toCustomer = (c: CustomerRecord) => ({
   updated_at: iso(c.updatedAt),
 });
 
+const CustomerRef = Type.Ref('Customer');
+
+function createCustomer(app: FastifyInstance, store: Store): void {
+  app.post<{ Body: Static<typeof CreateBody> }>(
+    '/customers',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'Create a customer',
+        body: CreateBody,
+        response: { 201: CustomerRef, ...errorResponses(400, 401, 409, 413, 415) },
+      },
+    },
+    async (req, reply) => {
+      const { customer_id, name, email } = req.body;
+      const metadata = mergeMetadata({}, req.body.metadata ?? {});
+      checkMetadata(metadata);
+      const now = Date.now();
+      const customer: CustomerRecord = {
+        id: customer_id,
+        name,
+        email,
+        metadata,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const body = toCustomer(customer);
+      await store.transaction(async (tx) => {
+        if (!(await tx.insertCustomer(req.accountId, customer))) {
+          throw new ApiError(
+            'customer_exists',
+            `A customer with id '${customer_id}' already exists.`,
+            'customer_id',
+          );
+        }
+        await tx.insertEvents(req.accountId, [event('customer.created', body, now)]);
+        await recordAnswer(tx, req, reply, 201, body);
+      });
+      return reply.code(201).send(body);
+    },
+  );
+}
+
+function getCustomer(app: FastifyInstance, store: Store): void {
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'Retrieve a customer',
+        params: IdParams,
+        response: { 200: CustomerRef, ...errorResponses(401, 404) },
+      },
+    },
+    async (req, reply) => {
+      const customer = await store.getCustomer(req.accountId, req.params.customer_id);
+      if (!customer) throw notFound.customer(req.params.customer_id);
+      return sendJson(reply, customerJson(customer));
+    },
+  );
+}
+
+function listCustomers(app: FastifyInstance, store: Store): void {
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/customers',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'List customers by id, byte-wise ascending',
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({ customers: Type.Array(CustomerRef), has_more: Type.Boolean() }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (req, reply) => {
+      const page = await store.listCustomers(req.accountId, {
+        limit: req.query.limit ?? 10,
+        startingAfter: req.query.starting_after,
+        search: req.query.search,
+      });
+      return sendJson(
+        reply,
+        `{"customers":[${page.data.map(customerJson).join(',')}],"has_more":${page.hasMore}}`,
+      );
+    },
+  );
+}
+
+function updateCustomer(app: FastifyInstance, store: Store): void {
+  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'Update a customer (metadata merges; a null value removes a key)',
+        params: IdParams,
+        body: UpdateBody,
+        response: { 200: CustomerRef, ...errorResponses(400, 401, 404, 413, 415) },
+      },
+    },
+    async (req) => {
+      const id = req.params.customer_id;
+      const updated = await store.transaction(async (tx) => {
+        const current = await tx.getCustomer(req.accountId, id);
+        if (!current) throw notFound.customer(id);
+        const metadata = req.body.metadata
+          ? mergeMetadata(current.metadata, req.body.metadata)
+          : current.metadata;
+        checkMetadata(metadata);
+        // Built field by field: the stored metadata text of `current` must not travel along.
+        const next: CustomerRecord = {
+          id: current.id,
+          createdAt: current.createdAt,
+          name: req.body.name ?? current.name,
+          email: req.body.email ?? current.email,
+          metadata,
+          updatedAt: nextTimestamp(Date.now(), current.updatedAt),
+        };
+        await tx.updateCustomer(req.accountId, next);
+        await tx.insertEvents(req.accountId, [event('customer.updated', toCustomer(next), next.updatedAt)]);
+        return next;
+      });
+      return toCustomer(updated);
+    },
+  );
+}
+
+function deleteCustomer(app: FastifyInstance, store: Store): void {
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'Delete a customer with its score and history',
+        params: IdParams,
+        response: {
+          200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (req) => {
+      const id = req.params.customer_id;
+      const answer = { id, deleted: true };
+      await store.transaction(async (tx) => {
+        if (!(await tx.deleteCustomer(req.accountId, id))) throw notFound.customer(id);
+        await tx.insertEvents(req.accountId, [event('customer.deleted', answer, Date.now())]);
+      });
+      return answer;
+    },
+  );
+}
+
+/** In this order: the OpenAPI document lists the routes as they are registered. */
+const ROUTES = [createCustomer, getCustomer, listCustomers, updateCustomer, deleteCustomer];
+
 export const customersRoutes =
   (store: Store): FastifyPluginAsync =>
   async (app) => {
-    const CustomerRef = Type.Ref('Customer');
-
-    app.post<{ Body: Static<typeof CreateBody> }>(
-      '/customers',
-      {
-        schema: {
-          tags: ['customers'],
-          summary: 'Create a customer',
-          body: CreateBody,
-          response: { 201: CustomerRef, ...errorResponses(400, 401, 409, 413, 415) },
-        },
-      },
-      async (req, reply) => {
-        const { customer_id, name, email } = req.body;
-        const metadata = mergeMetadata({}, req.body.metadata ?? {});
-        checkMetadata(metadata);
-        const now = Date.now();
-        const customer: CustomerRecord = {
-          id: customer_id,
-          name,
-          email,
-          metadata,
-          createdAt: now,
-          updatedAt: now,
-        };
-        const body = toCustomer(customer);
-        await store.transaction(async (tx) => {
-          if (!(await tx.insertCustomer(req.accountId, customer))) {
-            throw new ApiError(
-              'customer_exists',
-              `A customer with id '${customer_id}' already exists.`,
-              'customer_id',
-            );
-          }
-          await tx.insertEvents(req.accountId, [event('customer.created', body, now)]);
-          await recordAnswer(tx, req, reply, 201, body);
-        });
-        return reply.code(201).send(body);
-      },
-    );
-
-    app.get<{ Params: Static<typeof IdParams> }>(
-      '/customers/:customer_id',
-      {
-        schema: {
-          tags: ['customers'],
-          summary: 'Retrieve a customer',
-          params: IdParams,
-          response: { 200: CustomerRef, ...errorResponses(401, 404) },
-        },
-      },
-      async (req, reply) => {
-        const customer = await store.getCustomer(req.accountId, req.params.customer_id);
-        if (!customer) throw notFound.customer(req.params.customer_id);
-        return sendJson(reply, customerJson(customer));
-      },
-    );
-
-    app.get<{ Querystring: Static<typeof ListQuery> }>(
-      '/customers',
-      {
-        schema: {
-          tags: ['customers'],
-          summary: 'List customers by id, byte-wise ascending',
-          querystring: ListQuery,
-          response: {
-            200: Type.Object({ customers: Type.Array(CustomerRef), has_more: Type.Boolean() }),
-            ...errorResponses(400, 401),
-          },
-        },
-      },
-      async (req, reply) => {
-        const page = await store.listCustomers(req.accountId, {
-          limit: req.query.limit ?? 10,
-          startingAfter: req.query.starting_after,
-          search: req.query.search,
-        });
-        return sendJson(
-          reply,
-          `{"customers":[${page.data.map(customerJson).join(',')}],"has_more":${page.hasMore}}`,
-        );
-      },
-    );
-
-    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
-      '/customers/:customer_id',
-      {
-        schema: {
-          tags: ['customers'],
-          summary: 'Update a customer (metadata merges; a null value removes a key)',
-          params: IdParams,
-          body: UpdateBody,
-          response: { 200: CustomerRef, ...errorResponses(400, 401, 404, 413, 415) },
-        },
-      },
-      async (req) => {
-        const id = req.params.customer_id;
-        const updated = await store.transaction(async (tx) => {
-          const current = await tx.getCustomer(req.accountId, id);
-          if (!current) throw notFound.customer(id);
-          const metadata = req.body.metadata
-            ? mergeMetadata(current.metadata, req.body.metadata)
-            : current.metadata;
-          checkMetadata(metadata);
-          // Built field by field: the stored metadata text of `current` must not travel along.
-          const next: CustomerRecord = {
-            id: current.id,
-            createdAt: current.createdAt,
-            name: req.body.name ?? current.name,
-            email: req.body.email ?? current.email,
-            metadata,
-            updatedAt: nextTimestamp(Date.now(), current.updatedAt),
-          };
-          await tx.updateCustomer(req.accountId, next);
-          await tx.insertEvents(req.accountId, [event('customer.updated', toCustomer(next), next.updatedAt)]);
-          return next;
-        });
-        return toCustomer(updated);
-      },
-    );
-
-    app.delete<{ Params: Static<typeof IdParams> }>(
-      '/customers/:customer_id',
-      {
-        schema: {
-          tags: ['customers'],
-          summary: 'Delete a customer with its score and history',
-          params: IdParams,
-          response: {
-            200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
-            ...errorResponses(401, 404),
-          },
-        },
-      },
-      async (req) => {
-        const id = req.params.customer_id;
-        const answer = { id, deleted: true };
-        await store.transaction(async (tx) => {
-          if (!(await tx.deleteCustomer(req.accountId, id))) throw notFound.customer(id);
-          await tx.insertEvents(req.accountId, [event('customer.deleted', answer, Date.now())]);
-        });
-        return answer;
-      },
-    );
+    for (const route of ROUTES) route(app, store);
   };

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { ScoreRecord } from '../domain/health.ts';
@@ -107,165 +107,189 @@ function decodeCursor(cursor: string): ScoreCursor {
   );
 }
 
+interface Deps {
+  store: Store;
+  /** The score write path (../writes/coalesce.ts): updates of one account commit in batches. */
+  writer: ScoreWriter;
+}
+
+const HealthScoreRef = Type.Ref('HealthScore');
+
+function replaceFactors(app: FastifyInstance, { writer }: Deps): void {
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
+    '/customers/:customer_id/health-score',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: "Replace a customer's factors and recompute its health score",
+        params: IdParams,
+        body: ScoreBody,
+        response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
+      },
+    },
+    async (req, reply) => {
+      const { customer_id } = req.params;
+      const factors = req.body.factors;
+      const record = await writer.apply(req.accountId, {
+        customerId: customer_id,
+        next: () => factors,
+        written: req.idempotency && ((tx, r) => recordAnswer(tx, req, reply, 200, toHealthScore(r))),
+      });
+      return toHealthScore(record);
+    },
+  );
+}
+
+function patchFactors(app: FastifyInstance, { writer }: Deps): void {
+  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
+    '/customers/:customer_id/health-score',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: 'Merge factors into the current set (null removes one) and recompute',
+        params: IdParams,
+        body: PatchBody,
+        response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
+      },
+    },
+    async (req) => {
+      const { customer_id } = req.params;
+      const patch = req.body.factors;
+      const record = await writer.apply(req.accountId, {
+        customerId: customer_id,
+        next: (current) => mergeFactors(current, patch),
+      });
+      return toHealthScore(record);
+    },
+  );
+}
+
+function getScore(app: FastifyInstance, { store }: Deps): void {
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/customers/:customer_id/health-score',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: "Retrieve a customer's current health score",
+        params: IdParams,
+        response: { 200: HealthScoreRef, ...errorResponses(401, 404) },
+      },
+    },
+    async (req) => {
+      const { customer_id } = req.params;
+      const score = await store.getScore(req.accountId, customer_id);
+      if (score) return toHealthScore(score);
+      if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
+      throw notFound.healthScore(customer_id);
+    },
+  );
+}
+
+function listHistory(app: FastifyInstance, { store }: Deps): void {
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof HistoryQuery> }>(
+    '/customers/:customer_id/health-score/history',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: "A customer's score changes, newest first",
+        params: IdParams,
+        querystring: HistoryQuery,
+        response: {
+          200: Type.Object({ data: Type.Array(HistoryEntry), has_more: Type.Boolean() }),
+          ...errorResponses(400, 401, 404),
+        },
+      },
+    },
+    async (req) => {
+      const { customer_id } = req.params;
+      if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
+      const page = await store.listHistory(req.accountId, customer_id, {
+        limit: req.query.limit ?? 10,
+        before: req.query.starting_after,
+      });
+      return {
+        data: page.data.map((h) => ({
+          version: h.version,
+          health_score: h.score,
+          status: h.status,
+          factors: h.factors,
+          reason: h.reason,
+          created_at: iso(h.createdAt),
+        })),
+        has_more: page.hasMore,
+      };
+    },
+  );
+}
+
+function listScores(app: FastifyInstance, { store }: Deps): void {
+  app.get<{ Querystring: Static<typeof PortfolioQuery> }>(
+    '/health-scores',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: 'Current scores of the account, lowest first, optionally of one status band',
+        querystring: PortfolioQuery,
+        response: {
+          200: Type.Object({
+            data: Type.Array(HealthScoreRef),
+            has_more: Type.Boolean(),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
+      const page = await store.listScores(req.accountId, {
+        status: req.query.status,
+        after,
+        limit: req.query.limit ?? 10,
+      });
+      const last = page.data.at(-1);
+      return {
+        data: page.data.map(toHealthScore),
+        has_more: page.hasMore,
+        next_cursor: page.hasMore && last ? encodeCursor(last) : null,
+      };
+    },
+  );
+}
+
+function bandSummary(app: FastifyInstance, { store }: Deps): void {
+  app.get(
+    '/health-scores/summary',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: 'How many customers are in each status band',
+        response: {
+          200: Type.Object({
+            total: Type.Integer(),
+            counts: Type.Object({
+              healthy: Type.Integer(),
+              at_risk: Type.Integer(),
+              critical: Type.Integer(),
+            }),
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (req) => {
+      const counts = await store.countScoresByStatus(req.accountId);
+      return { total: counts.healthy + counts.at_risk + counts.critical, counts };
+    },
+  );
+}
+
+/** In this order: the OpenAPI document lists the routes as they are registered. */
+const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores, bandSummary];
+
 export const healthScoresRoutes =
   (store: Store, writer: ScoreWriter): FastifyPluginAsync =>
   async (app) => {
-    const HealthScoreRef = Type.Ref('HealthScore');
-
-    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
-      '/customers/:customer_id/health-score',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: "Replace a customer's factors and recompute its health score",
-          params: IdParams,
-          body: ScoreBody,
-          response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
-        },
-      },
-      async (req, reply) => {
-        const { customer_id } = req.params;
-        const factors = req.body.factors;
-        const record = await writer.apply(req.accountId, {
-          customerId: customer_id,
-          next: () => factors,
-          written: req.idempotency && ((tx, r) => recordAnswer(tx, req, reply, 200, toHealthScore(r))),
-        });
-        return toHealthScore(record);
-      },
-    );
-
-    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
-      '/customers/:customer_id/health-score',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: 'Merge factors into the current set (null removes one) and recompute',
-          params: IdParams,
-          body: PatchBody,
-          response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
-        },
-      },
-      async (req) => {
-        const { customer_id } = req.params;
-        const patch = req.body.factors;
-        const record = await writer.apply(req.accountId, {
-          customerId: customer_id,
-          next: (current) => mergeFactors(current, patch),
-        });
-        return toHealthScore(record);
-      },
-    );
-
-    app.get<{ Params: Static<typeof IdParams> }>(
-      '/customers/:customer_id/health-score',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: "Retrieve a customer's current health score",
-          params: IdParams,
-          response: { 200: HealthScoreRef, ...errorResponses(401, 404) },
-        },
-      },
-      async (req) => {
-        const { customer_id } = req.params;
-        const score = await store.getScore(req.accountId, customer_id);
-        if (score) return toHealthScore(score);
-        if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
-        throw notFound.healthScore(customer_id);
-      },
-    );
-
-    app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof HistoryQuery> }>(
-      '/customers/:customer_id/health-score/history',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: "A customer's score changes, newest first",
-          params: IdParams,
-          querystring: HistoryQuery,
-          response: {
-            200: Type.Object({ data: Type.Array(HistoryEntry), has_more: Type.Boolean() }),
-            ...errorResponses(400, 401, 404),
-          },
-        },
-      },
-      async (req) => {
-        const { customer_id } = req.params;
-        if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
-        const page = await store.listHistory(req.accountId, customer_id, {
-          limit: req.query.limit ?? 10,
-          before: req.query.starting_after,
-        });
-        return {
-          data: page.data.map((h) => ({
-            version: h.version,
-            health_score: h.score,
-            status: h.status,
-            factors: h.factors,
-            reason: h.reason,
-            created_at: iso(h.createdAt),
-          })),
-          has_more: page.hasMore,
-        };
-      },
-    );
-
-    app.get<{ Querystring: Static<typeof PortfolioQuery> }>(
-      '/health-scores',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: 'Current scores of the account, lowest first, optionally of one status band',
-          querystring: PortfolioQuery,
-          response: {
-            200: Type.Object({
-              data: Type.Array(HealthScoreRef),
-              has_more: Type.Boolean(),
-              next_cursor: Type.Union([Type.String(), Type.Null()]),
-            }),
-            ...errorResponses(400, 401),
-          },
-        },
-      },
-      async (req) => {
-        const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
-        const page = await store.listScores(req.accountId, {
-          status: req.query.status,
-          after,
-          limit: req.query.limit ?? 10,
-        });
-        const last = page.data.at(-1);
-        return {
-          data: page.data.map(toHealthScore),
-          has_more: page.hasMore,
-          next_cursor: page.hasMore && last ? encodeCursor(last) : null,
-        };
-      },
-    );
-
-    app.get(
-      '/health-scores/summary',
-      {
-        schema: {
-          tags: ['health scores'],
-          summary: 'How many customers are in each status band',
-          response: {
-            200: Type.Object({
-              total: Type.Integer(),
-              counts: Type.Object({
-                healthy: Type.Integer(),
-                at_risk: Type.Integer(),
-                critical: Type.Integer(),
-              }),
-            }),
-            ...errorResponses(401),
-          },
-        },
-      },
-      async (req) => {
-        const counts = await store.countScoresByStatus(req.accountId);
-        return { total: counts.healthy + counts.at_risk + counts.critical, counts };
-      },
-    );
+    const deps: Deps = { store, writer };
+    for (const route of ROUTES) route(app, deps);
   };

@@ -1,5 +1,5 @@
 // Schemas validate requests; this turns the first schema violation into our error
-// envelope with `param` naming the field as a dotted path (DESIGN §4).
+// envelope with `param` naming the field as a dotted path (docs/errors.md).
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
@@ -85,18 +85,27 @@ const TYPE_NAMES: Record<string, string> = {
 };
 
 export function toApiError(err: ErrorObject, part: string): ApiError {
-  const data: unknown = err.data;
   const path = dotted(err.instancePath);
-  const where = (p: string) => (p ? `'${p}'` : part === 'body' ? 'The request body' : 'The query string');
-  const p = err.params as Record<string, unknown>;
+  const name = path ? `'${path}'` : part === 'body' ? 'The request body' : 'The query string';
   if (err.propertyName !== undefined) {
     const param = err.propertyName === '' ? path : join(path, err.propertyName);
     return new ApiError(
       'parameter_invalid',
-      `'${err.propertyName}' is not an allowed name in ${where(path)}${hint(err)}.`,
+      `'${err.propertyName}' is not an allowed name in ${name}${hint(err)}.`,
       param,
     );
   }
+  return (
+    shapeError(err, path, name) ??
+    boundError(err, path, name) ??
+    new ApiError('parameter_invalid', `${name} is invalid.`, path || undefined)
+  );
+}
+
+/** A field missing, unknown, of the wrong type, or not one of the allowed values or formats. */
+function shapeError(err: ErrorObject, path: string, name: string): ApiError | null {
+  const data: unknown = err.data;
+  const p = err.params as Record<string, unknown>;
   switch (err.keyword) {
     case 'required': {
       const param = join(path, p.missingProperty as string);
@@ -115,60 +124,57 @@ export function toApiError(err: ErrorObject, part: string): ApiError {
         .map((t) => TYPE_NAMES[t] ?? t)
         .join(' or ');
       const got = data === undefined ? '' : ` (got ${describe(data)})`;
-      return new ApiError(
-        'parameter_invalid',
-        `${where(path)} must be ${expected}${got}.`,
-        path || undefined,
-      );
+      return new ApiError('parameter_invalid', `${name} must be ${expected}${got}.`, path || undefined);
     }
-    case 'minLength':
-      return new ApiError(
-        'parameter_invalid',
-        `${where(path)} must be at least ${p.limit} character${p.limit === 1 ? '' : 's'} long.`,
-        path,
-      );
-    case 'maxLength':
-      return new ApiError(
-        'parameter_invalid',
-        `${where(path)} must be at most ${p.limit} characters long.`,
-        path,
-      );
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-    case 'exclusiveMaximum':
-      return new ApiError('parameter_invalid', `${where(path)} must be ${p.comparison} ${p.limit}.`, path);
-    case 'minProperties':
-      return path
-        ? new ApiError(
-            'parameter_invalid',
-            `${where(path)} must have at least ${p.limit} entr${p.limit === 1 ? 'y' : 'ies'}.`,
-            path,
-          )
-        : new ApiError('parameter_missing', 'Supply at least one parameter to change.');
-    case 'maxProperties':
-      return new ApiError('parameter_invalid', `${where(path)} may have at most ${p.limit} entries.`, path);
-    case 'minItems':
-      return new ApiError('parameter_invalid', `${where(path)} must have at least ${p.limit} item(s).`, path);
-    case 'maxItems':
-      return new ApiError('parameter_invalid', `${where(path)} may have at most ${p.limit} items.`, path);
-    case 'uniqueItems':
-      return new ApiError('parameter_invalid', `${where(path)} must not repeat an item.`, path);
     case 'enum':
       return new ApiError(
         'parameter_invalid',
-        `${where(path)} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`,
+        `${name} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`,
         path,
       );
     case 'pattern':
     case 'format':
+      return new ApiError('parameter_invalid', `${name} is not in the accepted format${hint(err)}.`, path);
+    default:
+      return null;
+  }
+}
+
+/** A value out of bounds: a length, a number, how many entries or items, a repeated item. */
+function boundError(err: ErrorObject, path: string, name: string): ApiError | null {
+  const p = err.params as Record<string, unknown>;
+  switch (err.keyword) {
+    case 'minLength':
       return new ApiError(
         'parameter_invalid',
-        `${where(path)} is not in the accepted format${hint(err)}.`,
+        `${name} must be at least ${p.limit} character${p.limit === 1 ? '' : 's'} long.`,
         path,
       );
+    case 'maxLength':
+      return new ApiError('parameter_invalid', `${name} must be at most ${p.limit} characters long.`, path);
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return new ApiError('parameter_invalid', `${name} must be ${p.comparison} ${p.limit}.`, path);
+    case 'minProperties':
+      return path
+        ? new ApiError(
+            'parameter_invalid',
+            `${name} must have at least ${p.limit} entr${p.limit === 1 ? 'y' : 'ies'}.`,
+            path,
+          )
+        : new ApiError('parameter_missing', 'Supply at least one parameter to change.');
+    case 'maxProperties':
+      return new ApiError('parameter_invalid', `${name} may have at most ${p.limit} entries.`, path);
+    case 'minItems':
+      return new ApiError('parameter_invalid', `${name} must have at least ${p.limit} item(s).`, path);
+    case 'maxItems':
+      return new ApiError('parameter_invalid', `${name} may have at most ${p.limit} items.`, path);
+    case 'uniqueItems':
+      return new ApiError('parameter_invalid', `${name} must not repeat an item.`, path);
     default:
-      return new ApiError('parameter_invalid', `${where(path)} is invalid.`, path || undefined);
+      return null;
   }
 }
 

@@ -1,0 +1,127 @@
+// The webhook routes' TypeBox schemas and the record → JSON shaping, apart from the handlers
+// (webhooks.ts) so that each file stays short. docs/api.md, "Webhooks" and "Deliveries".
+import { Type } from 'typebox';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../domain/events.ts';
+import { iso } from '../domain/time.ts';
+import type { DeliveryRecord, WebhookRecord } from '../store/store.ts';
+import { MAX_URL_LENGTH } from '../webhooks/url-guard.ts';
+import { Limit, Timestamp } from './schemas.ts';
+
+// An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
+const EventTypes = Type.Array(Type.Enum(SUBSCRIBABLE_EVENT_TYPES), {
+  minItems: 1,
+  maxItems: SUBSCRIBABLE_EVENT_TYPES.length,
+  uniqueItems: true,
+  description: `Event types to receive: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}.`,
+});
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description: 'Absolute http or https URL.',
+});
+const Description = Type.String({ maxLength: 1024 });
+
+const Webhook = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    description: Type.Union([Type.String(), Type.Null()]),
+    enabled: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Webhook' },
+);
+export const WebhookWithSecret = Type.Object({
+  ...Webhook.properties,
+  secret: Type.String({ description: 'whsec_…: shown only when created or rotated.' }),
+});
+
+const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  started_at: Timestamp,
+  duration_ms: Type.Integer(),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer.' }),
+});
+const Delivery = Type.Object(
+  {
+    id: Type.String(),
+    webhook_id: Type.String(),
+    event_id: Type.String(),
+    event_type: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    attempt_count: Type.Integer(),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    attempts: Type.Array(Attempt),
+  },
+  { $id: 'Delivery' },
+);
+
+export const CreateBody = Type.Object(
+  { url: Url, events: EventTypes, description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+export const UpdateBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(EventTypes),
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+/** For POSTs that take no fields: no body, `{}` or `null`; any field is 400 parameter_unknown. */
+export const NoFields = Type.Unsafe<Record<string, never> | null>({
+  type: ['object', 'null'],
+  additionalProperties: false,
+  description: 'No fields: send no body, or {}.',
+});
+export const IdParams = Type.Object({ webhook_id: Type.String() });
+export const DeliveryParams = Type.Object({ webhook_id: Type.String(), delivery_id: Type.String() });
+export const DeliveriesQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Enum(['pending', 'succeeded', 'failed'])),
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'A delivery id.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookSchemas = [Webhook, Delivery];
+
+export const toWebhook = (w: WebhookRecord) => ({
+  id: w.id,
+  url: w.url,
+  events: w.events,
+  description: w.description,
+  enabled: w.enabled,
+  disabled_reason: w.disabledReason,
+  created_at: iso(w.createdAt),
+  updated_at: iso(w.updatedAt),
+});
+
+export const toDelivery = (d: DeliveryRecord) => ({
+  id: d.id,
+  webhook_id: d.webhookId,
+  event_id: d.eventId,
+  event_type: d.eventType,
+  status: d.status,
+  attempt_count: d.attemptCount,
+  next_attempt_at: d.status === 'pending' && d.nextAttemptAt !== null ? iso(d.nextAttemptAt) : null,
+  created_at: iso(d.createdAt),
+  updated_at: iso(d.updatedAt),
+  attempts: d.attempts.map((a) => ({
+    attempt: a.attempt,
+    started_at: iso(a.startedAt),
+    duration_ms: a.durationMs,
+    status_code: a.statusCode,
+    error: a.error,
+    response_body: a.responseBody,
+  })),
+});

@@ -1,0 +1,123 @@
+// Weights and thresholds changes, below HTTP (the API and the CLI can both call these): the new
+// settings and every stored score they move commit in one transaction, so the next read follows
+// them. docs/api.md, "Settings"; docs/scoring.md for the computation.
+import { ApiError } from '../domain/errors.ts';
+import { rescoreAll } from '../domain/health.ts';
+import {
+  type Status,
+  type Thresholds,
+  thresholdsValid,
+  type Weights,
+  weightsSumValid,
+} from '../domain/scoring.ts';
+import { nextTimestamp } from '../domain/time.ts';
+import type { ScoreReason, Settings, Store, Tx } from '../store/store.ts';
+
+/** What a weights change would do, without saving it. */
+export interface WeightsPreview {
+  /** Customers with a health score. */
+  customers: number;
+  scoresChanged: number;
+  /** Customers who would move to another status band. */
+  bandChanges: number;
+  /** Customers per band under these weights. */
+  bands: Record<Status, number>;
+}
+
+/** Throws 400 weights_sum_invalid unless the weights sum to 1.0 (within 1e-6). */
+export function checkWeightsSum(weights: Weights): void {
+  if (!weightsSumValid(weights)) {
+    const sum = Object.values(weights).reduce((a, b) => a + b, 0);
+    throw new ApiError('weights_sum_invalid', `The weights must sum to 1.0; these sum to ${sum}.`, 'weights');
+  }
+}
+
+/** Every stored score follows the new settings at once, with history and events for those that moved. */
+export async function rescore(
+  tx: Tx,
+  accountId: string,
+  settings: Settings,
+  reason: ScoreReason,
+  now: number,
+): Promise<void> {
+  const updates = rescoreAll(await tx.allScores(accountId), settings, now);
+  if (updates.length === 0) return;
+  await tx.writeScores(
+    accountId,
+    updates.map((u) => u.record),
+    reason,
+  );
+  await tx.insertEvents(
+    accountId,
+    updates.flatMap((u) => u.events),
+  );
+}
+
+/** Replaces the account's weights and rescores; answers the settings as saved. */
+export async function changeWeights(store: Store, accountId: string, weights: Weights): Promise<Settings> {
+  checkWeightsSum(weights);
+  return store.transaction(async (tx) => {
+    const current = await tx.getSettings(accountId, { forUpdate: true });
+    const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
+    await tx.putWeights(accountId, weights, now);
+    const next = await tx.getSettings(accountId);
+    await rescore(tx, accountId, next, 'weights_changed', now);
+    return next;
+  });
+}
+
+/**
+ * Sets the bounds given (the others stay) and re-bands every score; answers the settings as
+ * saved. 400 parameter_invalid unless 0 < at_risk < healthy <= 1, naming at_risk when it was given.
+ */
+export async function changeThresholds(
+  store: Store,
+  accountId: string,
+  change: Partial<Thresholds>,
+): Promise<Settings> {
+  return store.transaction(async (tx) => {
+    const current = await tx.getSettings(accountId, { forUpdate: true });
+    const thresholds: Thresholds = { ...current.thresholds, ...change };
+    if (!thresholdsValid(thresholds)) {
+      throw new ApiError(
+        'parameter_invalid',
+        `Thresholds need 0 < at_risk < healthy <= 1; this would make at_risk ${thresholds.at_risk} and healthy ${thresholds.healthy}.`,
+        change.at_risk !== undefined ? 'at_risk' : 'healthy',
+      );
+    }
+    const now = nextTimestamp(Date.now(), current.thresholdsUpdatedAt ?? 0);
+    await tx.putThresholds(accountId, thresholds, now);
+    const next = await tx.getSettings(accountId);
+    await rescore(tx, accountId, next, 'thresholds_changed', now);
+    return next;
+  });
+}
+
+/** What these weights would change (scores, bands), computed in a transaction that writes nothing. */
+export async function previewWeights(
+  store: Store,
+  accountId: string,
+  weights: Weights,
+): Promise<WeightsPreview> {
+  checkWeightsSum(weights);
+  return store.transaction(async (tx) => {
+    const scores = await tx.allScores(accountId);
+    const settings = await tx.getSettings(accountId);
+    const updates = rescoreAll(scores, { weights, thresholds: settings.thresholds }, Date.now());
+    const bands = await tx.countScoresByStatus(accountId);
+    let scoresChanged = 0;
+    let bandChanges = 0;
+    const before = new Map(scores.map((s) => [s.customerId, s]));
+    for (const { record } of updates) {
+      const old = before.get(record.customerId);
+      if (!old) continue;
+      if (record.score !== old.score) scoresChanged++;
+      if (record.status !== old.status) {
+        bandChanges++;
+        bands[old.status]--;
+        bands[record.status]++;
+      }
+    }
+    return { customers: scores.length, scoresChanged, bandChanges, bands };
+  });
+}
