@@ -225,7 +225,7 @@ function deleteCustomer(app: FastifyInstance, store: Store): void {
         params: IdParams,
         response: {
           200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
-          ...errorResponses(401, 404),
+          ...errorResponses(400, 401, 404, 413, 415),
         },
       },
     },

@@ -23,7 +23,7 @@ export function sendTestEvent(app: FastifyInstance, { store }: WebhookDeps): voi
           'The event (data `{webhook_id, sent_at}`) goes to this webhook whatever its subscriptions, signed, logged and retried like any other; the answer is its delivery.',
         params: IdParams,
         body: NoFields,
-        response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
+        response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 413, 415) },
       },
     },
     async (req, reply) => {
@@ -86,7 +86,7 @@ export function retryDelivery(app: FastifyInstance, { store, find }: WebhookDeps
         summary: 'Send a delivery again now (one more attempt)',
         params: DeliveryParams,
         body: NoFields,
-        response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 415) },
+        response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 413, 415) },
       },
     },
     async (req, reply) => {

@@ -138,7 +138,7 @@ function deleteWebhook(app: FastifyInstance, { store }: WebhookDeps): void {
         params: IdParams,
         response: {
           200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
-          ...errorResponses(401, 404),
+          ...errorResponses(400, 401, 404, 413, 415),
         },
       },
     },
@@ -160,7 +160,7 @@ function rotateSecret(app: FastifyInstance, { store }: WebhookDeps): void {
         summary: 'Replace the signing secret; the new one is shown only in this answer',
         params: IdParams,
         body: NoFields,
-        response: { 200: WebhookWithSecret, ...errorResponses(400, 401, 404, 415) },
+        response: { 200: WebhookWithSecret, ...errorResponses(400, 401, 404, 413, 415) },
       },
     },
     async (req, reply) =>
