@@ -56,6 +56,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A retry took the request's Idempotency-Key over, or it is still running (docs/api.md, "Idempotency keys"). */
+export const idempotencyInProgress = () =>
+  new ApiError(
+    'idempotency_request_in_progress',
+    'A request with this Idempotency-Key is still being processed; retry in a moment.',
+  );
+
 export const notFound = {
   customer: (id: string) => new ApiError('customer_not_found', `No customer with id '${id}'.`),
   healthScore: (id: string) =>

@@ -2,12 +2,14 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { ScoreRecord } from '../domain/health.ts';
-import { type Factors, mergeFactors, STATUSES } from '../domain/scoring.ts';
+import { type Factors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
 import type { ScoreWriter } from '../writes/coalesce.ts';
 import { MAX_FACTORS } from '../writes/factor-updates.ts';
-import { recordAnswer } from './idempotency.ts';
+import { healthScoreJson } from '../writes/score-json.ts';
+import { sendJson } from './customers.ts';
+import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
 const FactorName = {
@@ -128,14 +130,15 @@ function replaceFactors(app: FastifyInstance, { writer }: Deps): void {
       },
     },
     async (req, reply) => {
-      const { customer_id } = req.params;
-      const factors = req.body.factors;
       const record = await writer.apply(req.accountId, {
-        customerId: customer_id,
-        next: () => factors,
-        written: req.idempotency && ((tx, r) => recordAnswer(tx, req, reply, 200, toHealthScore(r))),
+        customerId: req.params.customer_id,
+        factors: req.body.factors,
+        merge: false,
+        answer: claimToAnswer(req),
       });
-      return toHealthScore(record);
+      // The same text the write stored as the Idempotency-Key's answer, if there is a key.
+      answeredWithWrite(req);
+      return sendJson(reply, healthScoreJson(record));
     },
   );
 }
@@ -152,14 +155,13 @@ function patchFactors(app: FastifyInstance, { writer }: Deps): void {
         response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
       },
     },
-    async (req) => {
-      const { customer_id } = req.params;
-      const patch = req.body.factors;
+    async (req, reply) => {
       const record = await writer.apply(req.accountId, {
-        customerId: customer_id,
-        next: (current) => mergeFactors(current, patch),
+        customerId: req.params.customer_id,
+        factors: req.body.factors,
+        merge: true,
       });
-      return toHealthScore(record);
+      return sendJson(reply, healthScoreJson(record));
     },
   );
 }

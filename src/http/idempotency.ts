@@ -7,7 +7,7 @@
 // (docs/api.md, "Idempotency keys"). Answers that wrote nothing are stored once sent.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { isDatabaseUnavailable, unavailableCode } from '../store/unavailable.ts';
 
@@ -52,11 +52,21 @@ export async function recordAnswer(
   claim.answered = true;
 }
 
-const inProgress = () =>
-  new ApiError(
-    'idempotency_request_in_progress',
-    'A request with this Idempotency-Key is still being processed; retry in a moment.',
-  );
+const inProgress = idempotencyInProgress;
+
+/**
+ * For a write that stores the answer itself, where it runs (writes/factor-updates.ts): the
+ * request's claim, if it has one. Once the write has committed, call answeredWithWrite.
+ */
+export function claimToAnswer(req: FastifyRequest): { key: string; claimedAt: number } | undefined {
+  const claim = req.idempotency;
+  return claim && { key: claim.key, claimedAt: claim.claimedAt };
+}
+
+/** The write that committed stored the request's answer: nothing to store once it is sent. */
+export function answeredWithWrite(req: FastifyRequest): void {
+  if (req.idempotency) req.idempotency.answered = true;
+}
 
 export function registerIdempotency(api: FastifyInstance, store: Store): void {
   api.addHook('preHandler', async (req, reply) => {

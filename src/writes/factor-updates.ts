@@ -1,22 +1,32 @@
 // New factor sets for many customers in one transaction: one read that locks every customer of
 // the batch, one write per round. A refused item (unknown customer, no factor left, too many)
 // writes nothing and does not stop the others. See docs/api.md, "Health scores".
-import { ApiError, notFound } from '../domain/errors.ts';
+import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
-import type { Factors } from '../domain/scoring.ts';
+import { type Factors, mergeFactors } from '../domain/scoring.ts';
 import type { Tx } from '../store/store.ts';
+import { healthScoreJson } from './score-json.ts';
 
+/**
+ * One update, as plain data (it may cross to the SQLite writer thread): `factors` replace the
+ * current set, or with `merge` are merged into it (null removes a factor).
+ */
 export interface FactorUpdate {
   customerId: string;
-  /** The new factor set, from the current one ({} before the first score). */
-  next: (current: Factors) => Factors;
+  factors: Record<string, number | null>;
+  merge: boolean;
   /**
-   * Called in the transaction once the update is written: what must commit with it (the
-   * answer to the request's Idempotency-Key). Throwing undoes the whole batch.
+   * The request's Idempotency-Key claim: its answer (the score as the route sends it) is
+   * stored in the transaction of the write. A claim taken over meanwhile undoes the whole
+   * batch with idempotency_request_in_progress (docs/api.md, "Idempotency keys").
    */
-  written?: ((tx: Tx, record: ScoreRecord) => Promise<void>) | undefined;
+  answer?: { key: string; claimedAt: number } | undefined;
 }
+
+/** The factor set an update leaves, from the current one ({} before the first score). */
+const nextFactors = (u: FactorUpdate, current: Factors): Factors =>
+  u.merge ? mergeFactors(current, u.factors) : (u.factors as Factors);
 
 export type FactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: ApiError };
 
@@ -76,7 +86,7 @@ export async function applyFactorUpdates(
         continue;
       }
       const score = current.get(item.customerId) ?? null;
-      const factors = item.next(score?.factors ?? {});
+      const factors = nextFactors(item, score?.factors ?? {});
       const refused = refusal(factors);
       if (refused) {
         results[i] = { ok: false, error: refused };
@@ -97,7 +107,10 @@ export async function applyFactorUpdates(
   }
   for (const [i, item] of items.entries()) {
     const result = results[i] as FactorResult;
-    if (result.ok && item.written) await item.written(tx, result.record);
+    if (!result.ok || !item.answer) continue;
+    const { key, claimedAt } = item.answer;
+    const answer = { status: 200, body: healthScoreJson(result.record) };
+    if (!(await tx.recordIdempotentAnswer(accountId, key, claimedAt, answer))) throw idempotencyInProgress();
   }
   return results;
 }

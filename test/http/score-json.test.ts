@@ -1,0 +1,105 @@
+// Health scores leave as JSON text built by hand (healthScoreJson: the stored factor text passes
+// through, and the same text is stored as an Idempotency-Key's answer where the write runs).
+// These properties prove it byte-equal to Fastify's schema serializer with the documented
+// HealthScore schema: for any score record, and for any score written and read back through HTTP.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ScoreRecord } from '../../src/domain/health.ts';
+import { STATUSES } from '../../src/domain/scoring.ts';
+import { HealthScore, toHealthScore } from '../../src/http/health-scores.ts';
+import { healthScoreJson } from '../../src/writes/score-json.ts';
+import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+
+const factorName = fc.stringMatching(/^[a-z][a-z0-9_]{0,63}$/);
+const unit = fc.double({ min: 0, max: 1, noNaN: true });
+const factors = fc.dictionary(factorName, unit, { minKeys: 1, maxKeys: 8 });
+const record = fc
+  .record({
+    customerId: fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+    score: unit,
+    status: fc.constantFrom(...STATUSES),
+    factors,
+    version: fc.integer({ min: 1, max: 1e6 }),
+    updatedAt: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+    withText: fc.boolean(),
+  })
+  .map(
+    ({ withText, ...r }): ScoreRecord => (withText ? { ...r, factorsJson: JSON.stringify(r.factors) } : r),
+  );
+
+async function schemaSerializer(): Promise<{
+  app: FastifyInstance;
+  serialize: (s: ScoreRecord) => Promise<string>;
+}> {
+  const app = Fastify();
+  app.addSchema(HealthScore);
+  let next: unknown;
+  app.get('/score', { schema: { response: { 200: { $ref: 'HealthScore#' } } } }, async () => next);
+  await app.ready();
+  return {
+    app,
+    serialize: async (s) => {
+      next = toHealthScore(s);
+      return (await app.inject({ method: 'GET', url: '/score' })).body;
+    },
+  };
+}
+
+describe('health score JSON built by hand', () => {
+  let reference: Awaited<ReturnType<typeof schemaSerializer>>;
+  let t: TestApp;
+  before(async () => {
+    reference = await schemaSerializer();
+    t = await buildTestApp();
+    assert.equal((await t.api.post('/api/customers', customerBody('scored'))).status, 201);
+  });
+  after(async () => {
+    await reference.app.close();
+    await t.close();
+  });
+
+  test('equals the schema serializer byte for byte, for any score record', async () => {
+    await fc.assert(
+      fc.asyncProperty(record, async (s) => {
+        assert.equal(healthScoreJson(s), await reference.serialize(s));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('equals it for scores written and read back; a replayed answer is the same text', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(factors, async (f) => {
+        const key = `score-json-${n++}`;
+        const written = await t.api.request(
+          'POST',
+          '/api/customers/scored/health-score',
+          { factors: f },
+          {
+            'idempotency-key': key,
+          },
+        );
+        assert.equal(written.status, 200, written.raw);
+        const read = await t.api.get('/api/customers/scored/health-score');
+        const stored = await t.store.getScore((await t.store.ensureAccount('default', 0)).id, 'scored');
+        assert.ok(stored);
+        assert.equal(read.raw, written.raw);
+        assert.equal(read.raw, await reference.serialize(stored));
+        const replayed = await t.api.request(
+          'POST',
+          '/api/customers/scored/health-score',
+          { factors: f },
+          {
+            'idempotency-key': key,
+          },
+        );
+        assert.equal(replayed.headers['idempotent-replayed'], 'true');
+        assert.equal(replayed.raw, written.raw);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
