@@ -4,6 +4,7 @@
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { ScoreRecord } from '../domain/health.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
+import type { JobArgs, JobName, JobResult } from '../writes/jobs.ts';
 
 export type { EventRecord, ScoreRecord };
 
@@ -334,6 +335,11 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
   close(): Promise<void>;
   /** Runs `fn` atomically: all of its writes commit, or none do. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * A named transaction of writes/jobs.ts (a batch of score updates, a rescore), run whole where
+   * the writes run: on SQLite, one message to the writer thread.
+   */
+  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>>;
 
   // Accounts and keys: the administration surface of the CLI and the authentication lookup.
   ensureAccount(name: string, now: number): Promise<Account>;

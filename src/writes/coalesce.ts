@@ -8,7 +8,7 @@ import type { ScoreRecord } from '../domain/health.ts';
 import { Batcher } from '../store/batcher.ts';
 import type { Store } from '../store/store.ts';
 import { isDatabaseUnavailable } from '../store/unavailable.ts';
-import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
+import type { FactorUpdate } from './factor-updates.ts';
 
 export class ScoreWriter {
   readonly #store: Store;
@@ -34,7 +34,7 @@ export class ScoreWriter {
 
   async #write(accountId: string, updates: FactorUpdate[]): Promise<PromiseSettledResult<ScoreRecord>[]> {
     try {
-      const results = await this.#store.transaction((tx) => applyFactorUpdates(tx, accountId, updates));
+      const results = await this.#store.run('factorUpdates', accountId, updates);
       return results.map((r) =>
         r.ok ? { status: 'fulfilled', value: r.record } : { status: 'rejected', reason: r.error },
       );

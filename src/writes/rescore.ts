@@ -56,14 +56,17 @@ export async function rescore(
 /** Replaces the account's weights and rescores; answers the settings as saved. */
 export async function changeWeights(store: Store, accountId: string, weights: Weights): Promise<Settings> {
   checkWeightsSum(weights);
-  return store.transaction(async (tx) => {
-    const current = await tx.getSettings(accountId, { forUpdate: true });
-    const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
-    await tx.putWeights(accountId, weights, now);
-    const next = await tx.getSettings(accountId);
-    await rescore(tx, accountId, next, 'weights_changed', now);
-    return next;
-  });
+  return store.run('applyWeights', accountId, weights);
+}
+
+/** changeWeights' transaction (a job of ./jobs.ts: on SQLite it runs on the writer thread). */
+export async function applyWeights(tx: Tx, accountId: string, weights: Weights): Promise<Settings> {
+  const current = await tx.getSettings(accountId, { forUpdate: true });
+  const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
+  await tx.putWeights(accountId, weights, now);
+  const next = await tx.getSettings(accountId);
+  await rescore(tx, accountId, next, 'weights_changed', now);
+  return next;
 }
 
 /**
@@ -75,22 +78,29 @@ export async function changeThresholds(
   accountId: string,
   change: Partial<Thresholds>,
 ): Promise<Settings> {
-  return store.transaction(async (tx) => {
-    const current = await tx.getSettings(accountId, { forUpdate: true });
-    const thresholds: Thresholds = { ...current.thresholds, ...change };
-    if (!thresholdsValid(thresholds)) {
-      throw new ApiError(
-        'parameter_invalid',
-        `Thresholds need 0 < at_risk < healthy <= 1; this would make at_risk ${thresholds.at_risk} and healthy ${thresholds.healthy}.`,
-        change.at_risk !== undefined ? 'at_risk' : 'healthy',
-      );
-    }
-    const now = nextTimestamp(Date.now(), current.thresholdsUpdatedAt ?? 0);
-    await tx.putThresholds(accountId, thresholds, now);
-    const next = await tx.getSettings(accountId);
-    await rescore(tx, accountId, next, 'thresholds_changed', now);
-    return next;
-  });
+  return store.run('applyThresholds', accountId, change);
+}
+
+/** changeThresholds' transaction (a job of ./jobs.ts). */
+export async function applyThresholds(
+  tx: Tx,
+  accountId: string,
+  change: Partial<Thresholds>,
+): Promise<Settings> {
+  const current = await tx.getSettings(accountId, { forUpdate: true });
+  const thresholds: Thresholds = { ...current.thresholds, ...change };
+  if (!thresholdsValid(thresholds)) {
+    throw new ApiError(
+      'parameter_invalid',
+      `Thresholds need 0 < at_risk < healthy <= 1; this would make at_risk ${thresholds.at_risk} and healthy ${thresholds.healthy}.`,
+      change.at_risk !== undefined ? 'at_risk' : 'healthy',
+    );
+  }
+  const now = nextTimestamp(Date.now(), current.thresholdsUpdatedAt ?? 0);
+  await tx.putThresholds(accountId, thresholds, now);
+  const next = await tx.getSettings(accountId);
+  await rescore(tx, accountId, next, 'thresholds_changed', now);
+  return next;
 }
 
 /** What these weights would change (scores, bands), computed in a transaction that writes nothing. */
@@ -100,24 +110,27 @@ export async function previewWeights(
   weights: Weights,
 ): Promise<WeightsPreview> {
   checkWeightsSum(weights);
-  return store.transaction(async (tx) => {
-    const scores = await tx.allScores(accountId);
-    const settings = await tx.getSettings(accountId);
-    const updates = rescoreAll(scores, { weights, thresholds: settings.thresholds }, Date.now());
-    const bands = await tx.countScoresByStatus(accountId);
-    let scoresChanged = 0;
-    let bandChanges = 0;
-    const before = new Map(scores.map((s) => [s.customerId, s]));
-    for (const { record } of updates) {
-      const old = before.get(record.customerId);
-      if (!old) continue;
-      if (record.score !== old.score) scoresChanged++;
-      if (record.status !== old.status) {
-        bandChanges++;
-        bands[old.status]--;
-        bands[record.status]++;
-      }
+  return store.run('previewWeights', accountId, weights);
+}
+
+/** previewWeights' reads and computation, in a transaction that writes nothing (a job of ./jobs.ts). */
+export async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<WeightsPreview> {
+  const scores = await tx.allScores(accountId);
+  const settings = await tx.getSettings(accountId);
+  const updates = rescoreAll(scores, { weights, thresholds: settings.thresholds }, Date.now());
+  const bands = await tx.countScoresByStatus(accountId);
+  let scoresChanged = 0;
+  let bandChanges = 0;
+  const before = new Map(scores.map((s) => [s.customerId, s]));
+  for (const { record } of updates) {
+    const old = before.get(record.customerId);
+    if (!old) continue;
+    if (record.score !== old.score) scoresChanged++;
+    if (record.status !== old.status) {
+      bandChanges++;
+      bands[old.status]--;
+      bands[record.status]++;
     }
-    return { customers: scores.length, scoresChanged, bandChanges, bands };
-  });
+  }
+  return { customers: scores.length, scoresChanged, bandChanges, bands };
 }

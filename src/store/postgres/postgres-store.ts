@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
+import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -104,6 +105,11 @@ export class PostgresStore extends PgReader implements Store {
     clearTimeout(this.#relisten);
     this.#closing ??= this.#pool.end({ timeout: 5 });
     return this.#closing;
+  }
+
+  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
+    const job = JOBS[name] as unknown as (tx: Tx, ...a: JobArgs<K>) => Promise<JobResult<K>>;
+    return this.transaction((tx) => job(tx, ...args));
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {

@@ -47,6 +47,17 @@ class StoredCustomer implements CustomerRecord {
 
 export const toCustomer = (r: Row): CustomerRecord => new StoredCustomer(r);
 
+/** A customer that crossed from the writer thread as plain data (its own fields, no metadata getter). */
+export const reviveCustomer = (c: CustomerRecord): CustomerRecord =>
+  new StoredCustomer({
+    id: c.id,
+    name: c.name,
+    email: c.email,
+    metadata: c.metadataJson ?? JSON.stringify(c.metadata),
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  });
+
 export const toScore = (r: Row): ScoreRecord => ({
   customerId: r.customer_id as string,
   score: r.score as number,

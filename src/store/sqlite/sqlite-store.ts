@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -19,6 +20,7 @@ import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
 import { DirectWriter } from './write-connection.ts';
 import { migrate, type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
+import { ThreadWriter } from './writer-client.ts';
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' (tests of the store alone). */
@@ -28,28 +30,39 @@ export interface SqliteOptions {
 
 export class SqliteStore extends SqliteReader implements Store {
   readonly backend = 'sqlite' as const;
-  /** The one write connection (a second one reads: see the constructor). */
-  readonly #writer: DirectWriter;
-  readonly #wake = new EventEmitter();
-  /** Transactions on the one write connection run one after another, committed in groups. */
-  readonly #writes: GroupCommit;
+  /**
+   * Where writes run: a file's write connection lives on a thread of its own, with the group
+   * commit (docs/operations.md, "The SQLite writer thread"); ':memory:' has one connection for
+   * everything, here.
+   */
+  readonly #thread: ThreadWriter | undefined;
+  readonly #here: { writer: DirectWriter; commits: GroupCommit } | undefined;
+  readonly #wake: EventEmitter;
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
-    if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
     const synchronous = opts.synchronous ?? 'full';
-    const writer = new Connection(opts.path, synchronous, 16);
-    // Reads go through their own connection: under WAL it sees only committed data, never a
-    // transaction that is half way through on the writer.
-    super(opts.path === ':memory:' ? writer : new Connection(opts.path, synchronous, 8));
-    this.#writer = new DirectWriter(writer);
-    this.#writes = new GroupCommit(this.#writer, (deliveriesDue) => {
-      if (deliveriesDue) this.#wake.emit('due');
-    });
+    const wake = new EventEmitter();
+    const due = () => wake.emit('due');
+    if (opts.path === ':memory:') {
+      const conn = new Connection(opts.path, synchronous, 16);
+      super(conn);
+      const writer = new DirectWriter(conn);
+      this.#here = { writer, commits: new GroupCommit(writer, (d) => d && due()) };
+    } else {
+      mkdirSync(dirname(opts.path), { recursive: true });
+      // Reads go through their own connection: under WAL it sees only committed data, never a
+      // transaction that is half way through on the writer.
+      super(new Connection(opts.path, synchronous, 8));
+      this.#thread = new ThreadWriter(opts.path, synchronous, due);
+    }
+    this.#wake = wake;
   }
 
   async migrate(): Promise<number> {
-    return migrate(this.#writer.conn);
+    return this.#thread
+      ? this.#thread.migrate()
+      : migrate((this.#here as { writer: DirectWriter }).writer.conn);
   }
 
   async ping(): Promise<void> {
@@ -62,26 +75,34 @@ export class SqliteStore extends SqliteReader implements Store {
    * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
    */
   async synchronousLevels(): Promise<{ connection: 'writer' | 'reader'; level: number }[]> {
-    const levels: { connection: 'writer' | 'reader'; level: number }[] = [
-      { connection: 'writer', level: WRITE_OPS.synchronous(this.#writer.conn) },
+    if (!this.#thread) return [{ connection: 'writer', level: WRITE_OPS.synchronous(this.conn) }];
+    return [
+      { connection: 'writer', level: await this.#thread.synchronous() },
+      { connection: 'reader', level: WRITE_OPS.synchronous(this.conn) },
     ];
-    if (this.conn !== this.#writer.conn)
-      levels.push({ connection: 'reader', level: WRITE_OPS.synchronous(this.conn) });
-    return levels;
   }
 
   /** Waits for the transactions already queued; closing again is a no-op. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await this.#writes.idle();
-      if (this.conn !== this.#writer.conn) this.conn.db.close();
-      this.#writer.conn.db.close();
+      if (this.#thread) await this.#thread.close();
+      else await this.#here?.commits.idle();
+      this.conn.db.close();
     })();
     return this.#closing;
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.#writes.run(fn);
+    return this.#thread
+      ? this.#thread.transaction(fn)
+      : (this.#here as { commits: GroupCommit }).commits.run(fn);
+  }
+
+  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
+    // On the thread, the whole transaction is one message: reads, computing and writes happen there.
+    if (this.#thread) return this.#thread.job(name, ...args);
+    const job = JOBS[name] as unknown as (tx: Tx, ...a: JobArgs<K>) => Promise<JobResult<K>>;
+    return this.transaction((tx) => job(tx, ...args));
   }
 
   ensureAccount(name: string, now: number): Promise<Account> {
@@ -165,6 +186,8 @@ export class SqliteStore extends SqliteReader implements Store {
 
   /** A write of write-ops.ts as a transaction of its own, committed with the batch it joins. */
   #op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
-    return this.transaction(() => this.#writer.op(name, ...args));
+    if (this.#thread) return this.#thread.op(name, ...args);
+    const { writer, commits } = this.#here as { writer: DirectWriter; commits: GroupCommit };
+    return commits.run(() => writer.op(name, ...args));
   }
 }

@@ -1,0 +1,138 @@
+// The main thread's side of the SQLite writer thread (writer-thread.ts): named jobs go over as
+// one message each; a transaction written as a function here ('open') gets a Tx whose every
+// call is a message. Either is answered once the COMMIT holding it has returned. Calls made
+// before the thread is up wait in its queue.
+import { Worker } from 'node:worker_threads';
+import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
+import type { CustomerRecord, Page, Tx } from '../store.ts';
+import { reviveCustomer } from './reader.ts';
+import { SqliteTx } from './tx.ts';
+import type { OpArgs, OpResult, WriteOpName } from './write-ops.ts';
+import { fromWire, type Reply, type Request, resultFromWire } from './writer-protocol.ts';
+
+/**
+ * Results that lose something in the structured clone, restored: a customer's metadata is a
+ * getter over its stored JSON text (reader.ts), and a getter does not cross.
+ */
+const REVIVE: Record<string, (value: never) => unknown> = {
+  getCustomer: (c: CustomerRecord | null) => c && reviveCustomer(c),
+  listCustomers: (page: Page<CustomerRecord>) => ({ ...page, data: page.data.map(reviveCustomer) }),
+};
+
+/** The method names of SqliteTx and the reader it extends: what the Tx proxy forwards. */
+function txMethods(): string[] {
+  const names = new Set<string>();
+  for (let p = SqliteTx.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const name of Object.getOwnPropertyNames(p)) {
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(p, name)?.value === 'function') {
+        names.add(name);
+      }
+    }
+  }
+  return [...names];
+}
+
+interface Waiting {
+  opened?: () => void;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Message = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+export class ThreadWriter {
+  readonly #worker: Worker;
+  readonly #tx: Tx;
+  readonly #waiting = new Map<number, Waiting>();
+  #next = 1;
+  /** Set when the thread has gone: every call fails with it. */
+  #gone: Error | undefined;
+
+  /** `onDue`: deliveries became due in a commit. */
+  constructor(path: string, synchronous: string, onDue: () => void) {
+    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
+      workerData: { path, synchronous },
+    });
+    this.#worker = worker;
+    worker.unref(); // held only while a call is waiting (#send)
+    const tx: Record<string, unknown> = {};
+    for (const name of txMethods()) {
+      const revive = REVIVE[name] as ((value: unknown) => unknown) | undefined;
+      const call = (...args: unknown[]) => this.#send({ op: 'tx', name, args });
+      tx[name] = revive ? async (...args: unknown[]) => revive(await call(...args)) : call;
+    }
+    this.#tx = tx as unknown as Tx;
+    worker.on('message', (m: Reply) => this.#receive(m, onDue));
+    const gone = (error: Error) => {
+      this.#gone ??= error;
+      for (const waiting of this.#waiting.values()) waiting.reject(this.#gone);
+      this.#waiting.clear();
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the SQLite writer thread exited (code ${code})`)));
+  }
+
+  #receive(m: Reply, onDue: () => void): void {
+    if ('due' in m) {
+      onDue();
+      return;
+    }
+    const waiting = this.#waiting.get(m.id);
+    if (!waiting) return;
+    if ('opened' in m) {
+      waiting.opened?.();
+      return;
+    }
+    this.#waiting.delete(m.id);
+    if (this.#waiting.size === 0) this.#worker.unref();
+    if (m.ok) waiting.resolve(m.value);
+    else waiting.reject(fromWire(m.error));
+  }
+
+  #send<T>(message: Message, opened?: () => void, id = this.#next++): Promise<T> {
+    if (this.#gone) return Promise.reject(this.#gone);
+    return new Promise<T>((resolve, reject) => {
+      if (this.#waiting.size === 0) this.#worker.ref();
+      this.#waiting.set(id, { opened, resolve: resolve as (v: unknown) => void, reject });
+      this.#worker.postMessage({ id, ...message });
+    });
+  }
+
+  /** `fn` runs here; its Tx calls run on the thread, inside a savepoint of the batch it joins. */
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const id = this.#next++;
+    const { promise: open, resolve: opened } = Promise.withResolvers<void>();
+    const committed = this.#send<void>({ op: 'open' } as Message, opened, id);
+    // The batch may fail before the transaction opens (BEGIN refused): then so does this.
+    await Promise.race([open, committed]);
+    let value: T;
+    try {
+      value = await fn(this.#tx);
+    } catch (error) {
+      this.#worker.postMessage({ op: 'end', id, ok: false });
+      await committed.catch(() => {});
+      throw error;
+    }
+    this.#worker.postMessage({ op: 'end', id, ok: true });
+    await committed;
+    return value;
+  }
+
+  op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
+    return this.#send({ op: 'job', name, args });
+  }
+
+  /** A transaction of writes/jobs.ts, run whole on the thread. */
+  async job<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
+    return resultFromWire(name, await this.#send({ op: 'job', name, args }));
+  }
+
+  migrate = (): Promise<number> => this.#send({ op: 'migrate' });
+  synchronous = (): Promise<number> => this.#send({ op: 'synchronous' });
+
+  /** Waits for what is queued, closes the connection and ends the thread. */
+  async close(): Promise<void> {
+    if (!this.#gone) await this.#send({ op: 'close' });
+    await this.#worker.terminate();
+  }
+}

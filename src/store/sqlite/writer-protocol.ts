@@ -1,0 +1,74 @@
+// The messages between the main thread and the SQLite writer thread (writer-thread.ts,
+// writer-client.ts), and how errors and results cross: structured clone keeps plain data, so
+// an error goes as its name, message and the fields Vitals reads (`code`, node:sqlite's
+// `errcode`/`errstr`, an ApiError's `param`, a cause), and is rebuilt on the other side.
+import { ApiError, type ErrorCode } from '../../domain/errors.ts';
+import type { ScoreRecord } from '../../domain/health.ts';
+import type { FactorResult } from '../../writes/factor-updates.ts';
+
+export type Request =
+  /** A named job (writer-thread.ts JOBS), committed with the batch it joins; answered after the COMMIT. */
+  | { op: 'job'; id: number; name: string; args: unknown[] }
+  /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
+  | { op: 'open'; id: number }
+  /** A Tx method of the open transaction, answered at once. */
+  | { op: 'tx'; id: number; name: string; args: unknown[] }
+  /** The main thread's part of transaction `id` is done: keep it (`ok`) or undo it. */
+  | { op: 'end'; id: number; ok: boolean }
+  | { op: 'migrate' | 'synchronous' | 'close'; id: number };
+
+export type Reply =
+  | { id: number; opened: true }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: WireError }
+  /** Deliveries became due in a commit. */
+  | { due: true };
+
+export interface WireError {
+  name: string;
+  message: string;
+  code?: unknown;
+  errcode?: unknown;
+  errstr?: unknown;
+  param?: string | undefined;
+  cause?: WireError;
+}
+
+export function toWire(error: unknown, depth = 0): WireError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const e = error as Error & { code?: unknown; errcode?: unknown; errstr?: unknown };
+  const wire: WireError = { name: e.name, message: e.message };
+  if (e.code !== undefined) wire.code = e.code;
+  if (e.errcode !== undefined) wire.errcode = e.errcode;
+  if (e.errstr !== undefined) wire.errstr = e.errstr;
+  if (error instanceof ApiError) wire.param = error.param;
+  if (e.cause !== undefined && depth < 3) wire.cause = toWire(e.cause, depth + 1);
+  return wire;
+}
+
+export function fromWire(wire: WireError): Error {
+  if (wire.name === 'ApiError') return new ApiError(wire.code as ErrorCode, wire.message, wire.param);
+  const error = new Error(wire.message, wire.cause ? { cause: fromWire(wire.cause) } : undefined);
+  error.name = wire.name;
+  const fields = error as Error & { code?: unknown; errcode?: unknown; errstr?: unknown };
+  if (wire.code !== undefined) fields.code = wire.code;
+  if (wire.errcode !== undefined) fields.errcode = wire.errcode;
+  if (wire.errstr !== undefined) fields.errstr = wire.errstr;
+  return error;
+}
+
+type WireFactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: WireError };
+
+/** A job's result on its way out of the thread: the ApiErrors inside a batch's results become data. */
+export function resultToWire(name: string, value: unknown): unknown {
+  if (name !== 'factorUpdates') return value;
+  return (value as FactorResult[]).map(
+    (r): WireFactorResult => (r.ok ? r : { ok: false, error: toWire(r.error) }),
+  );
+}
+
+/** resultToWire undone. */
+export function resultFromWire<T>(name: string, value: unknown): T {
+  if (name !== 'factorUpdates') return value as T;
+  return (value as WireFactorResult[]).map((r) => (r.ok ? r : { ok: false, error: fromWire(r.error) })) as T;
+}
