@@ -108,8 +108,37 @@ describe('customer JSON built by hand', () => {
         assert.equal(read.raw, customerJson(stored));
         assert.equal(read.raw, await reference.serialize(stored));
         assert.equal(created.raw, read.raw);
+        // The list page carries the same bytes for it.
+        const listed = await t.api.get(`/api/customers?limit=1&search=${encodeURIComponent(id)}`);
+        assert.equal(listed.raw, `{"customers":[${read.raw}],"has_more":false}`);
       }),
       { numRuns: 60 },
     );
+  });
+
+  test("a list page is the customers' own JSON, in id order, and has_more exactly when more follow", async () => {
+    const ids = Array.from({ length: 7 }, (_, i) => `page-${i}`);
+    for (const id of ids) {
+      const meta = { n: Number(id.slice(5)), s: 'é\n"', big: 1e21, neg: -0.5 };
+      assert.equal(
+        (await t.api.post('/api/customers', { customer_id: id, name: id, email: 'a@b.co', metadata: meta }))
+          .status,
+        201,
+      );
+    }
+    const one = async (id: string) => (await t.api.get(`/api/customers/${id}`)).raw;
+    const singles = await Promise.all(ids.map(one));
+    for (const [limit, after, expected, more] of [
+      [3, undefined, singles.slice(0, 3), true],
+      [3, 'page-2', singles.slice(3, 6), true],
+      [3, 'page-5', singles.slice(6), false],
+      [7, undefined, singles, false],
+      [6, undefined, singles.slice(0, 6), true],
+      [3, 'page-6', [], false],
+    ] as const) {
+      const q = `search=page-&limit=${limit}${after ? `&starting_after=${after}` : ''}`;
+      const res = await t.api.get(`/api/customers?${q}`);
+      assert.equal(res.raw, `{"customers":[${expected.join(',')}],"has_more":${more}}`, q);
+    }
   });
 });
