@@ -4,6 +4,7 @@ import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
+import { customerJson } from '../store/customer-json.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
@@ -61,14 +62,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * A Customer as JSON text, built by hand: the stored metadata text goes out as it is,
- * without a parse and a re-serialization per customer (list pages carry a hundred).
- */
-export function customerJson(c: CustomerRecord): string {
-  const metadata = c.metadataJson ?? JSON.stringify(c.metadata);
-  return `{"id":${JSON.stringify(c.id)},"name":${JSON.stringify(c.name)},"email":${JSON.stringify(c.email)},"metadata":${metadata},"created_at":"${iso(c.createdAt)}","updated_at":"${iso(c.updatedAt)}"}`;
-}
+export { customerJson } from '../store/customer-json.ts';
 
 /** Sends JSON text we built ourselves (the route's schema still documents its shape). */
 export const sendJson = (reply: FastifyReply, json: string) =>
@@ -163,15 +157,12 @@ function listCustomers(app: FastifyInstance, store: Store): void {
       },
     },
     async (req, reply) => {
-      const page = await store.listCustomers(req.accountId, {
+      const page = await store.listCustomersJson(req.accountId, {
         limit: req.query.limit ?? 10,
         startingAfter: req.query.starting_after,
         search: req.query.search,
       });
-      return sendJson(
-        reply,
-        `{"customers":[${page.data.map(customerJson).join(',')}],"has_more":${page.hasMore}}`,
-      );
+      return sendJson(reply, `{"customers":[${page.json}],"has_more":${page.hasMore}}`);
     },
   );
 }

@@ -130,6 +130,12 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
+/** A page as JSON text: `json` is the items, comma-separated (no brackets). */
+export interface JsonPage {
+  json: string;
+  hasMore: boolean;
+}
+
 /** Reads that see only committed data (or, inside a transaction, the transaction's own writes). */
 export interface Reader {
   getCustomer(accountId: string, id: string): Promise<CustomerRecord | null>;
@@ -141,6 +147,11 @@ export interface Reader {
     accountId: string,
     opts: { startingAfter?: string; search?: string; limit: number },
   ): Promise<Page<CustomerRecord>>;
+  /** listCustomers' page as the API sends each customer (customer-json.ts), ready to wrap. */
+  listCustomersJson(
+    accountId: string,
+    opts: { startingAfter?: string | undefined; search?: string | undefined; limit: number },
+  ): Promise<JsonPage>;
   getScore(accountId: string, customerId: string): Promise<ScoreRecord | null>;
   /** Newest first; `before` is an exclusive upper bound on the version. */
   listHistory(

@@ -7,6 +7,7 @@ import {
   type Weights,
 } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
+import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
 import type {
@@ -16,6 +17,7 @@ import type {
   DeliveryStatus,
   EventRecord,
   HistoryRecord,
+  JsonPage,
   Page,
   Reader,
   ScoreCursor,
@@ -216,6 +218,14 @@ export class PgReader implements Reader {
         ${pattern === undefined ? this.sql`` : this.sql`AND (id ILIKE ${pattern} OR name ILIKE ${pattern} OR email ILIKE ${pattern})`}
       ORDER BY id LIMIT ${opts.limit + 1}`;
     return page(rows, opts.limit, toCustomer);
+  }
+
+  async listCustomersJson(
+    accountId: string,
+    opts: { startingAfter?: string; search?: string; limit: number },
+  ): Promise<JsonPage> {
+    const page = await this.listCustomers(accountId, opts);
+    return { json: page.data.map(customerJson).join(','), hasMore: page.hasMore };
   }
 
   async getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
