@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { Customer, customerJson, toCustomer } from '../../src/http/customers.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { schemaSerializer } from '../helpers/serializer.ts';
 
 /** Strings with what JSON escapes: quotes, backslashes, controls, lone surrogates, U+2028, astral characters. */
 const text = (minLength: number) =>
@@ -48,30 +48,11 @@ const record = fc.record({
   updatedAt: time,
 }) as fc.Arbitrary<CustomerRecord>;
 
-/** Fastify's own serializer for the Customer schema, as the routes' response schema uses it. */
-async function schemaSerializer(): Promise<{
-  app: FastifyInstance;
-  serialize: (c: CustomerRecord) => Promise<string>;
-}> {
-  const app = Fastify();
-  app.addSchema(Customer);
-  let next: unknown;
-  app.get('/customer', { schema: { response: { 200: { $ref: 'Customer#' } } } }, async () => next);
-  await app.ready();
-  return {
-    app,
-    serialize: async (c) => {
-      next = toCustomer(c);
-      return (await app.inject({ method: 'GET', url: '/customer' })).body;
-    },
-  };
-}
-
 describe('customer JSON built by hand', () => {
-  let reference: Awaited<ReturnType<typeof schemaSerializer>>;
+  let reference: Awaited<ReturnType<typeof schemaSerializer<CustomerRecord>>>;
   let t: TestApp;
   before(async () => {
-    reference = await schemaSerializer();
+    reference = await schemaSerializer(Customer, toCustomer);
     t = await buildTestApp();
   });
   after(async () => {

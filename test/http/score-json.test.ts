@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import Fastify, { type FastifyInstance } from 'fastify';
 import type { ScoreRecord } from '../../src/domain/health.ts';
 import { STATUSES } from '../../src/domain/scoring.ts';
 import { HealthScore, toHealthScore } from '../../src/http/health-scores.ts';
 import { healthScoreJson } from '../../src/writes/score-json.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+import { schemaSerializer } from '../helpers/serializer.ts';
 
 const factorName = fc.stringMatching(/^[a-z][a-z0-9_]{0,63}$/);
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
@@ -29,29 +29,11 @@ const record = fc
     ({ withText, ...r }): ScoreRecord => (withText ? { ...r, factorsJson: JSON.stringify(r.factors) } : r),
   );
 
-async function schemaSerializer(): Promise<{
-  app: FastifyInstance;
-  serialize: (s: ScoreRecord) => Promise<string>;
-}> {
-  const app = Fastify();
-  app.addSchema(HealthScore);
-  let next: unknown;
-  app.get('/score', { schema: { response: { 200: { $ref: 'HealthScore#' } } } }, async () => next);
-  await app.ready();
-  return {
-    app,
-    serialize: async (s) => {
-      next = toHealthScore(s);
-      return (await app.inject({ method: 'GET', url: '/score' })).body;
-    },
-  };
-}
-
 describe('health score JSON built by hand', () => {
-  let reference: Awaited<ReturnType<typeof schemaSerializer>>;
+  let reference: Awaited<ReturnType<typeof schemaSerializer<ScoreRecord>>>;
   let t: TestApp;
   before(async () => {
-    reference = await schemaSerializer();
+    reference = await schemaSerializer(HealthScore, toHealthScore);
     t = await buildTestApp();
     assert.equal((await t.api.post('/api/customers', customerBody('scored'))).status, 201);
   });

@@ -110,10 +110,10 @@ const toAttempt = (r: Row): AttemptRecord => ({
 /** Queries shared by the read connection and the write transaction. */
 type ListOptions = { startingAfter?: string | undefined; search?: string | undefined; limit: number };
 
-/** The WHERE clause of a customer list: the account, the cursor, the search. */
-function customerFilter(accountId: string, opts: ListOptions): { where: string; params: string[] } {
+/** A customer list page and one row more (has_more): the account, the cursor, the search. */
+function customerList(accountId: string, opts: ListOptions): { sql: string; params: (string | number)[] } {
   const where = ['account_id = ?'];
-  const params: string[] = [accountId];
+  const params: (string | number)[] = [accountId];
   if (opts.startingAfter !== undefined) {
     where.push('id > ?');
     params.push(opts.startingAfter);
@@ -124,7 +124,9 @@ function customerFilter(accountId: string, opts: ListOptions): { where: string; 
     where.push("(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\')");
     params.push(pattern, pattern, pattern);
   }
-  return { where: where.join(' AND '), params };
+  const sql = `SELECT id, name, email, metadata, created_at, updated_at FROM customers
+    WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`;
+  return { sql, params: [...params, opts.limit + 1] };
 }
 
 export class SqliteReader implements Reader {
@@ -144,25 +146,14 @@ export class SqliteReader implements Reader {
   }
 
   async listCustomers(accountId: string, opts: ListOptions) {
-    const { where, params } = customerFilter(accountId, opts);
-    const rows = this.conn.all(
-      `SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE ${where}
-       ORDER BY id LIMIT ?`,
-      ...params,
-      opts.limit + 1,
-    );
-    return page(rows, opts.limit, toCustomer);
+    const { sql, params } = customerList(accountId, opts);
+    return page(this.conn.all(sql, ...params), opts.limit, toCustomer);
   }
 
   async listCustomersJson(accountId: string, opts: ListOptions): Promise<JsonPage> {
     // Rows as arrays (no object per row), straight into the page's text: the list's hot path.
-    const { where, params } = customerFilter(accountId, opts);
-    const rows = this.conn.arrays(
-      `SELECT id, name, email, metadata, created_at, updated_at FROM customers WHERE ${where}
-       ORDER BY id LIMIT ?`,
-      ...params,
-      opts.limit + 1,
-    ) as [string, string, string, string, number, number][];
+    const { sql, params } = customerList(accountId, opts);
+    const rows = this.conn.arrays(sql, ...params) as [string, string, string, string, number, number][];
     const n = Math.min(rows.length, opts.limit);
     const parts = new Array<string>(n);
     for (let i = 0; i < n; i++) {
