@@ -77,8 +77,10 @@ for (const backend of ALL_BACKENDS) {
       const sent: Sent[] = [];
       let acknowledged = 0;
       let killed: Promise<void> | undefined;
+      // Workers keep sending until the process is gone, so requests are in flight when it dies.
+      let dead = false;
       const worker = async (w: number) => {
-        for (let i = 0; !killed; i++) {
+        for (let i = 0; !dead; i++) {
           const n = sent.length;
           const request: Sent = {
             key: `retry-${w}-${i}`,
@@ -96,7 +98,11 @@ for (const backend of ALL_BACKENDS) {
             if (err instanceof assert.AssertionError) throw err;
             return; // the connection died with the server: never answered
           }
-          if (acknowledged >= KILL_AFTER && !killed) killed = first.kill();
+          if (acknowledged >= KILL_AFTER && !killed) {
+            killed = first.kill().then(() => {
+              dead = true;
+            });
+          }
         }
       };
       await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
