@@ -62,8 +62,6 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export { customerJson } from '../store/customer-json.ts';
-
 /** Sends JSON text we built ourselves (the route's schema still documents its shape). */
 export const sendJson = (reply: FastifyReply, json: string) =>
   reply

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { Customer, customerJson, toCustomer } from '../../src/http/customers.ts';
+import { Customer, toCustomer } from '../../src/http/customers.ts';
+import { customerJson } from '../../src/store/customer-json.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { schemaSerializer } from '../helpers/serializer.ts';

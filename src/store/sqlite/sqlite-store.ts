@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
+import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -15,11 +15,10 @@ import type {
   Tx,
 } from '../store.ts';
 import { Connection } from './connection.ts';
-import { GroupCommit } from './group-commit.ts';
+import { LocalWriter } from './local-writer.ts';
 import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
-import { DirectWriter } from './write-connection.ts';
-import { migrate, type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
+import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 import { ThreadWriter } from './writer-client.ts';
 
 export interface SqliteOptions {
@@ -33,36 +32,25 @@ export class SqliteStore extends SqliteReader implements Store {
   /**
    * Where writes run: a file's write connection lives on a thread of its own, with the group
    * commit (docs/operations.md, "The SQLite writer thread"); ':memory:' has one connection for
-   * everything, here.
+   * everything, here. Both have the same methods.
    */
-  readonly #thread: ThreadWriter | undefined;
-  readonly #here: { writer: DirectWriter; commits: GroupCommit } | undefined;
-  readonly #wake: EventEmitter;
+  readonly #writes: ThreadWriter | LocalWriter;
+  readonly #wake = new EventEmitter();
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
     const synchronous = opts.synchronous ?? 'full';
-    const wake = new EventEmitter();
-    const due = () => wake.emit('due');
-    if (opts.path === ':memory:') {
-      const conn = new Connection(opts.path, synchronous, 16);
-      super(conn);
-      const writer = new DirectWriter(conn);
-      this.#here = { writer, commits: new GroupCommit(writer, (d) => d && due()) };
-    } else {
-      mkdirSync(dirname(opts.path), { recursive: true });
-      // Reads go through their own connection: under WAL it sees only committed data, never a
-      // transaction that is half way through on the writer.
-      super(new Connection(opts.path, synchronous, 8));
-      this.#thread = new ThreadWriter(opts.path, synchronous, due);
-    }
-    this.#wake = wake;
+    const memory = opts.path === ':memory:';
+    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
+    // Reads go through their own connection: under WAL it sees only committed data, never a
+    // transaction that is half way through on the writer.
+    super(new Connection(opts.path, synchronous, memory ? 16 : 8));
+    const due = () => this.#wake.emit('due');
+    this.#writes = memory ? new LocalWriter(this.conn, due) : new ThreadWriter(opts.path, synchronous, due);
   }
 
-  async migrate(): Promise<number> {
-    return this.#thread
-      ? this.#thread.migrate()
-      : migrate((this.#here as { writer: DirectWriter }).writer.conn);
+  migrate(): Promise<number> {
+    return this.#writes.migrate();
   }
 
   async ping(): Promise<void> {
@@ -75,34 +63,28 @@ export class SqliteStore extends SqliteReader implements Store {
    * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
    */
   async synchronousLevels(): Promise<{ connection: 'writer' | 'reader'; level: number }[]> {
-    if (!this.#thread) return [{ connection: 'writer', level: WRITE_OPS.synchronous(this.conn) }];
-    return [
-      { connection: 'writer', level: await this.#thread.synchronous() },
-      { connection: 'reader', level: WRITE_OPS.synchronous(this.conn) },
-    ];
+    const writer = { connection: 'writer' as const, level: await this.#writes.synchronous() };
+    if (this.#writes instanceof LocalWriter) return [writer];
+    return [writer, { connection: 'reader', level: WRITE_OPS.synchronous(this.conn) }];
   }
 
   /** Waits for the transactions already queued; closing again is a no-op. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#thread) await this.#thread.close();
-      else await this.#here?.commits.idle();
-      this.conn.db.close();
+      await this.#writes.close();
+      // ':memory:' reads through the writer's own connection, closed with it.
+      if (this.#writes instanceof ThreadWriter) this.conn.db.close();
     })();
     return this.#closing;
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.#thread
-      ? this.#thread.transaction(fn)
-      : (this.#here as { commits: GroupCommit }).commits.run(fn);
+    return this.#writes.transaction(fn);
   }
 
   run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
     // On the thread, the whole transaction is one message: reads, computing and writes happen there.
-    if (this.#thread) return this.#thread.job(name, ...args);
-    const job = JOBS[name] as unknown as (tx: Tx, ...a: JobArgs<K>) => Promise<JobResult<K>>;
-    return this.transaction((tx) => job(tx, ...args));
+    return this.#writes.job(name, ...args);
   }
 
   ensureAccount(name: string, now: number): Promise<Account> {
@@ -186,8 +168,6 @@ export class SqliteStore extends SqliteReader implements Store {
 
   /** A write of write-ops.ts as a transaction of its own, committed with the batch it joins. */
   #op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
-    if (this.#thread) return this.#thread.op(name, ...args);
-    const { writer, commits } = this.#here as { writer: DirectWriter; commits: GroupCommit };
-    return commits.run(() => writer.op(name, ...args));
+    return this.#writes.op(name, ...args);
   }
 }

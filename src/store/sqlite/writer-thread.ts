@@ -6,32 +6,21 @@
 // thread drives statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { JOBS } from '../../writes/jobs.ts';
-import type { Tx } from '../store.ts';
 import { Connection } from './connection.ts';
-import { GroupCommit } from './group-commit.ts';
-import { DirectWriter } from './write-connection.ts';
-import { migrate, WRITE_OPS, type WriteOpName } from './write-ops.ts';
+import { LocalWriter } from './local-writer.ts';
+import { WRITE_OPS } from './write-ops.ts';
 import { type Reply, type Request, resultToWire, toWire } from './writer-protocol.ts';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.ts runs as a worker thread (writer-client.ts starts it)');
 const { path, synchronous } = workerData as { path: string; synchronous: string };
 const conn = new Connection(path, synchronous, 16);
-const writer = new DirectWriter(conn);
 const post = (reply: Reply) => port.postMessage(reply);
-const commits = new GroupCommit(writer, (due) => {
-  if (due) post({ due: true });
-});
-
-type Job = (tx: Tx, args: unknown[]) => Promise<unknown> | unknown;
-const jobs: Record<string, Job> = {};
-for (const [name, job] of Object.entries(JOBS) as [string, (tx: Tx, ...a: unknown[]) => Promise<unknown>][]) {
-  jobs[name] = async (tx, args) => resultToWire(name, await job(tx, ...args));
-}
-for (const name of Object.keys(WRITE_OPS) as WriteOpName[]) {
-  const op = WRITE_OPS[name] as (c: Connection, ...a: unknown[]) => unknown;
-  jobs[name] = (_tx, args) => op(conn, ...args);
-}
+const local = new LocalWriter(conn, () => post({ due: true }));
+const { writer } = local;
+/** By name, with the arguments as they came: which name is which, JOBS and WRITE_OPS say. */
+const runJob = local.job.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
+const runOp = local.op.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
 
 /** The transaction the main thread is driving: its 'tx' calls run now, its 'end' settles it. */
 let session: { id: number; end: (ok: boolean) => void } | undefined;
@@ -47,17 +36,19 @@ function answer(id: number, work: Promise<unknown>): void {
 port.on('message', (m: Request) => {
   switch (m.op) {
     case 'job': {
-      const job = jobs[m.name];
-      if (!job) return post({ id: m.id, ok: false, error: toWire(new Error(`no job '${m.name}'`)) });
-      return answer(
-        m.id,
-        commits.run(async (tx) => job(tx, m.args)),
-      );
+      const name = m.name;
+      const work =
+        name in JOBS
+          ? runJob(name, ...m.args).then((v) => resultToWire(name, v))
+          : name in WRITE_OPS
+            ? runOp(name, ...m.args)
+            : Promise.reject(new Error(`no job '${name}'`));
+      return answer(m.id, work);
     }
     case 'open':
       return answer(
         m.id,
-        commits.run(
+        local.transaction(
           () =>
             new Promise<void>((resolve, reject) => {
               session = {
@@ -89,19 +80,10 @@ port.on('message', (m: Request) => {
       }
       return;
     case 'migrate':
-      return answer(
-        m.id,
-        Promise.resolve().then(() => migrate(conn)),
-      );
+      return answer(m.id, local.migrate());
     case 'synchronous':
-      return answer(
-        m.id,
-        Promise.resolve().then(() => WRITE_OPS.synchronous(conn)),
-      );
+      return answer(m.id, local.synchronous());
     case 'close':
-      return answer(
-        m.id,
-        commits.idle().then(() => conn.db.close()),
-      );
+      return answer(m.id, local.close());
   }
 });

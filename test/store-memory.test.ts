@@ -1,0 +1,33 @@
+// An in-memory SQLite store keeps its one connection on the main thread (docs/operations.md,
+// "The SQLite writer thread"): writes, named jobs and reads all go through it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+
+test("':memory:': a transaction, a named job and a store write are read back from the same connection", async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  assert.ok((await store.migrate()) > 0);
+  const account = await store.ensureAccount('memory', 1);
+  const now = Date.now();
+  await store.transaction(async (tx) => {
+    assert.equal(
+      await tx.insertCustomer(account.id, {
+        id: 'c1',
+        name: 'One',
+        email: 'one@example.com',
+        metadata: {},
+        createdAt: now,
+        updatedAt: now,
+      }),
+      true,
+    );
+  });
+  const [result] = await store.run('factorUpdates', account.id, [
+    { customerId: 'c1', factors: { usage: 0.5 }, merge: false },
+  ]);
+  assert.equal(result?.ok, true);
+  assert.deepEqual((await store.getScore(account.id, 'c1'))?.factors, { usage: 0.5 });
+  assert.deepEqual(await store.synchronousLevels(), [{ connection: 'writer', level: 2 }]);
+  await store.close();
+  await store.close();
+});
