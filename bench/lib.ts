@@ -81,3 +81,34 @@ export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
+
+/**
+ * Runs `work` while `clients` loops GET `base + path()` one request after another, and answers
+ * the latencies (ms) of the GETs that started before `work` finished. Any non-2xx GET throws.
+ */
+export async function probeDuring<T>(
+  work: () => Promise<T>,
+  base: string,
+  path: () => string,
+  headers: Record<string, string>,
+  clients = 4,
+): Promise<{ result: T; latencies: number[] }> {
+  const latencies: number[] = [];
+  let done = false;
+  const loop = async () => {
+    while (!done) {
+      const t0 = performance.now();
+      const res = await fetch(base + path(), { headers });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`GET during work: ${res.status}`);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  const loops = Array.from({ length: clients }, loop);
+  try {
+    return { result: await work(), latencies };
+  } finally {
+    done = true;
+    await Promise.all(loops);
+  }
+}

@@ -108,6 +108,14 @@ class Server {
       method: init.method ?? 'GET',
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    }).catch((err: Error) => {
+      // Say why the server is not there: its exit and its last words.
+      const { exitCode, signalCode } = this.child;
+      const tail = (text: string) => text.slice(-4000);
+      throw new Error(
+        `${path}: ${err.message} (serve exit code ${exitCode}, signal ${signalCode})\nstdout: ${tail(this.stdout)}\nstderr: ${tail(this.stderr)}`,
+        { cause: err },
+      );
     });
   }
 

@@ -98,6 +98,21 @@ describe('customer JSON built by hand', () => {
     );
   });
 
+  test('after an update, the list page carries the updated bytes, not those stored at creation', async () => {
+    const body = { customer_id: 'upd-1', name: 'Before', email: 'a@b.co', metadata: { keep: 1, drop: 'x' } };
+    assert.equal((await t.api.post('/api/customers', body)).status, 201);
+    const patched = await t.api.patch('/api/customers/upd-1', {
+      name: 'After "quoted"\n',
+      metadata: { drop: null, added: [1, 'é'] },
+    });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(patched.body.metadata, { keep: 1, added: [1, 'é'] });
+    const read = await t.api.get('/api/customers/upd-1');
+    assert.equal(read.raw, patched.raw);
+    const listed = await t.api.get('/api/customers?search=upd-1');
+    assert.equal(listed.raw, `{"customers":[${patched.raw}],"has_more":false}`);
+  });
+
   test("a list page is the customers' own JSON, in id order, and has_more exactly when more follow", async () => {
     const ids = Array.from({ length: 7 }, (_, i) => `page-${i}`);
     for (const id of ids) {

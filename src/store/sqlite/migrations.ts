@@ -1,6 +1,12 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { customerJsonOf } from '../customer-json.ts';
+
 // Append-only: a migration that has shipped is never edited; a change is a new entry.
 // Ids compare byte-wise (SQLite's BINARY collation), matching PostgreSQL's COLLATE "C".
-export const MIGRATIONS: string[] = [
+// An entry is SQL, or a function for a step SQL cannot express (run in the same transaction).
+export type Migration = string | ((db: DatabaseSync) => void);
+
+export const MIGRATIONS: Migration[] = [
   /* 1: accounts, keys, customers */ `
   CREATE TABLE accounts (
     id TEXT PRIMARY KEY,
@@ -155,3 +161,41 @@ MIGRATIONS.push(
   SELECT 1;
   `,
 );
+
+/*
+ * 7: each customer's API JSON kept with its row, so a list page is its rows' text joined
+ * (docs/operations.md, "Upgrades"). A process of the previous version writes customers without
+ * it: its inserts leave the default '' and the trigger blanks the text its updates leave stale;
+ * a blank is read the slow way (reader.ts), so going back a version and forth again is safe.
+ */
+MIGRATIONS.push((db) => {
+  db.exec(`
+    ALTER TABLE customers ADD COLUMN json TEXT NOT NULL DEFAULT '';
+    CREATE TRIGGER customers_json_stale AFTER UPDATE OF name, email, metadata, updated_at ON customers
+    WHEN NEW.json = OLD.json AND NEW.json <> ''
+    BEGIN
+      UPDATE customers SET json = '' WHERE account_id = NEW.account_id AND id = NEW.id;
+    END;
+  `);
+  backfillCustomerJson(db);
+});
+
+/** Fills migration 7's column for the customers stored before it, 5,000 at a time. */
+function backfillCustomerJson(db: DatabaseSync): void {
+  const read = db.prepare(
+    `SELECT account_id, id, name, email, metadata, created_at, updated_at FROM customers
+     WHERE (account_id, id) > (?, ?) ORDER BY account_id, id LIMIT 5000`,
+  );
+  read.setReturnArrays(true);
+  const write = db.prepare('UPDATE customers SET json = ? WHERE account_id = ? AND id = ?');
+  let after: [string, string] = ['', ''];
+  for (;;) {
+    const rows = read.all(...after) as unknown as [string, string, string, string, string, number, number][];
+    for (const [account, id, name, email, metadata, created, updated] of rows) {
+      write.run(customerJsonOf(id, name, email, metadata, created, updated), account, id);
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < 5000) return;
+    after = [last[0], last[1]];
+  }
+}

@@ -1,6 +1,7 @@
 import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
+import { customerJsonOf } from '../customer-json.ts';
 import { DELETE_WEBHOOK, deliveriesFor, subscribersByType } from '../shared.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx, WebhookRecord } from '../store.ts';
 import { numbered } from './connection.ts';
@@ -24,27 +25,31 @@ export class SqliteTx extends SqliteReader implements Tx {
   }
 
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
+    const metadata = JSON.stringify(c.metadata);
     const changes = this.conn.run(
-      `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at, json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       accountId,
       c.id,
       c.name,
       c.email,
-      JSON.stringify(c.metadata),
+      metadata,
       c.createdAt,
       c.updatedAt,
+      customerJsonOf(c.id, c.name, c.email, metadata, c.createdAt, c.updatedAt),
     );
     return changes === 1;
   }
 
   async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
+    const metadata = JSON.stringify(c.metadata);
     this.conn.run(
-      'UPDATE customers SET name = ?, email = ?, metadata = ?, updated_at = ? WHERE account_id = ? AND id = ?',
+      'UPDATE customers SET name = ?, email = ?, metadata = ?, updated_at = ?, json = ? WHERE account_id = ? AND id = ?',
       c.name,
       c.email,
-      JSON.stringify(c.metadata),
+      metadata,
       c.updatedAt,
+      customerJsonOf(c.id, c.name, c.email, metadata, c.createdAt, c.updatedAt),
       accountId,
       c.id,
     );

@@ -5,7 +5,7 @@ import { newId } from '../../domain/ids.ts';
 import type { Account, AttemptOutcome, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 import * as idempotency from './idempotency.ts';
-import { MIGRATIONS } from './migrations.ts';
+import { MIGRATIONS, type Migration } from './migrations.ts';
 import * as queue from './queue.ts';
 import * as retention from './retention.ts';
 
@@ -103,7 +103,9 @@ export function migrate(conn: Connection): number {
       v: number;
     };
     for (let v = row.v + 1; v <= MIGRATIONS.length; v++) {
-      db.exec(MIGRATIONS[v - 1] as string);
+      const step = MIGRATIONS[v - 1] as Migration;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
     }
     db.exec('COMMIT');
