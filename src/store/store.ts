@@ -214,8 +214,11 @@ export interface Tx extends Reader {
   deleteCustomer(accountId: string, id: string): Promise<boolean>;
   /** Sets the current scores and appends each to its customer's history (at most one score per customer). */
   writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
-  /** Every current score of the account (for recomputation after a settings change). */
-  allScores(accountId: string): Promise<ScoreRecord[]>;
+  /**
+   * Up to `limit` current scores of the account by customer id, byte-wise, after `after` (from
+   * the first when null): a recomputation after a settings change walks them in pages.
+   */
+  scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]>;
   putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;
   /**

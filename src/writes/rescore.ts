@@ -4,14 +4,16 @@
 import { ApiError } from '../domain/errors.ts';
 import { rescoreAll } from '../domain/health.ts';
 import {
+  computeScore,
   type Status,
+  statusFor,
   type Thresholds,
   thresholdsValid,
   type Weights,
   weightsSumValid,
 } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import type { ScoreReason, Settings, Store, Tx } from '../store/store.ts';
+import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
 
 /** What a weights change would do, without saving it. */
 export interface WeightsPreview {
@@ -32,7 +34,24 @@ export function checkWeightsSum(weights: Weights): void {
   }
 }
 
-/** Every stored score follows the new settings at once, with history and events for those that moved. */
+/** Scores a recomputation holds at once: its memory is bounded by this, not by the account's size. */
+export const RESCORE_PAGE = 5000;
+
+/** Every stored score of the account, a page at a time, in one transaction. */
+async function* scorePages(tx: Tx, accountId: string): AsyncGenerator<ScoreRecord[]> {
+  let after: string | null = null;
+  for (;;) {
+    const scores = await tx.scoresAfter(accountId, after, RESCORE_PAGE);
+    if (scores.length > 0) yield scores;
+    if (scores.length < RESCORE_PAGE) return;
+    after = (scores.at(-1) as ScoreRecord).customerId;
+  }
+}
+
+/**
+ * Every stored score follows the new settings at once, with history and events for those that
+ * moved, all in the caller's transaction; read, computed and written a page at a time.
+ */
 export async function rescore(
   tx: Tx,
   accountId: string,
@@ -40,17 +59,19 @@ export async function rescore(
   reason: ScoreReason,
   now: number,
 ): Promise<void> {
-  const updates = rescoreAll(await tx.allScores(accountId), settings, now);
-  if (updates.length === 0) return;
-  await tx.writeScores(
-    accountId,
-    updates.map((u) => u.record),
-    reason,
-  );
-  await tx.insertEvents(
-    accountId,
-    updates.flatMap((u) => u.events),
-  );
+  for await (const scores of scorePages(tx, accountId)) {
+    const updates = rescoreAll(scores, settings, now);
+    if (updates.length === 0) continue;
+    await tx.writeScores(
+      accountId,
+      updates.map((u) => u.record),
+      reason,
+    );
+    await tx.insertEvents(
+      accountId,
+      updates.flatMap((u) => u.events),
+    );
+  }
 }
 
 /** Replaces the account's weights and rescores; answers the settings as saved. */
@@ -115,22 +136,24 @@ export async function previewWeights(
 
 /** previewWeights' reads and computation, in a transaction that writes nothing (a job of ./jobs.ts). */
 export async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<WeightsPreview> {
-  const scores = await tx.allScores(accountId);
   const settings = await tx.getSettings(accountId);
-  const updates = rescoreAll(scores, { weights, thresholds: settings.thresholds }, Date.now());
+  const next = { weights, thresholds: settings.thresholds };
   const bands = await tx.countScoresByStatus(accountId);
+  let customers = 0;
   let scoresChanged = 0;
   let bandChanges = 0;
-  const before = new Map(scores.map((s) => [s.customerId, s]));
-  for (const { record } of updates) {
-    const old = before.get(record.customerId);
-    if (!old) continue;
-    if (record.score !== old.score) scoresChanged++;
-    if (record.status !== old.status) {
-      bandChanges++;
-      bands[old.status]--;
-      bands[record.status]++;
+  for await (const scores of scorePages(tx, accountId)) {
+    customers += scores.length;
+    for (const old of scores) {
+      const score = computeScore(old.factors, next.weights);
+      const status = statusFor(score, next.thresholds);
+      if (score !== old.score) scoresChanged++;
+      if (status !== old.status) {
+        bandChanges++;
+        bands[old.status]--;
+        bands[status]++;
+      }
     }
   }
-  return { customers: scores.length, scoresChanged, bandChanges, bands };
+  return { customers, scoresChanged, bandChanges, bands };
 }

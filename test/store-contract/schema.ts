@@ -116,7 +116,7 @@ export function schemaContract(c: ContractContext): void {
       assert.deepEqual(await store.listWebhooks(b), []);
       assert.equal(await store.getDelivery(b, w.id, delivery.id), null);
       assert.deepEqual(await store.listDeliveries(b, w.id, { limit: 10 }), { data: [], hasMore: false });
-      assert.deepEqual(await store.transaction((tx) => tx.allScores(b)), []);
+      assert.deepEqual(await store.transaction((tx) => tx.scoresAfter(b, null, 10)), []);
 
       assert.equal(await store.transaction((tx) => tx.deleteCustomer(b, 'mine')), false);
       assert.equal(await store.transaction((tx) => tx.deleteWebhook(b, w.id)), false);

@@ -148,9 +148,22 @@ export function scoresContract(c: ContractContext): void {
       );
       assert.equal(rest.hasMore, false);
       assert.deepEqual(await store.countScoresByStatus(a), { healthy: 3, at_risk: 2, critical: 3 });
+      // A recomputation's walk: by customer id, byte-wise, in pages, from the first or after a bound.
+      const byId = [...order].sort();
+      const pages = await store.transaction(async (tx) => {
+        const walked: string[][] = [];
+        let bound: string | null = null;
+        for (;;) {
+          const scores = await tx.scoresAfter(a, bound, 3);
+          walked.push(scores.map((s) => s.customerId));
+          if (scores.length < 3) return walked;
+          bound = scores.at(-1)?.customerId ?? null;
+        }
+      });
+      assert.deepEqual(pages, [byId.slice(0, 3), byId.slice(3, 6), byId.slice(6)]);
       assert.deepEqual(
-        (await store.transaction((tx) => tx.allScores(a))).map((s) => s.customerId).sort(),
-        [...order].sort(),
+        (await store.transaction((tx) => tx.scoresAfter(a, 'h-b', 100))).map((s) => s.customerId),
+        byId.filter((id) => id > 'h-b'),
       );
     });
 

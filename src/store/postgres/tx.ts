@@ -174,11 +174,12 @@ export class PgTx extends PgReader implements Tx {
     }
   }
 
-  async allScores(accountId: string): Promise<ScoreRecord[]> {
+  async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
     await this.#lockAccount(accountId, 'shared');
     const rows = await this.sql<Parameters<typeof toScore>[0][]>`
       SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
-      WHERE account_id = ${accountId}`;
+      WHERE account_id = ${accountId} AND customer_id > ${after ?? ''}
+      ORDER BY customer_id LIMIT ${limit}`;
     return rows.map(toScore);
   }
 

@@ -90,8 +90,15 @@ export class SqliteTx extends SqliteReader implements Tx {
     }
   }
 
-  async allScores(accountId: string): Promise<ScoreRecord[]> {
-    return this.conn.all('SELECT * FROM health_scores WHERE account_id = ?', accountId).map(toScore);
+  async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
+    return this.conn
+      .all(
+        'SELECT * FROM health_scores WHERE account_id = ? AND customer_id > ? ORDER BY customer_id LIMIT ?',
+        accountId,
+        after ?? '',
+        limit,
+      )
+      .map(toScore);
   }
 
   async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
