@@ -1,7 +1,7 @@
 import type { EventType } from '../../domain/events.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { customerJsonOf } from '../customer-json.ts';
+import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
 import type {
@@ -171,16 +171,9 @@ export class SqliteReader implements Reader {
   }
 
   /** The same page built from the fields, for rows whose JSON a previous version left blank. */
-  #listCustomersBuilt(accountId: string, opts: ListOptions): JsonPage {
-    const { sql, params } = customerList(accountId, opts, CUSTOMER_COLUMNS);
-    const rows = this.conn.arrays(sql, ...params) as [string, string, string, string, number, number][];
-    const n = Math.min(rows.length, opts.limit);
-    const parts = new Array<string>(n);
-    for (let i = 0; i < n; i++) {
-      const r = rows[i] as [string, string, string, string, number, number];
-      parts[i] = customerJsonOf(r[0], r[1], r[2], r[3], r[4], r[5]);
-    }
-    return { json: parts.join(','), hasMore: rows.length > opts.limit };
+  async #listCustomersBuilt(accountId: string, opts: ListOptions): Promise<JsonPage> {
+    const records = await this.listCustomers(accountId, opts);
+    return { json: records.data.map(customerJson).join(','), hasMore: records.hasMore };
   }
 
   async getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
