@@ -9,13 +9,13 @@ import type { CustomerRecord, Store } from '../store/store.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
 
-const Name = Type.String({
+export const Name = Type.String({
   minLength: 1,
   maxLength: 512,
   pattern: '\\S',
   description: '1-512 characters, not blank.',
 });
-const Email = Type.String({
+export const Email = Type.String({
   maxLength: 320,
   pattern:
     '^[^@\\s\\u0000-\\u001f\\u007f]+@[^@\\s\\u0000-\\u001f\\u007f.]+(\\.[^@\\s\\u0000-\\u001f\\u007f.]+)+$',
@@ -34,16 +34,16 @@ export const Customer = Type.Object(
   { $id: 'Customer' },
 );
 
-const CreateBody = Type.Object(
+export const CreateBody = Type.Object(
   { customer_id: CustomerId, name: Name, email: Email, metadata: Type.Optional(Metadata) },
   { additionalProperties: false },
 );
-const UpdateBody = Type.Object(
+export const UpdateBody = Type.Object(
   { name: Type.Optional(Name), email: Type.Optional(Email), metadata: Type.Optional(Metadata) },
   { additionalProperties: false, minProperties: 1 },
 );
 const IdParams = Type.Object({ customer_id: Type.String() });
-const ListQuery = Type.Object(
+export const ListQuery = Type.Object(
   {
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(Type.String({ maxLength: 255 })),

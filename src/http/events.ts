@@ -9,7 +9,7 @@ import { errorResponses, Limit, Timestamp } from './schemas.ts';
 // An enum (not a union of literals) so that a wrong value is answered with the list of valid ones.
 export const EventType = Type.Enum(EVENT_TYPES);
 
-const EventSchema = Type.Object(
+export const EventSchema = Type.Object(
   {
     id: Type.String({ description: 'evt_…; the same id travels in X-Vitals-Event-Id on every delivery.' }),
     type: EventType,
@@ -19,7 +19,7 @@ const EventSchema = Type.Object(
   { $id: 'Event' },
 );
 
-const ListQuery = Type.Object(
+export const ListQuery = Type.Object(
   {
     type: Type.Optional(EventType),
     limit: Type.Optional(Limit),
@@ -43,8 +43,6 @@ export const toEvent = (e: EventRecord) => ({
   data: e.data,
   created_at: iso(e.createdAt),
 });
-
-export { EventSchema };
 
 export const eventsRoutes =
   (store: Store): FastifyPluginAsync =>

@@ -12,12 +12,12 @@ import { sendJson } from './customers.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
 
-const FactorName = {
+export const FactorName = {
   pattern: '^[a-z][a-z0-9_]{0,63}$',
   description: 'lowercase letters, digits, _; 1-64 long',
 };
 
-const FactorsSchema = Type.Unsafe<Factors>({
+export const FactorsSchema = Type.Unsafe<Factors>({
   type: 'object',
   minProperties: 1,
   maxProperties: MAX_FACTORS,
@@ -25,7 +25,7 @@ const FactorsSchema = Type.Unsafe<Factors>({
   additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
   description: 'Factor name to score in [0, 1]; 1-50 factors.',
 });
-const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
+export const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
   type: 'object',
   minProperties: 1,
   maxProperties: MAX_FACTORS,
@@ -45,7 +45,7 @@ export const HealthScore = Type.Object(
   { $id: 'HealthScore' },
 );
 
-const HistoryEntry = Type.Object({
+export const HistoryEntry = Type.Object({
   version: Type.Integer({ description: 'Starts at 1 and grows by one with every change of this score.' }),
   health_score: Type.Number(),
   status: Type.String(),
@@ -59,9 +59,9 @@ const HistoryEntry = Type.Object({
 });
 
 const IdParams = Type.Object({ customer_id: Type.String() });
-const ScoreBody = Type.Object({ factors: FactorsSchema }, { additionalProperties: false });
-const PatchBody = Type.Object({ factors: FactorsPatch }, { additionalProperties: false });
-const HistoryQuery = Type.Object(
+export const ScoreBody = Type.Object({ factors: FactorsSchema }, { additionalProperties: false });
+export const PatchBody = Type.Object({ factors: FactorsPatch }, { additionalProperties: false });
+export const HistoryQuery = Type.Object(
   {
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(
@@ -75,7 +75,7 @@ const HistoryQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const PortfolioQuery = Type.Object(
+export const PortfolioQuery = Type.Object(
   {
     status: Type.Optional(Type.Enum(STATUSES)),
     limit: Type.Optional(Limit),

@@ -8,7 +8,7 @@ import type { Settings, Store } from '../store/store.ts';
 import { changeThresholds, changeWeights, previewWeights } from '../writes/rescore.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 
-const WeightsSchema = Type.Unsafe<Weights>({
+export const WeightsSchema = Type.Unsafe<Weights>({
   type: 'object',
   minProperties: 1,
   maxProperties: 50,
@@ -16,18 +16,18 @@ const WeightsSchema = Type.Unsafe<Weights>({
   additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
   description: 'Factor name to weight in [0, 1]; the weights sum to 1.0 (within 1e-6).',
 });
-const WeightsBody = Type.Object({ weights: WeightsSchema }, { additionalProperties: false });
-const WeightsAnswer = Type.Object({
+export const WeightsBody = Type.Object({ weights: WeightsSchema }, { additionalProperties: false });
+export const WeightsAnswer = Type.Object({
   weights: Type.Record(Type.String(), Type.Number()),
   updated_at: Type.Union([Timestamp, Type.Null()]),
 });
 
 const Bound = Type.Number({ exclusiveMinimum: 0, maximum: 1 });
-const ThresholdsBody = Type.Object(
+export const ThresholdsBody = Type.Object(
   { healthy: Type.Optional(Bound), at_risk: Type.Optional(Bound) },
   { additionalProperties: false, minProperties: 1 },
 );
-const ThresholdsAnswer = Type.Object({
+export const ThresholdsAnswer = Type.Object({
   healthy: Type.Number({ description: 'Scores at or above are healthy.' }),
   at_risk: Type.Number({
     description: 'Scores at or above (and below healthy) are at_risk; below are critical.',
@@ -44,7 +44,7 @@ const thresholdsAnswer = (s: Settings) => ({
   updated_at: s.thresholdsUpdatedAt === null ? null : iso(s.thresholdsUpdatedAt),
 });
 
-const PreviewAnswer = Type.Object({
+export const PreviewAnswer = Type.Object({
   customers: Type.Integer({ description: 'Customers with a health score.' }),
   scores_changed: Type.Integer({ description: 'Scores these weights would change.' }),
   band_changes: Type.Integer({ description: 'Customers who would move to another status band.' }),

@@ -8,7 +8,7 @@ import { MAX_URL_LENGTH } from '../webhooks/url-guard.ts';
 import { Limit, Timestamp } from './schemas.ts';
 
 // An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
-const EventTypes = Type.Array(Type.Enum(SUBSCRIBABLE_EVENT_TYPES), {
+export const EventTypes = Type.Array(Type.Enum(SUBSCRIBABLE_EVENT_TYPES), {
   minItems: 1,
   maxItems: SUBSCRIBABLE_EVENT_TYPES.length,
   uniqueItems: true,
@@ -21,7 +21,7 @@ const Url = Type.String({
 });
 const Description = Type.String({ maxLength: 1024 });
 
-const Webhook = Type.Object(
+export const Webhook = Type.Object(
   {
     id: Type.String(),
     url: Type.String(),
@@ -39,7 +39,7 @@ export const WebhookWithSecret = Type.Object({
   secret: Type.String({ description: 'whsec_…: shown only when created or rotated.' }),
 });
 
-const Attempt = Type.Object({
+export const Attempt = Type.Object({
   attempt: Type.Integer(),
   started_at: Timestamp,
   duration_ms: Type.Integer(),
@@ -47,7 +47,7 @@ const Attempt = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   response_body: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer.' }),
 });
-const Delivery = Type.Object(
+export const Delivery = Type.Object(
   {
     id: Type.String(),
     webhook_id: Type.String(),
