@@ -18,6 +18,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { ScoreWriter } from '../writes/coalesce.ts';
 import { KeyAuthenticator } from './auth.ts';
+import { batchRoutes } from './batch.ts';
 import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
 import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
@@ -221,6 +222,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
     });
     await api.register(healthScoresRoutes(deps.store, writer));
+    await api.register(batchRoutes(deps.store));
     await api.register(settingsRoutes(deps.store));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook));

@@ -3,8 +3,8 @@ import { type Static, Type } from 'typebox';
 import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
-import { iso, nextTimestamp } from '../domain/time.ts';
-import { customerJson } from '../store/customer-json.ts';
+import { nextTimestamp } from '../domain/time.ts';
+import { customerJson, customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
@@ -69,14 +69,7 @@ export const sendJson = (reply: FastifyReply, json: string) =>
     .serializer((payload: unknown) => payload as string)
     .send(json);
 
-export const toCustomer = (c: CustomerRecord) => ({
-  id: c.id,
-  name: c.name,
-  email: c.email,
-  metadata: c.metadata,
-  created_at: iso(c.createdAt),
-  updated_at: iso(c.updatedAt),
-});
+export const toCustomer = customerObject;
 
 const CustomerRef = Type.Ref('Customer');
 

@@ -84,9 +84,24 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: 'true or false',
 };
 
+const WHOLE: Record<string, string> = { body: 'The request body', item: 'The item' };
+
+/**
+ * A batch item's check (http/batch.ts): the item's first violation as an ApiError whose
+ * `param` is dotted from the item (`email`, `factors.usage`), or null when it is valid.
+ */
+export function itemValidator(schema: object): (item: unknown) => ApiError | null {
+  const validate = bodyAjv.compile(schema);
+  return (item) => {
+    if (validate(item)) return null;
+    const first = validate.errors?.[0];
+    return first ? toApiError(first, 'item') : new ApiError('parameter_invalid', 'The item is invalid.');
+  };
+}
+
 export function toApiError(err: ErrorObject, part: string): ApiError {
   const path = dotted(err.instancePath);
-  const name = path ? `'${path}'` : part === 'body' ? 'The request body' : 'The query string';
+  const name = path ? `'${path}'` : (WHOLE[part] ?? 'The query string');
   if (err.propertyName !== undefined) {
     const param = err.propertyName === '' ? path : join(path, err.propertyName);
     return new ApiError(
@@ -116,7 +131,7 @@ function shapeError(err: ErrorObject, path: string, name: string): ApiError | nu
       return new ApiError('parameter_unknown', `'${param}' is not a recognised parameter.`, param);
     }
     case 'type': {
-      if (!path && (data === undefined || data === null)) {
+      if (!path && name === WHOLE.body && (data === undefined || data === null)) {
         return new ApiError('parameter_missing', 'Send the parameters as a JSON object in the request body.');
       }
       const expected = String(p.type)

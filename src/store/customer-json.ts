@@ -4,6 +4,16 @@
 import { iso } from '../domain/time.ts';
 import type { CustomerRecord } from './store.ts';
 
+/** A customer as the API sends it, as an object (the Customer schema's fields; events carry it). */
+export const customerObject = (c: CustomerRecord) => ({
+  id: c.id,
+  name: c.name,
+  email: c.email,
+  metadata: c.metadata,
+  created_at: iso(c.createdAt),
+  updated_at: iso(c.updatedAt),
+});
+
 export function customerJson(c: CustomerRecord): string {
   const metadata = c.metadataJson ?? JSON.stringify(c.metadata);
   return customerJsonOf(c.id, c.name, c.email, metadata, c.createdAt, c.updatedAt);

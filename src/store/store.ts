@@ -207,6 +207,21 @@ export interface Tx extends Reader {
     accountId: string,
     customerIds: readonly string[],
   ): Promise<Map<string, ScoreRecord | null>>;
+  /**
+   * The customers with these ids that exist, locked for this transaction as `getCustomer` locks
+   * one: it is how a batch of customer upserts reads.
+   */
+  customersForUpdate(accountId: string, ids: readonly string[]): Promise<Map<string, CustomerRecord>>;
+  /**
+   * Inserts and updates many customers at once (a batch's final state of each). Returns the
+   * ids of `inserts` that were taken meanwhile (another writer created them since the read):
+   * those are not written, and the caller must not commit as if they were.
+   */
+  saveCustomers(
+    accountId: string,
+    inserts: readonly CustomerRecord[],
+    updates: readonly CustomerRecord[],
+  ): Promise<string[]>;
   /** Returns false (and writes nothing) when the id is taken in this account. */
   insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
   updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;

@@ -69,12 +69,13 @@ export async function applyFactorUpdates(
   // Locks every customer of the batch at once, in one order, before anything is written.
   const current = await tx.scoresForUpdate(accountId, ids);
   const settings = await tx.getSettings(accountId);
+  // Events go out in input order, as if the items had run one after another, whatever their rounds.
+  const events = new Array<EventRecord[]>(items.length);
   let pending = items.map((_, i) => i);
   while (pending.length > 0) {
     const inRound = new Set<string>();
     const later: number[] = [];
     const records: ScoreRecord[] = [];
-    const events: EventRecord[] = [];
     for (const i of pending) {
       const item = items[i] as FactorUpdate;
       if (inRound.has(item.customerId)) {
@@ -96,15 +97,14 @@ export async function applyFactorUpdates(
       const update = scoreFactors(item.customerId, score, factors, settings, now);
       current.set(item.customerId, update.record);
       records.push(update.record);
-      events.push(...update.events);
+      events[i] = update.events;
       results[i] = { ok: true, record: update.record };
     }
-    if (records.length > 0) {
-      await tx.writeScores(accountId, records, 'factors_updated');
-      await tx.insertEvents(accountId, events);
-    }
+    if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
     pending = later;
   }
+  const all = events.flat();
+  if (all.length > 0) await tx.insertEvents(accountId, all);
   for (const [i, item] of items.entries()) {
     const result = results[i] as FactorResult;
     if (!result.ok || !item.answer) continue;

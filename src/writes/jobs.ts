@@ -3,11 +3,14 @@
 // to the writer thread (docs/operations.md, "The SQLite writer thread"), so a batch of score
 // updates or a rescore of every customer costs the main thread nothing; on PostgreSQL it is a
 // transaction like any other. Every function here takes the Tx first.
+import { customerBatch, scoreBatch } from './batches.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 
 export const JOBS = {
   factorUpdates: applyFactorUpdates,
+  customerBatch,
+  scoreBatch,
   applyWeights,
   applyThresholds,
   previewWeights: computePreview,

@@ -70,9 +70,14 @@ describe('405 method_not_allowed', () => {
   test('every path in the OpenAPI document answers 405 for a method it does not list', async () => {
     const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body;
     const all = ['get', 'post', 'put', 'patch', 'delete'];
-    for (const [path, ops] of Object.entries<Record<string, unknown>>(doc.paths)) {
+    const paths = Object.entries<Record<string, unknown>>(doc.paths);
+    const pattern = (path: string) => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    for (const [path] of paths) {
       const url = path.replace(/\{[^}]+\}/g, 'x');
-      const served = all.filter((m) => m in ops);
+      // A static path may also be a value of a parametric one (/customers/batch is a customer id
+      // for GET): a method either serves is served.
+      const matching = paths.filter(([other]) => pattern(other).test(path));
+      const served = all.filter((m) => matching.some(([, ops]) => m in ops));
       for (const method of all.filter((m) => !served.includes(m))) {
         const res = await t.api.request(method.toUpperCase(), url);
         assert.equal(res.status, 405, `${method} ${url}: ${res.raw}`);

@@ -287,6 +287,8 @@ describe('plumbing', () => {
           '/api/customers/{customer_id}/health-score/history get',
           '/api/health-scores get',
           '/api/health-scores/summary get',
+          '/api/customers/batch post',
+          '/api/health-scores/batch post',
           '/api/settings/health-score/weights get,patch',
           '/api/settings/health-score/weights/preview post',
           '/api/settings/health-score/thresholds get,patch',

@@ -116,6 +116,58 @@ export class PgTx extends PgReader implements Tx {
     return row ? toWebhook(row) : null;
   }
 
+  async customersForUpdate(accountId: string, ids: readonly string[]) {
+    await this.#lockAccount(accountId, 'shared');
+    const found = new Map<string, CustomerRecord>();
+    const wanted = ids.filter((id) => !hasNul(id));
+    if (wanted.length === 0) return found;
+    // ORDER BY id: every batch locks its customers in one order, so two batches wait rather than deadlock.
+    const rows = await this.sql<Parameters<typeof toCustomer>[0][]>`
+      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      WHERE account_id = ${accountId} AND id = ANY(${wanted}::text[])
+      ORDER BY id FOR NO KEY UPDATE`;
+    for (const row of rows) found.set(row.id, toCustomer(row));
+    return found;
+  }
+
+  async saveCustomers(
+    accountId: string,
+    inserts: readonly CustomerRecord[],
+    updates: readonly CustomerRecord[],
+  ) {
+    await this.#lockAccount(accountId, 'shared');
+    const columns = (part: readonly CustomerRecord[]) => ({
+      id: part.map((c) => c.id),
+      name: part.map((c) => toText(c.name)),
+      email: part.map((c) => toText(c.email)),
+      metadata: part.map((c) => c.metadataJson ?? JSON.stringify(c.metadata)),
+      createdAt: part.map((c) => c.createdAt),
+      updatedAt: part.map((c) => c.updatedAt),
+    });
+    const taken: string[] = [];
+    for (const part of chunks(inserts)) {
+      const { id, name, email, metadata, createdAt, updatedAt } = columns(part);
+      const rows = await this.sql<{ id: string }[]>`
+        INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
+        SELECT ${accountId}, id, name, email, metadata::json, created_at, updated_at
+        FROM unnest(${id}::text[], ${name}::text[], ${email}::text[], ${metadata}::text[],
+          ${createdAt}::int8[], ${updatedAt}::int8[]) AS t(id, name, email, metadata, created_at, updated_at)
+        ON CONFLICT DO NOTHING RETURNING id`;
+      const inserted = new Set(rows.map((r) => r.id));
+      for (const c of part) if (!inserted.has(c.id)) taken.push(c.id);
+    }
+    for (const part of chunks(updates)) {
+      const { id, name, email, metadata, updatedAt } = columns(part);
+      await this.sql`
+        UPDATE customers c SET name = t.name, email = t.email, metadata = t.metadata::json,
+          updated_at = t.updated_at
+        FROM unnest(${id}::text[], ${name}::text[], ${email}::text[], ${metadata}::text[],
+          ${updatedAt}::int8[]) AS t(id, name, email, metadata, updated_at)
+        WHERE c.account_id = ${accountId} AND c.id = t.id`;
+    }
+    return taken;
+  }
+
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
     await this.#lockAccount(accountId, 'shared');
     const result = await this.sql`

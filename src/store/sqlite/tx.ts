@@ -24,6 +24,26 @@ export class SqliteTx extends SqliteReader implements Tx {
     return found;
   }
 
+  async customersForUpdate(accountId: string, ids: readonly string[]) {
+    const found = new Map<string, CustomerRecord>();
+    for (const id of ids) {
+      const customer = await this.getCustomer(accountId, id);
+      if (customer) found.set(id, customer);
+    }
+    return found;
+  }
+
+  async saveCustomers(
+    accountId: string,
+    inserts: readonly CustomerRecord[],
+    updates: readonly CustomerRecord[],
+  ) {
+    const taken: string[] = [];
+    for (const c of inserts) if (!(await this.insertCustomer(accountId, c))) taken.push(c.id);
+    for (const c of updates) await this.updateCustomer(accountId, c);
+    return taken;
+  }
+
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
     const metadata = JSON.stringify(c.metadata);
     const changes = this.conn.run(
