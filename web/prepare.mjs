@@ -1,14 +1,27 @@
-// `npm install` / `npm ci` run this (the prepare script): build the dashboard into dist/web.
-// A production install without devDependencies has no Vite: it says so and installs anyway,
-// and Vitals then answers / with a 503 that says to build. Plain JavaScript, not TypeScript:
-// without devDependencies the Node that runs it may be the machine's own, too old to strip types.
+// `npm install` / `npm ci` run this (the prepare script): build the dashboard into dist/web and
+// the typed client (`vitals/client`) into dist/client. A production install without
+// devDependencies has neither Vite nor TypeScript: it says so and installs anyway, and Vitals then
+// answers / with a 503 that says to build. Plain JavaScript, not TypeScript: without
+// devDependencies the Node that runs it may be the machine's own, too old to strip types.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-if (!existsSync(new URL('../node_modules/vite/package.json', import.meta.url))) {
+const installed = (name) => existsSync(new URL(`../node_modules/${name}/package.json`, import.meta.url));
+const run = (script) => spawnSync('npm', ['run', script], { stdio: 'inherit' }).status ?? 1;
+
+let status = 0;
+if (!installed('vite')) {
   console.warn('Vite is not installed (an install without devDependencies): the dashboard is not built.');
   console.warn('Install with devDependencies and run `npm run build` to serve it at /.');
 } else {
-  const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
-  process.exitCode = build.status ?? 1;
+  status = run('build');
 }
+if (!installed('typescript')) {
+  console.warn(
+    'TypeScript is not installed (an install without devDependencies): vitals/client is not built.',
+  );
+  console.warn('Install with devDependencies and run `npm run build:client` to import it.');
+} else if (status === 0) {
+  status = run('build:client');
+}
+process.exitCode = status;

@@ -1,0 +1,27 @@
+// `vitals/client`: a typed client for the Vitals API and webhook verification (docs/client.md).
+// No runtime dependencies: the global fetch and node:crypto.
+import { type ClientOptions, Transport } from './client.ts';
+import { Customers, Events, HealthScores, Settings } from './resources.ts';
+import { Webhooks } from './webhook-resources.ts';
+
+export class VitalsClient {
+  readonly customers: Customers;
+  readonly healthScores: HealthScores;
+  readonly settings: Settings;
+  readonly events: Events;
+  readonly webhooks: Webhooks;
+
+  constructor(opts: ClientOptions) {
+    const http = new Transport(opts);
+    this.customers = new Customers(http);
+    this.healthScores = new HealthScores(http);
+    this.settings = new Settings(http);
+    this.events = new Events(http);
+    this.webhooks = new Webhooks(http);
+  }
+}
+
+export type { ClientOptions } from './client.ts';
+export { VitalsError } from './errors.ts';
+export type * from './types.ts';
+export { type HeadersLike, type VerifyOptions, verifyWebhook, WebhookVerificationError } from './webhooks.ts';

@@ -1,0 +1,181 @@
+// The client's methods, one group per resource and one method per route of src/http (docs/api.md
+// has each route's rules). Lists are async iterators that follow each list's own cursor.
+import { paginate, path, type Transport } from './client.ts';
+import type {
+  Customer,
+  CustomerBatchItem,
+  CustomerCreate,
+  CustomerListParams,
+  CustomerPage,
+  CustomersBatch,
+  CustomerUpdate,
+  Deleted,
+  Event,
+  EventListParams,
+  Factors,
+  FactorsChange,
+  HealthScore,
+  HistoryEntry,
+  HistoryParams,
+  Page,
+  PortfolioParams,
+  ScoreBatchItem,
+  ScoresBatch,
+  Summary,
+  ThresholdsChange,
+  ThresholdsSettings,
+  Weights,
+  WeightsPreview,
+  WeightsSettings,
+  WriteOptions,
+} from './types.ts';
+
+export class Customers {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  create(body: CustomerCreate, opts?: WriteOptions): Promise<Customer> {
+    return this.#http.post('/customers', body, opts);
+  }
+
+  retrieve(id: string): Promise<Customer> {
+    return this.#http.get(path`/customers/${id}`);
+  }
+
+  update(id: string, body: CustomerUpdate, opts?: WriteOptions): Promise<Customer> {
+    return this.#http.patch(path`/customers/${id}`, body, opts);
+  }
+
+  delete(id: string, opts?: WriteOptions): Promise<Deleted> {
+    return this.#http.delete(path`/customers/${id}`, opts);
+  }
+
+  /** Every customer (matching `search`), by id; `limit` is the page size. */
+  list(params: CustomerListParams = {}): AsyncGenerator<Customer, void, undefined> {
+    return paginate<Customer, string>(async (after) => {
+      const page = await this.listPage({ ...params, starting_after: after ?? params.starting_after });
+      return { items: page.customers, next: page.has_more ? page.customers.at(-1)?.id : undefined };
+    });
+  }
+
+  listPage(params: CustomerListParams = {}): Promise<CustomerPage> {
+    return this.#http.get('/customers', params);
+  }
+
+  /** Creates or updates up to 1,000 customers in order; each item has its own result. */
+  batch(items: CustomerBatchItem[], opts?: WriteOptions): Promise<CustomersBatch> {
+    return this.#http.post('/customers/batch', { customers: items }, opts);
+  }
+}
+
+export class HealthScores {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** Replaces the customer's factors. */
+  set(customerId: string, factors: Factors, opts?: WriteOptions): Promise<HealthScore> {
+    return this.#http.post(path`/customers/${customerId}/health-score`, { factors }, opts);
+  }
+
+  /** Merges into the customer's factors: a number sets one, null removes it. */
+  merge(customerId: string, factors: FactorsChange, opts?: WriteOptions): Promise<HealthScore> {
+    return this.#http.patch(path`/customers/${customerId}/health-score`, { factors }, opts);
+  }
+
+  retrieve(customerId: string): Promise<HealthScore> {
+    return this.#http.get(path`/customers/${customerId}/health-score`);
+  }
+
+  /** Every version of the customer's score, newest first. */
+  history(customerId: string, params: HistoryParams = {}): AsyncGenerator<HistoryEntry, void, undefined> {
+    return paginate<HistoryEntry, number>(async (before) => {
+      const page = await this.#http.get<Page<HistoryEntry>>(
+        path`/customers/${customerId}/health-score/history`,
+        {
+          ...params,
+          starting_after: before ?? params.starting_after,
+        },
+      );
+      return { items: page.data, next: page.has_more ? page.data.at(-1)?.version : undefined };
+    });
+  }
+
+  /** Every current score (of one status band), lowest first. */
+  list(params: Omit<PortfolioParams, 'cursor'> = {}): AsyncGenerator<HealthScore, void, undefined> {
+    type Portfolio = Page<HealthScore> & { next_cursor: string | null };
+    return paginate<HealthScore, string>(async (cursor) => {
+      const page = await this.#http.get<Portfolio>('/health-scores', { ...params, cursor });
+      return { items: page.data, next: page.next_cursor ?? undefined };
+    });
+  }
+
+  summary(): Promise<Summary> {
+    return this.#http.get('/health-scores/summary');
+  }
+
+  /** Sets (or, with `merge: true`, merges) up to 1,000 factor sets in order; each item has its own result. */
+  batch(items: ScoreBatchItem[], opts?: WriteOptions): Promise<ScoresBatch> {
+    return this.#http.post('/health-scores/batch', { scores: items }, opts);
+  }
+}
+
+export class Settings {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  weights(): Promise<WeightsSettings> {
+    return this.#http.get('/settings/health-score/weights');
+  }
+
+  /** Replaces the weights (summing to 1); every stored score is recomputed. */
+  updateWeights(weights: Weights, opts?: WriteOptions): Promise<WeightsSettings> {
+    return this.#http.patch('/settings/health-score/weights', { weights }, opts);
+  }
+
+  /** What these weights would change, without saving them. */
+  previewWeights(weights: Weights, opts?: WriteOptions): Promise<WeightsPreview> {
+    return this.#http.post('/settings/health-score/weights/preview', { weights }, opts);
+  }
+
+  thresholds(): Promise<ThresholdsSettings> {
+    return this.#http.get('/settings/health-score/thresholds');
+  }
+
+  updateThresholds(thresholds: ThresholdsChange, opts?: WriteOptions): Promise<ThresholdsSettings> {
+    return this.#http.patch('/settings/health-score/thresholds', thresholds, opts);
+  }
+}
+
+export class Events {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  retrieve(id: string): Promise<Event> {
+    return this.#http.get(path`/events/${id}`);
+  }
+
+  /** Every event (of one type), newest first, back from `starting_after` when given. */
+  list(params: Omit<EventListParams, 'ending_before'> = {}): AsyncGenerator<Event, void, undefined> {
+    return paginate<Event, string>(async (after) => {
+      const page = await this.listPage({ ...params, starting_after: after ?? params.starting_after });
+      return { items: page.data, next: page.has_more ? page.data.at(-1)?.id : undefined };
+    });
+  }
+
+  /** One page; `ending_before` (the newest id seen) follows the feed forward (docs/api.md, "Events"). */
+  listPage(params: EventListParams = {}): Promise<Page<Event>> {
+    return this.#http.get('/events', params);
+  }
+}

@@ -1,0 +1,101 @@
+// The client's types, taken from the server's own route schemas so that the two cannot drift.
+// Type-only imports: at run time the client loads nothing of the server. Where a schema's Static
+// is unusable, or the shape is written inline in a route, the type is written here by hand.
+import type { Static } from 'typebox';
+import type { CustomerItem, ScoreItem, ScoreMergeItem } from '../http/batch-schemas.ts';
+import type {
+  CreateBody as CustomerCreateBody,
+  ListQuery as CustomerListQuery,
+  Customer as CustomerSchema,
+  UpdateBody as CustomerUpdateBody,
+} from '../http/customers.ts';
+import type { ListQuery as EventListQuery, EventSchema } from '../http/events.ts';
+import type {
+  FactorsPatch,
+  FactorsSchema,
+  HealthScore as HealthScoreSchema,
+  HistoryEntry as HistoryEntrySchema,
+  HistoryQuery,
+  PortfolioQuery,
+} from '../http/health-scores.ts';
+import type { ErrorSchema } from '../http/schemas.ts';
+import type {
+  PreviewAnswer,
+  ThresholdsAnswer,
+  ThresholdsBody,
+  WeightsAnswer,
+  WeightsSchema,
+} from '../http/settings.ts';
+import type {
+  DeliveriesQuery,
+  Delivery as DeliverySchema,
+  CreateBody as WebhookCreateBody,
+  Webhook as WebhookSchema,
+  UpdateBody as WebhookUpdateBody,
+  WebhookWithSecret as WebhookWithSecretSchema,
+} from '../http/webhook-schemas.ts';
+
+export type ErrorEnvelope = Static<typeof ErrorSchema>;
+
+// `metadata` and `data` are free-form objects, which Static reads as `object`: no key could be read.
+type FreeForm = Record<string, unknown>;
+
+export type Customer = Omit<Static<typeof CustomerSchema>, 'metadata'> & { metadata: FreeForm };
+export type CustomerCreate = Static<typeof CustomerCreateBody>;
+export type CustomerUpdate = Static<typeof CustomerUpdateBody>;
+export type CustomerListParams = Static<typeof CustomerListQuery>;
+export type CustomerPage = { customers: Customer[]; has_more: boolean };
+export type CustomerBatchItem = Static<typeof CustomerItem>;
+
+export type Status = NonNullable<Static<typeof PortfolioQuery>['status']>;
+export type Factors = Static<typeof FactorsSchema>;
+export type FactorsChange = Static<typeof FactorsPatch>;
+// HealthScore's status is a union built from an array, which Static reads as `never`.
+export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status'> & { status: Status };
+export type HistoryEntry = Static<typeof HistoryEntrySchema>;
+export type HistoryParams = Static<typeof HistoryQuery>;
+export type PortfolioParams = Static<typeof PortfolioQuery>;
+export type ScoreBatchItem = Static<typeof ScoreItem> | Static<typeof ScoreMergeItem>;
+/** GET /api/health-scores/summary (its schema is written inline in the route). */
+export type Summary = { total: number; counts: Record<Status, number> };
+
+export type Weights = Static<typeof WeightsSchema>;
+export type WeightsSettings = Static<typeof WeightsAnswer>;
+export type WeightsPreview = Static<typeof PreviewAnswer>;
+export type ThresholdsChange = Static<typeof ThresholdsBody>;
+export type ThresholdsSettings = Static<typeof ThresholdsAnswer>;
+
+export type Event = Omit<Static<typeof EventSchema>, 'data'> & { data: FreeForm };
+export type EventType = Event['type'];
+export type EventListParams = Static<typeof EventListQuery>;
+
+export type Webhook = Static<typeof WebhookSchema>;
+export type WebhookWithSecret = Static<typeof WebhookWithSecretSchema>;
+export type WebhookCreate = Static<typeof WebhookCreateBody>;
+export type WebhookUpdate = Static<typeof WebhookUpdateBody>;
+export type Delivery = Static<typeof DeliverySchema>;
+export type DeliveryListParams = Static<typeof DeliveriesQuery>;
+
+/** The answer of every DELETE (inline in the routes). */
+export type Deleted = { id: string; deleted: boolean };
+/** The lists answered as `{data, has_more}` (inline in the routes). */
+export type Page<T> = { data: T[]; has_more: boolean };
+
+// The batch answers refer to Customer and HealthScore by $ref, which Static cannot follow.
+/** One refused item of a batch: its own status (4xx) and error, the other items going on. */
+export type BatchRefusal = { customer_id: string | null; status: number; error: ErrorEnvelope['error'] };
+export type CustomerBatchResult =
+  | { customer_id: string; status: 200 | 201; customer: Customer }
+  | BatchRefusal;
+export type ScoreBatchResult = { customer_id: string; status: 200; health_score: HealthScore } | BatchRefusal;
+export type CustomersBatch = { results: CustomerBatchResult[] };
+export type ScoresBatch = { results: ScoreBatchResult[] };
+
+/** The body of a webhook delivery: exactly `{type, data}` (docs/webhooks.md). */
+export type WebhookEvent = Pick<Event, 'type' | 'data'>;
+
+/** The last argument of every write. */
+export interface WriteOptions {
+  /** Sent as Idempotency-Key. Vitals honours it on POST (a POST gets a random one when none is given). */
+  idempotencyKey?: string;
+}

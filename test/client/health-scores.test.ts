@@ -1,0 +1,111 @@
+// client.healthScores and client.settings against the real app over HTTP: each method, and the
+// iterators of the history (by version) and of the portfolio (by next_cursor).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { VitalsClient } from '../../src/client/index.ts';
+import { customerBody } from '../helpers/app.ts';
+import { all, type ClientApp, clientApp } from './harness.ts';
+
+let app: ClientApp;
+before(async () => {
+  app = await clientApp();
+});
+after(() => app.close());
+
+let accounts = 0;
+async function withCustomers(...ids: string[]): Promise<VitalsClient> {
+  const client = await app.newClient(`scores ${++accounts}`);
+  for (const id of ids) await client.customers.create(customerBody(id));
+  return client;
+}
+
+test('set replaces the factors, merge merges them, retrieve reads the score', async () => {
+  const client = await withCustomers('acme');
+  const set = await client.healthScores.set('acme', { usage: 0.9, support: 0.6 });
+  assert.equal(set.customer_id, 'acme');
+  assert.equal(set.health_score, 0.75);
+  assert.equal(set.status, 'healthy');
+
+  const merged = await client.healthScores.merge('acme', { support: null, billing: 0.1 });
+  assert.deepEqual(merged.factors, { usage: 0.9, billing: 0.1 });
+  assert.equal(merged.status, 'at_risk');
+  assert.deepEqual(await client.healthScores.retrieve('acme'), merged);
+});
+
+test('retrieve of a customer without a score is a 404 health_score_not_found', async () => {
+  const client = await withCustomers('new');
+  await assert.rejects(client.healthScores.retrieve('new'), { status: 404, code: 'health_score_not_found' });
+});
+
+test('history yields every version, newest first, across pages', async () => {
+  const client = await withCustomers('acme');
+  for (let i = 1; i <= 5; i++) await client.healthScores.set('acme', { usage: i / 10 });
+  const history = await all(client.healthScores.history('acme', { limit: 2 }));
+  assert.deepEqual(
+    history.map((h) => [h.version, h.factors.usage]),
+    [
+      [5, 0.5],
+      [4, 0.4],
+      [3, 0.3],
+      [2, 0.2],
+      [1, 0.1],
+    ],
+  );
+  assert.ok(history.every((h) => h.reason === 'factors_updated'));
+});
+
+test('list yields every score of the portfolio lowest first, following next_cursor', async () => {
+  const ids = ['a', 'b', 'c', 'd', 'e'];
+  const client = await withCustomers(...ids);
+  const scores = [0.9, 0.2, 0.5, 0.8, 0.1];
+  for (const [i, id] of ids.entries()) await client.healthScores.set(id, { usage: scores[i] ?? 0 });
+
+  const listed = await all(client.healthScores.list({ limit: 2 }));
+  assert.deepEqual(
+    listed.map((s) => s.customer_id),
+    ['e', 'b', 'c', 'd', 'a'],
+  );
+  const healthy = await all(client.healthScores.list({ status: 'healthy', limit: 1 }));
+  assert.deepEqual(
+    healthy.map((s) => s.customer_id),
+    ['d', 'a'],
+  );
+});
+
+test('summary counts the customers per band', async () => {
+  const client = await withCustomers('a', 'b', 'c');
+  await client.healthScores.set('a', { usage: 0.9 });
+  await client.healthScores.set('b', { usage: 0.5 });
+  assert.deepEqual(await client.healthScores.summary(), {
+    total: 2,
+    counts: { healthy: 1, at_risk: 1, critical: 0 },
+  });
+});
+
+test('settings: weights, their preview and thresholds', async () => {
+  const client = await withCustomers('acme');
+  await client.healthScores.set('acme', { usage: 0.9, support: 0.3 });
+  assert.deepEqual(await client.settings.weights(), { weights: {}, updated_at: null });
+
+  const preview = await client.settings.previewWeights({ usage: 0.5, support: 0.5 });
+  assert.deepEqual(preview, {
+    customers: 1,
+    scores_changed: 0,
+    band_changes: 0,
+    bands: { healthy: 0, at_risk: 1, critical: 0 },
+  });
+  const weights = await client.settings.updateWeights({ usage: 0.75, support: 0.25 });
+  assert.deepEqual(weights.weights, { usage: 0.75, support: 0.25 });
+  assert.ok(weights.updated_at);
+  assert.equal((await client.healthScores.retrieve('acme')).health_score, 0.75);
+  await assert.rejects(client.settings.updateWeights({ usage: 0.5 }), {
+    status: 400,
+    code: 'weights_sum_invalid',
+    param: 'weights',
+  });
+
+  assert.deepEqual(await client.settings.thresholds(), { healthy: 0.7, at_risk: 0.4, updated_at: null });
+  const thresholds = await client.settings.updateThresholds({ healthy: 0.8 });
+  assert.equal(thresholds.healthy, 0.8);
+  assert.equal((await client.healthScores.retrieve('acme')).status, 'at_risk');
+});
