@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // vitals serve | migrate | keys create [--account NAME] | keys list | keys revoke ID | backup PATH [--force]
+//        | import customers|scores FILE | export customers|scores [FILE]
+// Each command loads only what it uses: import and export are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
-import { createApiKey } from './keys.ts';
-import { serve } from './main.ts';
-import { openStore, sqlitePath } from './store/open.ts';
-import { BackupError, backupSqlite } from './store/sqlite/backup.ts';
+import type { Store } from './store/store.ts';
 
 const USAGE = `Usage: vitals <command>
 
@@ -17,10 +16,18 @@ const USAGE = `Usage: vitals <command>
   keys revoke ID                 revoke a key by its id
   backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
                                  the server runs (--force replaces an existing PATH)
+  import customers|scores FILE   send a CSV or NDJSON file (- for stdin) to a running Vitals in
+                                 batches; refused rows go to FILE.rejected.ndjson
+        [--merge]                  scores: merge factors instead of replacing them
+        [--batch-size N] [--concurrency N]   rows per request (1000), requests in flight (4)
+  export customers|scores [FILE] write every customer or score as CSV or NDJSON (default stdout)
+    both: [--url URL] (http://localhost:3000) [--key KEY] ($VITALS_API_KEY)
+          [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv)
 
 Configuration comes from the environment; see README.md.`;
 
-async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
+async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const { openStore } = await import('./store/open.ts');
   const store = openStore(loadConfig());
   try {
     await store.migrate();
@@ -37,6 +44,12 @@ async function main(argv: string[]): Promise<number> {
     options: {
       account: { type: 'string' },
       force: { type: 'boolean' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      format: { type: 'string' },
+      merge: { type: 'boolean' },
+      'batch-size': { type: 'string' },
+      concurrency: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -46,9 +59,27 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      const { serve } = await import('./main.ts');
       await serve(loadConfig());
       return -1; // keeps running until a signal
+    }
+    case 'import':
+    case 'export': {
+      if (positionals.length > 3) break;
+      const { runExport, runImport } = await import('./transfer/commands.ts');
+      const args = {
+        kind: sub,
+        file: arg,
+        url: values.url,
+        key: values.key,
+        format: values.format,
+        merge: values.merge ?? false,
+        batchSize: values['batch-size'],
+        concurrency: values.concurrency,
+      };
+      return command === 'import' ? runImport(args) : runExport(args);
+    }
     case 'migrate': {
       const version = await withStore((s) => s.migrate());
       console.log(`Database schema is at version ${version}.`);
@@ -61,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
           console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
           return 2;
         }
+        const { createApiKey } = await import('./keys.ts');
         const { id, key } = await withStore((s) => createApiKey(s, accountName));
         console.error(`Created key ${id} for account '${accountName}'. It is shown only this once:`);
         console.log(key);
@@ -107,7 +139,7 @@ Restore into an empty database (stop Vitals first, then point DATABASE_URL at it
 For point-in-time recovery, set up continuous WAL archiving with a base backup (pg_basebackup);
 see "Backup and Restore" in the PostgreSQL documentation.`;
 
-function backup(path: string, force: boolean): number {
+async function backup(path: string, force: boolean): Promise<number> {
   if (path === '-') {
     console.error('vitals backup cannot write to standard output (-); give the path of a file to write.');
     return 2;
@@ -118,6 +150,8 @@ function backup(path: string, force: boolean): number {
     console.error(POSTGRES_BACKUP);
     return 2;
   }
+  const { sqlitePath } = await import('./store/open.ts');
+  const { BackupError, backupSqlite } = await import('./store/sqlite/backup.ts');
   const source = sqlitePath(config.dataDir);
   if (!existsSync(source)) {
     console.error(

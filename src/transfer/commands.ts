@@ -1,0 +1,150 @@
+// The CLI's `import` and `export` (docs/cli.md, "Import and export"): they talk to a running
+// Vitals over HTTP with the typed client, so they work against any server, local or not. Exit
+// status: 0 done, 1 some rows refused or the work failed, 2 a usage mistake.
+import { createReadStream, createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { VitalsClient, VitalsError } from '../client/index.ts';
+import { exportRows } from './export.ts';
+import { importRows, type Refusal } from './import.ts';
+import { progress } from './progress.ts';
+import { type Format, formatOf } from './read.ts';
+import type { Kind } from './rows.ts';
+
+export interface TransferArgs {
+  kind: string | undefined;
+  file: string | undefined;
+  url: string | undefined;
+  key: string | undefined;
+  format: string | undefined;
+  merge: boolean;
+  batchSize: string | undefined;
+  concurrency: string | undefined;
+}
+
+class UsageError extends Error {}
+
+const KINDS: readonly string[] = ['customers', 'scores'];
+
+function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format: Format | undefined } {
+  if (!args.kind || !KINDS.includes(args.kind))
+    throw new UsageError("say what to move: 'customers' or 'scores'");
+  const key = args.key ?? process.env.VITALS_API_KEY;
+  if (!key) throw new UsageError('give an API key with --key or in VITALS_API_KEY');
+  const url = args.url ?? 'http://localhost:3000';
+  if (!/^https?:\/\/[^/]/.test(url))
+    throw new UsageError(`--url must be an http(s) URL like http://localhost:3000 (got '${url}')`);
+  if (args.format !== undefined && args.format !== 'csv' && args.format !== 'ndjson') {
+    throw new UsageError("--format must be 'csv' or 'ndjson'");
+  }
+  return {
+    kind: args.kind as Kind,
+    client: new VitalsClient({ url, key }),
+    format: args.format as Format | undefined,
+  };
+}
+
+function positive(value: string | undefined, name: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+/** Runs `fn`, turning what goes wrong into a message and an exit status. */
+async function run(command: string, fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`vitals ${command}: ${error.message}. See vitals --help.`);
+      return 2;
+    }
+    if (error instanceof VitalsError) {
+      const where = error.requestId ? ` (request ${error.requestId})` : '';
+      console.error(
+        `vitals ${command}: the server answered ${error.status} ${error.code}: ${error.message}${where}`,
+      );
+      return 1;
+    }
+    if (
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'EISDIR'
+    ) {
+      console.error(`vitals ${command}: ${(error as Error).message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+export const runImport = (args: TransferArgs) =>
+  run('import', async () => {
+    const { kind, client, format } = common(args);
+    const file = args.file;
+    if (!file) throw new UsageError('give the file to import, or - for standard input');
+    if (args.merge && kind !== 'scores') throw new UsageError('--merge is for scores');
+    const batchSize = positive(args.batchSize, 'batch-size', 1000);
+    const concurrency = positive(args.concurrency, 'concurrency', 16);
+    const stdin = file === '-';
+    // stat first: a missing file is one message, before any stream can fail on it.
+    const total = stdin ? undefined : statSync(file).size;
+    const input = stdin ? process.stdin : createReadStream(file);
+    const rejectedPath = stdin ? undefined : `${file}.rejected.ndjson`;
+    let rejected: NodeJS.WritableStream | undefined;
+    const onRefused = (refusal: Refusal) => {
+      rejected ??= rejectedPath ? createWriteStream(rejectedPath) : process.stderr;
+      rejected.write(`${JSON.stringify(refusal)}\n`);
+    };
+    const summary = await importRows({
+      client,
+      kind,
+      input,
+      format: format ?? formatOf(file),
+      merge: args.merge,
+      batchSize,
+      concurrency,
+      onRefused,
+      progress: progress(`import ${kind}`, process.stderr, total),
+      bytesRead: stdin ? undefined : () => (input as ReturnType<typeof createReadStream>).bytesRead,
+    });
+    if (rejected && rejected !== process.stderr) {
+      rejected.end();
+      await finished(rejected);
+    }
+    // A rejected file left from an earlier run would say rows were refused that were not.
+    if (!rejected && rejectedPath && existsSync(rejectedPath)) rmSync(rejectedPath);
+    const seconds = summary.ms / 1000;
+    const rate = Math.round(summary.rows / Math.max(seconds, 0.001)).toLocaleString('en-US');
+    const applied =
+      kind === 'customers'
+        ? `${summary.created} created, ${summary.updated} updated`
+        : `${summary.updated} scored`;
+    const where = summary.refused > 0 ? ` (${rejectedPath ? `see ${rejectedPath}` : 'listed above'})` : '';
+    console.error(
+      `Imported ${kind}: ${summary.rows} rows in ${seconds.toFixed(1)} s (${rate} rows/s): ${applied}, ${summary.refused} refused${where}.`,
+    );
+    if (summary.fileError) {
+      console.error(
+        `vitals import: ${file}: ${summary.fileError.message}. The rows before it were imported; nothing after it was read.`,
+      );
+      return 1;
+    }
+    return summary.refused > 0 ? 1 : 0;
+  });
+
+export const runExport = (args: TransferArgs) =>
+  run('export', async () => {
+    const { kind, client, format } = common(args);
+    const file = args.file ?? '-';
+    const out = file === '-' ? process.stdout : createWriteStream(file);
+    const count = await exportRows({
+      client,
+      kind,
+      format: format ?? (file === '-' ? 'csv' : formatOf(file)),
+      out,
+      progress: progress(`export ${kind}`, process.stderr, undefined),
+    });
+    console.error(`Exported ${count} ${kind}.`);
+    return 0;
+  });

@@ -1,0 +1,86 @@
+// What an import or export tells the person running it while it runs: a cli-progress bar on a
+// terminal (rows, rows/s, ETA), and a plain line every few seconds otherwise (a log, CI).
+import cliProgress from 'cli-progress';
+
+export interface Counts {
+  /** Rows (or records) done: answered by the server, or refused before sending. */
+  rows: number;
+  refused: number;
+  /** Bytes of the input read so far (imports), for the ETA. */
+  bytes?: number;
+}
+
+export interface Progress {
+  update(counts: Counts): void;
+  stop(): void;
+}
+
+const PLAIN_EVERY_MS = 5_000;
+
+const number = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function eta(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  if (seconds < 90) return `${Math.ceil(seconds)} s`;
+  return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+/**
+ * `total`: the input's size in bytes, when known (a file; not stdin): the bar and the ETA go by
+ * the share of it read. `stream`: where it is drawn (stderr: stdout may be the export itself).
+ */
+export function progress(label: string, stream: NodeJS.WriteStream, total: number | undefined): Progress {
+  const started = performance.now();
+  const rate = (rows: number) => rows / Math.max((performance.now() - started) / 1000, 0.001);
+  const left = (c: Counts) => {
+    if (!total || !c.bytes) return Number.NaN;
+    const elapsed = (performance.now() - started) / 1000;
+    return (elapsed * (total - c.bytes)) / c.bytes;
+  };
+  if (stream.isTTY) return barProgress(label, stream, total, rate, left);
+  let last = started;
+  return {
+    update(c) {
+      const now = performance.now();
+      if (now - last < PLAIN_EVERY_MS) return;
+      last = now;
+      const share =
+        total && c.bytes ? `, ${Math.floor((100 * c.bytes) / total)}% of the file, ETA ${eta(left(c))}` : '';
+      stream.write(
+        `${label}: ${number(c.rows)} rows (${number(c.refused)} refused), ${number(rate(c.rows))} rows/s${share}\n`,
+      );
+    },
+    stop() {},
+  };
+}
+
+function barProgress(
+  label: string,
+  stream: NodeJS.WriteStream,
+  total: number | undefined,
+  rate: (rows: number) => number,
+  left: (c: Counts) => number,
+): Progress {
+  const format = total
+    ? `${label} [{bar}] {percentage}% | {rows} rows | {refused} refused | {rate} rows/s | ETA {left}`
+    : `${label} {rows} rows | {refused} refused | {rate} rows/s`;
+  const bar = new cliProgress.SingleBar(
+    { format, stream, fps: 5, hideCursor: true, clearOnComplete: false, etaBuffer: 50 },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total ?? 1, 0, { rows: '0', refused: '0', rate: '0', left: '?' });
+  return {
+    update(c) {
+      bar.update(total ? Math.min(c.bytes ?? 0, total) : 0, {
+        rows: number(c.rows),
+        refused: number(c.refused),
+        rate: number(rate(c.rows)),
+        left: eta(left(c)),
+      });
+    },
+    stop() {
+      if (total) bar.update(total);
+      bar.stop();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+// How a row of an import file becomes a batch item (docs/cli.md, "Import and export"): the
+// columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
+// import (web/) reads CSV files with these same rules.
+
+export type Kind = 'customers' | 'scores';
+
+/** A field of a row the API would refuse before it is sent: the row's own error, in the API's envelope. */
+export interface RowError {
+  type: 'invalid_request_error';
+  code: 'parameter_invalid' | 'parameter_missing';
+  message: string;
+  param?: string;
+}
+
+export type Converted = { item: Record<string, unknown> } | { error: RowError };
+
+/** What a header column means, or why it cannot be read. */
+export type Column =
+  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' }
+  | { to: 'metadata_key'; key: string }
+  | { to: 'factor'; name: string }
+  | { to: 'ignored' };
+
+const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** Columns an export writes that an import reads past: they are the server's to set. */
+const READ_ONLY: Record<Kind, readonly string[]> = {
+  customers: ['created_at', 'updated_at'],
+  scores: ['health_score', 'status', 'updated_at'],
+};
+
+export const COLUMN_RULES: Record<Kind, string> = {
+  customers: 'customer_id, name, email, metadata (a JSON object) or metadata.KEY (1-64 characters)',
+  scores:
+    'customer_id, factors (a JSON object) or a factor name (lowercase letters, digits and _, 1-64, from a letter)',
+};
+
+export class HeaderError extends Error {
+  override readonly name = 'HeaderError';
+}
+
+/** Each header column's meaning; throws HeaderError naming the first column that has none. */
+export function readHeader(kind: Kind, header: readonly string[]): Column[] {
+  const seen = new Set<string>();
+  const columns = header.map((raw, i): Column => {
+    const name = raw.trim();
+    if (seen.has(name)) throw new HeaderError(`column ${i + 1} ('${name}') appears twice in the header`);
+    seen.add(name);
+    const column = columnOf(kind, name);
+    if (!column) {
+      throw new HeaderError(
+        `column ${i + 1} ('${name}') is not a ${kind} column; the columns are ${COLUMN_RULES[kind]}`,
+      );
+    }
+    return column;
+  });
+  if (!seen.has('customer_id')) throw new HeaderError("the header has no 'customer_id' column");
+  return columns;
+}
+
+function columnOf(kind: Kind, name: string): Column | null {
+  if (name === 'customer_id') return { to: 'customer_id' };
+  if (READ_ONLY[kind].includes(name)) return { to: 'ignored' };
+  if (kind === 'customers') {
+    if (name === 'name' || name === 'email' || name === 'metadata') return { to: name };
+    const key = name.startsWith('metadata.') ? name.slice('metadata.'.length) : null;
+    return key !== null && key.length >= 1 && key.length <= 64 ? { to: 'metadata_key', key } : null;
+  }
+  if (name === 'factors') return { to: 'factors' };
+  return FACTOR.test(name) ? { to: 'factor', name } : null;
+}
+
+const DECIMAL = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/**
+ * A CSV record as the batch item it stands for. An empty cell is a field not sent. A factor's
+ * cell that is not a number is sent as text, for the API to refuse with its own message.
+ */
+export function fromCsv(columns: readonly Column[], cells: readonly string[]): Converted {
+  const item: Record<string, unknown> = {};
+  let metadata: Record<string, unknown> | undefined;
+  let factors: Record<string, unknown> | undefined;
+  for (const [i, column] of columns.entries()) {
+    const cell = cells[i] ?? '';
+    if (cell === '' || column.to === 'ignored') continue;
+    switch (column.to) {
+      case 'customer_id':
+      case 'name':
+      case 'email':
+        item[column.to] = cell;
+        break;
+      case 'metadata':
+      case 'factors': {
+        const parsed = jsonObject(cell);
+        if (!parsed) return refused(column.to, `'${column.to}' must be a JSON object.`);
+        if (column.to === 'metadata') metadata = { ...parsed, ...metadata };
+        else factors = { ...parsed, ...factors };
+        break;
+      }
+      case 'metadata_key':
+        metadata = { ...metadata, [column.key]: cell };
+        break;
+      case 'factor':
+        factors = { ...factors, [column.name]: DECIMAL.test(cell) ? Number(cell) : cell };
+        break;
+    }
+  }
+  if (metadata) item.metadata = metadata;
+  if (factors) item.factors = factors;
+  return { item };
+}
+
+/**
+ * An NDJSON line's object as a batch item: the batch item itself, or what an export wrote (a
+ * Customer's `id` is its `customer_id`; the server's own fields are read past).
+ */
+export function fromJson(kind: Kind, value: unknown): Converted {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return {
+      error: {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        message: 'The line must be a JSON object.',
+      },
+    };
+  }
+  const item: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  if (kind === 'customers' && !('customer_id' in item) && typeof item.id === 'string') {
+    item.customer_id = item.id;
+    delete item.id;
+  }
+  for (const field of READ_ONLY[kind]) delete item[field];
+  return { item };
+}
+
+function jsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+const refused = (param: string, message: string): Converted => ({
+  error: { type: 'invalid_request_error', code: 'parameter_invalid', message, param },
+});

@@ -1,0 +1,364 @@
+// `vitals import` and `vitals export` (docs/cli.md, "Import and export"): the real CLI in its own
+// process, against the real app on a real port, with real files. Each test has an account of its
+// own; what was stored is read back through the API.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { VitalsClient } from '../src/client/index.ts';
+import { all, type ClientApp, clientApp } from './client/harness.ts';
+import { tempDir } from './helpers/app.ts';
+import { ROOT, serverEnv } from './helpers/server.ts';
+
+let app: ClientApp;
+let dir: string;
+before(async () => {
+  app = await clientApp();
+  dir = tempDir();
+});
+after(() => app.close());
+
+let accounts = 0;
+async function account(): Promise<{ key: string; client: VitalsClient }> {
+  const { key } = await app.t.newAccount(`transfer ${++accounts}`);
+  return { key, client: new VitalsClient({ url: app.url, key }) };
+}
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `vitals ARGS` with the key in VITALS_API_KEY, `stdin` written to its standard input. */
+async function vitals(key: string, args: string[], stdin?: string | Buffer): Promise<Run> {
+  const child = spawn(process.execPath, [join(ROOT, 'src', 'cli.ts'), ...args, '--url', app.url], {
+    cwd: ROOT,
+    env: serverEnv({ VITALS_API_KEY: key }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  child.stdin.end(stdin ?? '');
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+let files = 0;
+function file(name: string, content: string | Buffer): string {
+  const path = join(dir, `${++files}-${name}`);
+  writeFileSync(path, content);
+  return path;
+}
+
+const rejected = (path: string) =>
+  readFileSync(`${path}.rejected.ndjson`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
+const customers = (client: VitalsClient) => all(client.customers.list({ limit: 100 }));
+
+describe('import customers', () => {
+  test('the example file: every row created, exit 0, a summary on stderr', async () => {
+    const { key, client } = await account();
+    const run = await vitals(key, ['import', 'customers', join(ROOT, 'examples', 'customers.csv')]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Imported customers: 5 rows in .*: 5 created, 0 updated, 0 refused\./);
+    const stored = await customers(client);
+    assert.deepEqual(
+      stored.map((c) => c.id),
+      ['acme', 'globex', 'hooli', 'initech', 'umbrella'],
+    );
+    const hooli = stored.find((c) => c.id === 'hooli');
+    // An empty cell is a field not sent: hooli has no csm.
+    assert.deepEqual(hooli?.metadata, { plan: 'pro', region: 'us' });
+    assert.equal(hooli?.email, 'team@hooli.example');
+  });
+
+  test('refused rows go to FILE.rejected.ndjson with their line and error; the others are imported; exit 1', async () => {
+    const { key, client } = await account();
+    const path = file(
+      'customers.csv',
+      [
+        'customer_id,name,email,metadata.plan',
+        'good1,Good One,one@example.com,pro',
+        'bad,Bad,not-an-email,pro',
+        'good2,"Two, with a comma",two@example.com,',
+        'ragged,Only two cells',
+        'noemail,No Email,,starter',
+        '',
+      ].join('\n'),
+    );
+    const run = await vitals(key, ['import', 'customers', path]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /3 refused \(see .*rejected\.ndjson\)/);
+    // Written as the answers come: rows refused before sending come first.
+    const refusals = rejected(path).sort((a, b) => a.line - b.line);
+    assert.deepEqual(
+      refusals.map((r) => [r.line, r.error.code, r.error.param ?? null]),
+      [
+        [3, 'parameter_invalid', 'email'],
+        [5, 'parameter_invalid', null],
+        [6, 'parameter_missing', 'email'],
+      ],
+    );
+    assert.match(refusals[1].error.message, /one cell per header column/);
+    assert.deepEqual(refusals[0].item, {
+      customer_id: 'bad',
+      name: 'Bad',
+      email: 'not-an-email',
+      metadata: { plan: 'pro' },
+    });
+    assert.deepEqual(
+      (await customers(client)).map((c) => [c.id, c.name]),
+      [
+        ['good1', 'Good One'],
+        ['good2', 'Two, with a comma'],
+      ],
+    );
+    // Fixed and run again: everything is in, and the stale rejected file is gone.
+    writeFileSync(path, 'customer_id,name,email\nbad,Bad,bad@example.com\n');
+    const again = await vitals(key, ['import', 'customers', path]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(existsSync(`${path}.rejected.ndjson`), false);
+  });
+
+  test('rows of one customer apply in file order, across batches in flight', async () => {
+    const { key, client } = await account();
+    const rows = ['customer_id,name,email'];
+    for (let i = 1; i <= 40; i++)
+      rows.push(`same,Name ${i},n${i}@example.com`, `other${i},Other,o@example.com`);
+    const path = file('order.csv', `${rows.join('\n')}\n`);
+    const run = await vitals(key, ['import', 'customers', path, '--batch-size', '3', '--concurrency', '4']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /41 created, 39 updated/);
+    assert.equal((await client.customers.retrieve('same')).name, 'Name 40');
+  });
+
+  test('NDJSON from standard input; refused rows on stderr; a row the server refuses whole is found alone', async () => {
+    const { key, client } = await account();
+    const lines = [
+      JSON.stringify({ customer_id: 'n1', name: 'N1', email: 'n1@example.com', metadata: { tier: 2 } }),
+      '{"customer_id":"n2","name":"lone \\ud800 surrogate","email":"n2@example.com"}',
+      'not json',
+      JSON.stringify({
+        id: 'n3',
+        name: 'From an export',
+        email: 'n3@example.com',
+        created_at: '2020-01-01T00:00:00.000Z',
+      }),
+    ];
+    const run = await vitals(
+      key,
+      ['import', 'customers', '-', '--format', 'ndjson'],
+      `${lines.join('\n')}\n`,
+    );
+    assert.equal(run.code, 1, run.stderr);
+    const refusals = run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(refusals.map((r) => [r.line, r.error.code]).sort(), [
+      [2, 'invalid_json'],
+      [3, 'parameter_invalid'],
+    ]);
+    assert.deepEqual(
+      (await customers(client)).map((c) => c.id),
+      ['n1', 'n3'],
+    );
+  });
+});
+
+describe('import scores', () => {
+  test('replaces factors (an empty cell is a factor not sent), or merges them with --merge', async () => {
+    const { key, client } = await account();
+    assert.equal(
+      (await vitals(key, ['import', 'customers', join(ROOT, 'examples', 'customers.csv')])).code,
+      0,
+    );
+    const run = await vitals(key, ['import', 'scores', join(ROOT, 'examples', 'scores.csv')]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /5 scored, 0 refused/);
+    assert.deepEqual((await client.healthScores.retrieve('umbrella')).factors, {
+      usage: 0.75,
+      billing: 0.95,
+    });
+    const merge = file('merge.csv', 'customer_id,support\numbrella,0.5\nnobody,0.5\nacme,high\n');
+    const merged = await vitals(key, ['import', 'scores', merge, '--merge']);
+    assert.equal(merged.code, 1, merged.stderr);
+    assert.deepEqual((await client.healthScores.retrieve('umbrella')).factors, {
+      usage: 0.75,
+      billing: 0.95,
+      support: 0.5,
+    });
+    assert.deepEqual(
+      rejected(merge).map((r) => [r.line, r.status, r.error.code, r.error.param ?? null]),
+      [
+        [3, 404, 'customer_not_found', null],
+        [4, 400, 'parameter_invalid', 'factors.support'],
+      ],
+    );
+    assert.deepEqual((await client.healthScores.retrieve('acme')).factors, {
+      usage: 0.92,
+      support: 0.8,
+      billing: 1,
+    });
+  });
+});
+
+describe('files that cannot be read', () => {
+  const cases: [string, string | Buffer, RegExp][] = [
+    [
+      'an unknown column',
+      'customer_id,name,emial\na,A,a@example.com\n',
+      /line 1: column 3 \('emial'\) is not a customers column/,
+    ],
+    [
+      'no customer_id column',
+      'name,email\nA,a@example.com\n',
+      /line 1: the header has no 'customer_id' column/,
+    ],
+    ['a column twice', 'customer_id,name,name\na,A,B\n', /line 1: column 3 \('name'\) appears twice/],
+    [
+      'Latin-1 bytes',
+      Buffer.concat([
+        Buffer.from('customer_id,name,email\na,A,a@example.com\nb,Caf'),
+        Buffer.from([0xe9]),
+        Buffer.from(',b@example.com\n'),
+      ]),
+      /line 3: the file is not UTF-8/,
+    ],
+    ['an unclosed quote', 'customer_id,name,email\na,"A,a@example.com\n', /line \d+: Quote Not Closed/],
+    ['an empty file', '', /the file is empty/],
+  ];
+  for (const [what, content, message] of cases) {
+    test(`${what}: a message naming the line, exit 1`, async () => {
+      const { key, client } = await account();
+      const run = await vitals(key, ['import', 'customers', file('bad.csv', content)]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, message);
+      if (what !== 'Latin-1 bytes') assert.deepEqual(await customers(client), []);
+    });
+  }
+
+  test('a 50 MB line stops the import with a message, without reading it all', async () => {
+    const { key, client } = await account();
+    const huge = Buffer.alloc(50 * 1024 * 1024, 'x');
+    const path = file(
+      'huge.csv',
+      Buffer.concat([
+        Buffer.from('customer_id,name,email\nok,OK,ok@example.com\nbig,'),
+        huge,
+        Buffer.from('\n'),
+      ]),
+    );
+    const run = await vitals(key, ['import', 'customers', path]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /line 3: a record is longer than 1048576 bytes/);
+    assert.deepEqual(
+      (await customers(client)).map((c) => c.id),
+      ['ok'],
+    );
+    const ndjson = file(
+      'huge.ndjson',
+      Buffer.concat([Buffer.from('{"customer_id":"x",'), huge, Buffer.from('\n')]),
+    );
+    const lines = await vitals(key, ['import', 'customers', ndjson]);
+    assert.equal(lines.code, 1, lines.stderr);
+    assert.match(lines.stderr, /line 1: the line is longer than 1048576 bytes/);
+  });
+});
+
+describe('export', () => {
+  test('customers as CSV import into another account as they were', async () => {
+    const source = await account();
+    await source.client.customers.batch([
+      {
+        customer_id: 'x1',
+        name: 'Quote " and, comma',
+        email: 'x1@example.com',
+        metadata: { n: 1, nested: { a: [1, 2] } },
+      },
+      { customer_id: 'x2', name: 'Line\nbreak', email: 'x2@example.com' },
+    ]);
+    const run = await vitals(source.key, ['export', 'customers']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.split('\n')[0], 'customer_id,name,email,metadata,created_at,updated_at');
+    const target = await account();
+    const imported = await vitals(target.key, ['import', 'customers', file('export.csv', run.stdout)]);
+    assert.equal(imported.code, 0, imported.stderr);
+    const strip = (cs: { created_at: string; updated_at: string }[]) =>
+      cs.map(({ created_at: _c, updated_at: _u, ...rest }) => rest);
+    assert.deepEqual(strip(await customers(target.client)), strip(await customers(source.client)));
+  });
+
+  test('scores as NDJSON to a file, in the portfolio order, and back in with import', async () => {
+    const source = await account();
+    await source.client.customers.batch([
+      { customer_id: 'a', name: 'A', email: 'a@example.com' },
+      { customer_id: 'b', name: 'B', email: 'b@example.com' },
+    ]);
+    await source.client.healthScores.batch([
+      { customer_id: 'a', factors: { usage: 0.9 } },
+      { customer_id: 'b', factors: { usage: 0.1, support: 0.2 } },
+    ]);
+    const out = join(dir, 'scores.ndjson');
+    const run = await vitals(source.key, ['export', 'scores', out]);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((s) => [s.customer_id, s.status]),
+      [
+        ['b', 'critical'],
+        ['a', 'healthy'],
+      ],
+    );
+    const target = await account();
+    await target.client.customers.batch([
+      { customer_id: 'a', name: 'A', email: 'a@example.com' },
+      { customer_id: 'b', name: 'B', email: 'b@example.com' },
+    ]);
+    assert.equal((await vitals(target.key, ['import', 'scores', out])).code, 0);
+    assert.deepEqual((await target.client.healthScores.retrieve('b')).factors, { usage: 0.1, support: 0.2 });
+  });
+});
+
+describe('usage', () => {
+  const cases: [string, string[], string | undefined, RegExp][] = [
+    ['no key', ['import', 'customers', 'x.csv'], '', /give an API key/],
+    ['an unknown kind', ['import', 'webhooks', 'x.csv'], 'vk_x', /'customers' or 'scores'/],
+    ['no file', ['import', 'customers'], 'vk_x', /give the file/],
+    ['a bad --format', ['export', 'customers', '--format', 'xml'], 'vk_x', /--format must be/],
+    ['--merge on customers', ['import', 'customers', 'x.csv', '--merge'], 'vk_x', /--merge is for scores/],
+    [
+      'a bad --batch-size',
+      ['import', 'scores', 'x.csv', '--batch-size', '5000'],
+      'vk_x',
+      /--batch-size must be/,
+    ],
+  ];
+  for (const [what, args, key, message] of cases) {
+    test(`${what}: exit 2 with the reason`, async () => {
+      const run = await vitals(key ?? '', args);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+    });
+  }
+
+  test('a wrong key: the server says 401, exit 1', async () => {
+    const run = await vitals('vk_wrong', ['import', 'customers', join(ROOT, 'examples', 'customers.csv')]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /401 api_key_invalid/);
+  });
+});
