@@ -334,6 +334,39 @@ describe('export', () => {
   });
 });
 
+test('export to a reader that stops early (| head) ends quietly with status 0', async () => {
+  const { key, client } = await account();
+  const many = Array.from({ length: 1000 }, (_, i) => ({
+    customer_id: `c${i}`,
+    name: `C ${i}`,
+    email: 'c@example.com',
+  }));
+  for (let i = 0; i < 3; i++) {
+    await client.customers.batch(
+      many.map((c) => ({ ...c, customer_id: `${c.customer_id}-${i}`, metadata: { pad: 'x'.repeat(100) } })),
+    );
+  }
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'src', 'cli.ts'), 'export', 'customers', '--url', app.url],
+    {
+      cwd: ROOT,
+      env: serverEnv({ VITALS_API_KEY: key }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const [first] = (await once(child.stdout, 'data')) as [Buffer];
+  assert.match(first.toString(), /^customer_id,name,email,metadata/);
+  child.stdout.destroy();
+  const [code] = (await once(child, 'close')) as [number | null];
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /EPIPE|Error/);
+});
+
 describe('usage', () => {
   const cases: [string, string[], string | undefined, RegExp][] = [
     ['no key', ['import', 'customers', 'x.csv'], '', /give an API key/],

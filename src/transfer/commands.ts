@@ -138,13 +138,20 @@ export const runExport = (args: TransferArgs) =>
     const { kind, client, format } = common(args);
     const file = args.file ?? '-';
     const out = file === '-' ? process.stdout : createWriteStream(file);
-    const count = await exportRows({
-      client,
-      kind,
-      format: format ?? (file === '-' ? 'csv' : formatOf(file)),
-      out,
-      progress: progress(`export ${kind}`, process.stderr, undefined),
-    });
+    let count: number;
+    try {
+      count = await exportRows({
+        client,
+        kind,
+        format: format ?? (file === '-' ? 'csv' : formatOf(file)),
+        out,
+        progress: progress(`export ${kind}`, process.stderr, undefined),
+      });
+    } catch (error) {
+      // The reader went away (`vitals export … | head`): it has what it wanted; stop quietly.
+      if ((error as NodeJS.ErrnoException).code === 'EPIPE' && out === process.stdout) return 0;
+      throw error;
+    }
     console.error(`Exported ${count} ${kind}.`);
     return 0;
   });

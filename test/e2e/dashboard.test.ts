@@ -1,104 +1,25 @@
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core, against the real
-// `vitals serve` on a temp SQLite data dir, with a local webhook receiver. Data is seeded through
-// the API. Every page is saved as a screenshot at desktop and phone widths in test-artifacts/.
+// `vitals serve` on a temp SQLite data dir (./browser.ts), with a local webhook receiver. Data is
+// seeded through the API. Every page is saved as a screenshot at desktop and phone widths in
+// test-artifacts/.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomInt } from 'node:crypto';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { verifyVitalsSignature } from '../../src/domain/signing.ts';
-import { tempDir } from '../helpers/app.ts';
 import { TestReceiver } from '../helpers/receiver.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test-artifacts');
-// The Node that runs the tests (node_modules/.bin/node under `npm test`) runs the server too.
-const NODE = process.execPath;
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY = `vk_${Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('')}`;
-// Run in the page through the DevTools protocol, which the page's CSP does not govern.
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 375, height: 812 };
-
-/** Chromium is installed by .ci/run; a developer without it gets a skip that says how to get it. */
-function skipReason(): string | false {
-  if (process.env.VITALS_TEST_BACKEND === 'postgres') return 'the dashboard runs once, on SQLite';
-  if (existsSync(CHROMIUM) || process.env.CI) return false;
-  return `no ${CHROMIUM}: apt-get install -y chromium to run the dashboard tests`;
-}
-
-/** Whether the built page is missing or older than a file of web/ (so the tests never run a stale build). */
-function builtBefore(built: string, sources: string): boolean {
-  if (!existsSync(built)) return true;
-  const at = statSync(built).mtimeMs;
-  return readdirSync(sources, { recursive: true, withFileTypes: true }).some(
-    (f) => f.isFile() && statSync(join(f.parentPath, f.name)).mtimeMs > at,
-  );
-}
+import { type Dashboard, openDashboard, skipReason } from './browser.ts';
 
 const text = async (locator: Locator) => (await locator.textContent()) ?? '';
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** `vitals serve`, ready once Fastify logs that it listens. */
-async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(NODE, [join(ROOT, 'src', 'cli.ts'), 'serve'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const listening = new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output += d;
-      if (output.includes('Server listening at')) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('close', (code) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)));
-  });
-  await listening;
-  return { child, output: () => output };
-}
-
 describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, () => {
-  const dirs: string[] = [];
-  let server: ChildProcess;
-  let serverOutput: () => string;
-  let base: string;
+  let dashboard: Dashboard;
   let receiver: TestReceiver;
-  let context: BrowserContext;
+  let base: string;
+  let KEY: string;
   let page: Page;
-  const pageErrors: string[] = [];
-
-  async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${KEY}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json as T;
-  }
+  const call: Dashboard['call'] = (method, path, body) => dashboard.call(method, path, body);
+  const shoot = (name: string) => dashboard.shoot(name);
 
   async function seed(): Promise<void> {
     const names = ['Acme', 'Initech', 'Hooli', 'Umbrella', 'Stark', 'Wayne', 'Wonka', 'Tyrell', 'Cyberdyne'];
@@ -134,109 +55,16 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     }
   }
 
-  /** axe-core's WCAG 2.1 A and AA rules on the page as it is now; each violation named with its elements. */
-  async function accessibilityViolations(): Promise<string[]> {
-    const result = (await page.evaluate(
-      `${AXE};axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })`,
-    )) as {
-      passes: unknown[];
-      violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-    };
-    assert.ok(result.passes.length > 10, 'axe ran its rules');
-    return result.violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
-    );
-  }
-
-  /**
-   * The page at desktop and phone widths, full length. At each, axe finds no WCAG A/AA violation;
-   * at the phone width nothing may overflow sideways.
-   */
-  async function shoot(name: string): Promise<void> {
-    for (const [size, viewport] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
-      await page.setViewportSize(viewport);
-      // Two frames: the charts redraw at the new width (the test's tsconfig has no DOM types, so strings).
-      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-      await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
-      assert.deepEqual(await accessibilityViolations(), [], `${name} at the ${size} width`);
-      if (size === 'phone') {
-        const overflow = await page.evaluate<number>(
-          'document.documentElement.scrollWidth - window.innerWidth',
-        );
-        assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a 375px phone`);
-      }
-    }
-    await page.setViewportSize(DESKTOP);
-  }
-
   before(async () => {
-    if (builtBefore(join(ROOT, 'dist', 'web', 'index.html'), join(ROOT, 'web'))) {
-      const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-      const build = spawnSync(NODE, [vite, 'build', '--config', 'web/vite.config.ts'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      });
-      assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}\n${build.stderr}`);
-    }
-    mkdirSync(ARTIFACTS, { recursive: true });
     receiver = await TestReceiver.start();
-    const dataDir = tempDir();
-    const profile = tempDir();
-    dirs.push(dataDir, profile);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-      if (!/^(VITALS_|PORT$|HOST$|DATABASE_URL$|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(name))
-        env[name] = value;
-    }
-    ({ child: server, output: serverOutput } = await startServer({
-      ...env,
-      VITALS_DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      VITALS_API_KEY: KEY,
-      VITALS_WEBHOOK_BACKOFF: '100ms,200ms,400ms',
-      VITALS_RATE_LIMIT: 'off',
-      VITALS_LOG_LEVEL: 'info',
-    }));
+    dashboard = await openDashboard({ VITALS_WEBHOOK_BACKOFF: '100ms,200ms,400ms' });
+    ({ base, key: KEY, page } = dashboard);
     await seed();
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-      viewport: DESKTOP,
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    page.on('console', (msg) => {
-      // Chromium logs every 4xx answer; the tests that expect one check the message the page shows.
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource'))
-        pageErrors.push(msg.text());
-    });
   });
 
   after(async () => {
-    await context?.close();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await once(server, 'close');
-    }
+    await dashboard?.close();
     await receiver?.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   test('a wrong API key is refused with the reason', async () => {
@@ -469,7 +297,7 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
   });
 
   test('the server logged no errors and the pages threw none', () => {
-    assert.doesNotMatch(serverOutput(), /"level":50/);
-    assert.deepEqual(pageErrors, []);
+    assert.doesNotMatch(dashboard.serverOutput(), /"level":50/);
+    assert.deepEqual(dashboard.pageErrors, []);
   });
 });

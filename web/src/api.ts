@@ -144,10 +144,14 @@ export async function request<T>(
   method: string,
   path: string,
   body?: unknown,
-  opts: { key?: string; signal?: AbortSignal } = {},
+  opts: { key?: string; signal?: AbortSignal; headers?: Record<string, string> } = {},
 ): Promise<T> {
   const key = opts.key ?? session.key ?? '';
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
+  const headers: Record<string, string> = {
+    ...opts.headers,
+    authorization: `Bearer ${key}`,
+    accept: 'application/json',
+  };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {

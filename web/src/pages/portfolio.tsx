@@ -12,6 +12,7 @@ import {
 } from '../api.ts';
 import { Histogram } from '../charts.tsx';
 import { count, STATUS_LABEL, score, when } from '../format.ts';
+import { CsvImport } from '../import.tsx';
 import { Link, paths } from '../router.tsx';
 import { ErrorMessage, Loading, Page, Pager, StatusBadge, useLoad } from '../ui.tsx';
 
@@ -20,7 +21,9 @@ const PAGE_SIZE = 20;
 const CHART_CAP = 5000;
 
 export function PortfolioPage() {
-  const summary = useLoad((signal) => api.get<Summary>('/api/health-scores/summary', signal), []);
+  // An import changes what every panel shows: a new round loads them all again.
+  const [round, setRound] = useState(0);
+  const summary = useLoad((signal) => api.get<Summary>('/api/health-scores/summary', signal), [round]);
   return (
     <Page title="Portfolio">
       <ErrorMessage error={summary.error} />
@@ -41,10 +44,11 @@ export function PortfolioPage() {
           ))}
         </ul>
       </section>
-      <Distribution total={summary.data?.total} />
+      <Distribution key={round} total={summary.data?.total} />
       <Search />
       {/* The list skips bands the summary counts as empty, so it waits for the summary. */}
-      {(summary.data || summary.error) && <ScoreList counts={summary.data?.counts} />}
+      {(summary.data || summary.error) && <ScoreList key={round} counts={summary.data?.counts} />}
+      <CsvImport onImported={() => setRound((r) => r + 1)} />
     </Page>
   );
 }

@@ -1,0 +1,88 @@
+// A picked CSV file as records, for the import (import.tsx): strict UTF-8, then csv-parse's
+// browser build with the CLI's options (src/transfer/read.ts). The portfolio page loads this
+// module only when a file is picked: csv-parse (and the Buffer shim it brings) is most of its size.
+import { type CsvError, parse } from 'csv-parse/browser/esm/sync';
+import type { Kind } from '../../src/transfer/rows.ts';
+
+/** Above this, the browser would hold too much at once: the CLI streams a file of any size. */
+export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+/** The longest record read, as in the CLI: far above any row the API takes. */
+const MAX_RECORD = 1024 * 1024;
+
+export interface CsvRecord {
+  /** The file's line the record ends on, from 1. */
+  line: number;
+  cells: string[];
+}
+
+export interface CsvFile {
+  header: string[];
+  records: CsvRecord[];
+  /** Rows without one cell per header column: each is refused with its line, and not sent. */
+  ragged: { line: number; message: string }[];
+  /** What the header looks like: customers if it has a customer's own column, else scores. */
+  guess: Kind;
+}
+
+/** A file that cannot be read at all; its message is shown as is. */
+export class CsvFileError extends Error {
+  override readonly name = 'CsvFileError';
+}
+
+export async function readCsv(file: File): Promise<CsvFile> {
+  if (file.size > MAX_FILE_BYTES) {
+    throw new CsvFileError(
+      `The file is ${Math.ceil(file.size / 1024 / 1024)} MB; the dashboard imports files up to 50 MB. ` +
+        'Split it, or import it with the CLI (vitals import).',
+    );
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await file.arrayBuffer());
+  } catch {
+    throw new CsvFileError(
+      'The file is not UTF-8 text. Save it as UTF-8 (“CSV UTF-8” in Excel) and pick it again.',
+    );
+  }
+  const ragged: CsvFile['ragged'] = [];
+  let rows: { record: string[]; info: { lines: number } }[];
+  try {
+    rows = parse(text, {
+      bom: true,
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: false,
+      max_record_size: MAX_RECORD,
+      skip_records_with_error: true,
+      // A ragged row is that row's refusal; any other parse error leaves the rest unreadable.
+      on_skip: (err: CsvError | undefined) => {
+        if (err?.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') throw err;
+        ragged.push({
+          line: Number(err.lines),
+          message: `The row does not have one cell per header column (${err.message.replace(/ on line \d+$/, '')}).`,
+        });
+      },
+    }) as unknown as typeof rows;
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown; lines?: unknown };
+    if (typeof e.code !== 'string' || !e.code.startsWith('CSV_')) throw err;
+    const message = String(e.message).replace(/ at line \d+.*$|, got .* at line \d+.*$/s, '');
+    throw new CsvFileError(`The file cannot be read as CSV: line ${Number(e.lines)}: ${message}.`);
+  }
+  const [first, ...rest] = rows;
+  if (!first) throw new CsvFileError('The file is empty: a CSV import needs a header row.');
+  return {
+    header: first.record,
+    records: rest.map((r) => ({ line: r.info.lines, cells: r.record })),
+    ragged,
+    guess: guessKind(first.record),
+  };
+}
+
+function guessKind(header: readonly string[]): Kind {
+  const customers = header.some((raw) => {
+    const name = raw.trim();
+    return name === 'name' || name === 'email' || name === 'metadata' || name.startsWith('metadata.');
+  });
+  return customers ? 'customers' : 'scores';
+}
