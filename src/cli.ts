@@ -67,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
     case 'import':
     case 'export': {
       if (positionals.length > 3) break;
+      boundHeap();
       const { runExport, runImport } = await import('./transfer/commands.ts');
       const args = {
         kind: sub,
@@ -126,6 +127,25 @@ async function main(argv: string[]): Promise<number> {
   console.error(USAGE);
   return 2;
 }
+
+/**
+ * Import and export stream, but V8 sizes its heap by allocation rate: on a machine with memory to
+ * spare it would grow to about 300 MB where 30 MB is live. The process replaces itself (execve:
+ * no parent stays behind) with one whose heap is bounded, unless the user chose the bounds in
+ * NODE_OPTIONS or node's own flags (docs/cli.md, "Memory"; BENCHMARKS.md).
+ */
+function boundHeap(): void {
+  const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
+  if (/--max-(semi|old)-space-size/.test(chosen) || typeof process.execve !== 'function') return;
+  const [script = '', ...args] = process.argv.slice(1);
+  process.execve(
+    process.execPath,
+    [process.execPath, ...HEAP_BOUNDS, ...process.execArgv, script, ...args],
+    process.env as Record<string, string>,
+  );
+}
+
+const HEAP_BOUNDS = ['--max-semi-space-size=2', '--max-old-space-size=128'];
 
 const POSTGRES_BACKUP = `vitals backup copies the SQLite database only; this Vitals uses PostgreSQL (DATABASE_URL is set).
 Back PostgreSQL up with its own tools, which take a consistent snapshot while Vitals keeps serving:

@@ -313,6 +313,17 @@ export const ROUTES = {
     { method: 'GET', path: '/api/customers/:customer_id', body: null, query: [] },
     { method: 'PATCH', path: '/api/customers/:customer_id', body: customerPatch, query: [] },
     { method: 'DELETE', path: '/api/customers/:customer_id', body: null, query: [] },
+    {
+      method: 'POST',
+      path: '/api/customers/batch',
+      body: [
+        [
+          'customers',
+          '[{"customer_id":"fz_b1","name":"B","email":"b@example.com"},{"customer_id":"fx_plain","metadata":{"tier":null,"k":[1]}},{"customer_id":"fx_other_plain","name":"Not theirs"}]',
+        ],
+      ],
+      query: [],
+    },
   ],
   scores: [
     {
@@ -336,6 +347,17 @@ export const ROUTES = {
     },
     { method: 'GET', path: '/api/health-scores', body: null, query: ['status', 'limit', 'cursor'] },
     { method: 'GET', path: '/api/health-scores/summary', body: null, query: [] },
+    {
+      method: 'POST',
+      path: '/api/health-scores/batch',
+      body: [
+        [
+          'scores',
+          '[{"customer_id":"fx_scored","factors":{"usage":0.5}},{"customer_id":"fx_plain","factors":{"billing":null,"usage":1},"merge":true},{"customer_id":"fx_other_scored","factors":{"usage":0}}]',
+        ],
+      ],
+      query: [],
+    },
   ],
   settings: [
     { method: 'GET', path: '/api/settings/health-score/weights', body: null, query: [] },
