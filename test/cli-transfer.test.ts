@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { VitalsClient } from '../src/client/index.ts';
 import { all, type ClientApp, clientApp } from './client/harness.ts';
 import { tempDir } from './helpers/app.ts';
-import { ROOT, serverEnv } from './helpers/server.ts';
+import { ROOT, runCli, serverEnv } from './helpers/server.ts';
 
 let app: ClientApp;
 let dir: string;
@@ -25,31 +25,9 @@ async function account(): Promise<{ key: string; client: VitalsClient }> {
   const { key } = await app.t.newAccount(`transfer ${++accounts}`);
   return { key, client: new VitalsClient({ url: app.url, key }) };
 }
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `vitals ARGS` with the key in VITALS_API_KEY, `stdin` written to its standard input. */
-async function vitals(key: string, args: string[], stdin?: string | Buffer): Promise<Run> {
-  const child = spawn(process.execPath, [join(ROOT, 'src', 'cli.ts'), ...args, '--url', app.url], {
-    cwd: ROOT,
-    env: serverEnv({ VITALS_API_KEY: key }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  child.stdin.end(stdin ?? '');
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+/** `vitals ARGS --url …` with the key in VITALS_API_KEY, `stdin` written to its standard input. */
+const vitals = (key: string, args: string[], stdin?: string | Buffer) =>
+  runCli([...args, '--url', app.url], serverEnv({ VITALS_API_KEY: key }), stdin);
 
 let files = 0;
 function file(name: string, content: string | Buffer): string {

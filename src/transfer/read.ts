@@ -5,12 +5,19 @@
 // an NDJSON line that is not JSON) is that row's refusal, and the import goes on.
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type CsvError, parse } from 'csv-parse';
+import { parse } from 'csv-parse';
 import split from 'split2';
-import { type Converted, fromCsv, fromJson, HeaderError, type Kind, readHeader } from './rows.ts';
-
-/** The longest line (or CSV record) read: far above any row the API takes (16 KiB metadata). */
-export const MAX_LINE = 1024 * 1024;
+import {
+  type Converted,
+  csvMessage,
+  csvOptions,
+  fromCsv,
+  fromJson,
+  HeaderError,
+  type Kind,
+  MAX_LINE,
+  readHeader,
+} from './rows.ts';
 
 export type Format = 'csv' | 'ndjson';
 
@@ -98,18 +105,11 @@ export async function* readRows(
 
 async function* csvRows(input: NodeJS.ReadableStream, kind: Kind): AsyncGenerator<Row> {
   const skipped: Row[] = [];
-  const parser = parse({
-    bom: true,
-    info: true,
-    skip_empty_lines: true,
-    max_record_size: MAX_LINE,
-    skip_records_with_error: true,
-    // A ragged row is that row's refusal; every other parse error leaves the rest unreadable.
-    on_skip: (err: CsvError | undefined) => {
-      if (err?.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') throw err;
-      skipped.push({ line: Number(err.lines), converted: { error: raggedRow(err.message) } });
-    },
-  });
+  const parser = parse(
+    csvOptions((line, error) => {
+      skipped.push({ line, converted: { error } });
+    }),
+  );
   const done = pipeline(input, new Utf8(), parser).catch((err: unknown) => {
     throw toFileError(err);
   });
@@ -142,12 +142,6 @@ async function* csvRows(input: NodeJS.ReadableStream, kind: Kind): AsyncGenerato
   await done;
   if (!columns) throw new FileError('the file is empty: a CSV import needs a header row');
 }
-
-const raggedRow = (message: string) => ({
-  type: 'invalid_request_error' as const,
-  code: 'parameter_invalid' as const,
-  message: `The row does not have one cell per header column (${message.replace(/ on line \d+$/, '')}).`,
-});
 
 async function* ndjsonRows(input: NodeJS.ReadableStream, kind: Kind): AsyncGenerator<Row> {
   let line = 0;
@@ -193,7 +187,7 @@ function toFileError(err: unknown, line?: number): Error {
   if (e.code === 'CSV_MAX_RECORD_SIZE')
     return new FileError(`a record is longer than ${MAX_LINE} bytes`, e.lines);
   if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
-    return new FileError(String(e.message).replace(/ at line \d+.*$|, got .* at line \d+.*$/s, ''), e.lines);
+    return new FileError(csvMessage(String(e.message)), e.lines);
   }
   if (/maxLength|maximum buffer/i.test(String(e.message))) {
     return new FileError(`the line is longer than ${MAX_LINE} bytes`, line);

@@ -147,3 +147,36 @@ function jsonObject(text: string): Record<string, unknown> | null {
 const refused = (param: string, message: string): Converted => ({
   error: { type: 'invalid_request_error', code: 'parameter_invalid', message, param },
 });
+
+/** The longest line (or CSV record) read: far above any row the API takes (16 KiB metadata). */
+export const MAX_LINE = 1024 * 1024;
+
+/**
+ * csv-parse's options for an import, on Node (read.ts) and in the browser (web/src/csv.ts): a
+ * ragged row (a cell too many or too few) goes to `onRagged` as that row's refusal, and every
+ * other parse error (an unclosed quote, a record over MAX_LINE) is thrown, since the rest of the
+ * file cannot be read after it. Records come with `info.lines`, the line each ends on.
+ */
+export function csvOptions(onRagged: (line: number, error: RowError) => void) {
+  return {
+    bom: true,
+    info: true,
+    skip_empty_lines: true,
+    relax_column_count: false,
+    max_record_size: MAX_LINE,
+    skip_records_with_error: true,
+    on_skip: (err: { code?: string; lines?: number; message: string } | undefined): undefined => {
+      if (err?.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') throw err;
+      onRagged(Number(err.lines), {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        message: `The row does not have one cell per header column (${err.message.replace(/ on line \d+$/, '')}).`,
+      });
+      return undefined;
+    },
+  } as const;
+}
+
+/** A csv-parse error's message without its own "at line N" (the caller names the line). */
+export const csvMessage = (message: string) =>
+  message.replace(/ at line \d+.*$|, got .* at line \d+.*$/s, '');

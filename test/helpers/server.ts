@@ -92,16 +92,18 @@ export class VitalsProcess {
   }
 }
 
-/** Runs one CLI command (`vitals …`) to its end. */
+/** Runs one CLI command (`vitals …`) to its end, `stdin` written to its standard input. */
 export async function runCli(
   args: string[],
   environment: NodeJS.ProcessEnv,
+  stdin: string | Buffer = '',
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: environment,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin.end(stdin);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => {

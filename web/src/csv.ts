@@ -1,13 +1,11 @@
 // A picked CSV file as records, for the import (import.tsx): strict UTF-8, then csv-parse's
 // browser build with the CLI's options (src/transfer/read.ts). The portfolio page loads this
 // module only when a file is picked: csv-parse (and the Buffer shim it brings) is most of its size.
-import { type CsvError, parse } from 'csv-parse/browser/esm/sync';
-import type { Kind } from '../../src/transfer/rows.ts';
+import { parse } from 'csv-parse/browser/esm/sync';
+import { csvMessage, csvOptions, type Kind } from '../../src/transfer/rows.ts';
 
 /** Above this, the browser would hold too much at once: the CLI streams a file of any size. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
-/** The longest record read, as in the CLI: far above any row the API takes. */
-const MAX_RECORD = 1024 * 1024;
 
 export interface CsvRecord {
   /** The file's line the record ends on, from 1. */
@@ -47,26 +45,14 @@ export async function readCsv(file: File): Promise<CsvFile> {
   const ragged: CsvFile['ragged'] = [];
   let rows: { record: string[]; info: { lines: number } }[];
   try {
-    rows = parse(text, {
-      bom: true,
-      info: true,
-      skip_empty_lines: true,
-      relax_column_count: false,
-      max_record_size: MAX_RECORD,
-      skip_records_with_error: true,
-      // A ragged row is that row's refusal; any other parse error leaves the rest unreadable.
-      on_skip: (err: CsvError | undefined) => {
-        if (err?.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') throw err;
-        ragged.push({
-          line: Number(err.lines),
-          message: `The row does not have one cell per header column (${err.message.replace(/ on line \d+$/, '')}).`,
-        });
-      },
-    }) as unknown as typeof rows;
+    rows = parse(
+      text,
+      csvOptions((line, error) => ragged.push({ line, message: error.message })),
+    ) as unknown as typeof rows;
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown; lines?: unknown };
     if (typeof e.code !== 'string' || !e.code.startsWith('CSV_')) throw err;
-    const message = String(e.message).replace(/ at line \d+.*$|, got .* at line \d+.*$/s, '');
+    const message = csvMessage(String(e.message));
     throw new CsvFileError(`The file cannot be read as CSV: line ${Number(e.lines)}: ${message}.`);
   }
   const [first, ...rest] = rows;
