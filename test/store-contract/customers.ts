@@ -30,6 +30,36 @@ export function customersContract(c: ContractContext): void {
       assert.equal(await store.getCustomer(a, 'cus_missing'), null);
     });
 
+    test("customersForUpdate finds the account's own customers only; saveCustomers writes many and names the taken", async () => {
+      const store = c.store();
+      const a = await c.account();
+      const b = await c.account();
+      await seedCustomers(store, a, ['old', 'taken']);
+      await seedCustomers(store, b, ['theirs']);
+      const found = await store.transaction((tx) =>
+        tx.customersForUpdate(a, ['old', 'theirs', 'nobody', 'old\0']),
+      );
+      assert.deepEqual([...found.keys()], ['old']);
+      const renamed = customer('old', { name: 'Renamed', metadata: { k: [1] }, updatedAt: T0 + 5 });
+      const taken = await store.transaction((tx) =>
+        tx.saveCustomers(
+          a,
+          [customer('new', { name: 'New' }), customer('taken', { name: 'Again' })],
+          [renamed],
+        ),
+      );
+      assert.deepEqual(taken, ['taken']);
+      assert.equal((await store.getCustomer(a, 'new'))?.name, 'New');
+      assert.deepEqual(plainCustomer(await store.getCustomer(a, 'old')), renamed);
+      assert.equal(
+        (await store.getCustomer(a, 'taken'))?.name,
+        'Customer taken',
+        'a taken id is not overwritten',
+      );
+      assert.equal((await store.getCustomer(b, 'theirs'))?.name, 'Customer theirs');
+      assert.equal(await store.getCustomer(b, 'new'), null);
+    });
+
     test('insertCustomer answers false for a taken id and leaves the first customer alone', async () => {
       const store = c.store();
       const a = await c.account();
