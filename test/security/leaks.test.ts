@@ -274,13 +274,14 @@ describe('when the store fails under the running app', () => {
         'POST /api/customers 500 internal_error',
         'PATCH /api/customers/:customer_id 500 internal_error',
         'DELETE /api/customers/:customer_id 500 internal_error',
+        'POST /api/customers/batch 500 internal_error',
         'POST /api/customers/:customer_id/health-score 500 internal_error',
         'PATCH /api/customers/:customer_id/health-score 500 internal_error',
         'POST /api/webhooks 500 internal_error',
         'PATCH /api/webhooks/:webhook_id 500 internal_error',
       ],
     );
-    assertAnswersClean(w, 12);
+    assertAnswersClean(w, 13);
     const logs = w.t.logs();
     assert.match(logs, /unhandled error/);
     assertClean(w, logs, 'the logs');
