@@ -20,7 +20,8 @@ export interface ClientOptions {
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-type Query = Record<string, string | number | boolean | undefined>;
+type Scalar = string | number | boolean;
+type Query = Record<string, Scalar | Record<string, Scalar> | undefined>;
 type Outcome = { ok: true; value: unknown } | { ok: false; error: VitalsError; retryAfter: string | null };
 
 /** Statuses that mean "not done, try again later": the rate limit, and the database away. */
@@ -94,7 +95,11 @@ export class Transport {
   #url(path: string, query: Query | undefined): string {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(query ?? {})) {
-      if (value !== undefined) params.set(name, String(value));
+      if (value === undefined) continue;
+      if (name === 'metadata' && typeof value === 'object' && value !== null) {
+        // A segment: metadata[KEY]=VALUE, a number or boolean as its JSON text (docs/api.md, "Segments").
+        for (const [key, v] of Object.entries(value)) params.set(`metadata[${key}]`, String(v));
+      } else params.set(name, String(value));
     }
     const search = params.size > 0 ? `?${params}` : '';
     return `${this.#base}${path}${search}`;

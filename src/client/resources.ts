@@ -2,6 +2,8 @@
 // has each route's rules). Lists are async iterators that follow each list's own cursor.
 import { paginate, path, type Transport } from './client.ts';
 import type {
+  AlertsChange,
+  AlertsSettings,
   Customer,
   CustomerBatchItem,
   CustomerCreate,
@@ -17,13 +19,19 @@ import type {
   HealthScore,
   HistoryEntry,
   HistoryParams,
+  Movers,
+  MoversParams,
   Page,
+  PortfolioEntry,
   PortfolioParams,
   ScoreBatchItem,
   ScoresBatch,
   Summary,
+  SummaryParams,
   ThresholdsChange,
   ThresholdsSettings,
+  Trend,
+  TrendParams,
   Weights,
   WeightsPreview,
   WeightsSettings,
@@ -106,17 +114,28 @@ export class HealthScores {
     });
   }
 
-  /** Every current score (of one status band), lowest first. */
-  list(params: Omit<PortfolioParams, 'cursor'> = {}): AsyncGenerator<HealthScore, void, undefined> {
-    type Portfolio = Page<HealthScore> & { next_cursor: string | null };
-    return paginate<HealthScore, string>(async (cursor) => {
+  /** Every current score (of one status band, of a segment), lowest first, with its customer's name. */
+  list(params: Omit<PortfolioParams, 'cursor'> = {}): AsyncGenerator<PortfolioEntry, void, undefined> {
+    type Portfolio = Page<PortfolioEntry> & { next_cursor: string | null };
+    return paginate<PortfolioEntry, string>(async (cursor) => {
       const page = await this.#http.get<Portfolio>('/health-scores', { ...params, cursor });
       return { items: page.data, next: page.next_cursor ?? undefined };
     });
   }
 
-  summary(): Promise<Summary> {
-    return this.#http.get('/health-scores/summary');
+  /** Customers per band and their average (of a segment); `group_by: 'metadata.KEY'` adds them per value. */
+  summary(params: SummaryParams = {}): Promise<Summary> {
+    return this.#http.get('/health-scores/summary', params);
+  }
+
+  /** The portfolio (of a segment) at the end of each of the last `days` UTC days, oldest first. */
+  trend(params: TrendParams = {}): Promise<Trend> {
+    return this.#http.get('/health-scores/trend', params);
+  }
+
+  /** The customers whose score fell (or, `direction: 'up'`, rose) most over the last `days` days. */
+  movers(params: MoversParams = {}): Promise<Movers> {
+    return this.#http.get('/health-scores/movers', params);
   }
 
   /** Sets (or, with `merge: true`, merges) up to 1,000 factor sets in order; each item has its own result. */
@@ -152,6 +171,15 @@ export class Settings {
 
   updateThresholds(thresholds: ThresholdsChange, opts?: WriteOptions): Promise<ThresholdsSettings> {
     return this.#http.patch('/settings/health-score/thresholds', thresholds, opts);
+  }
+
+  alerts(): Promise<AlertsSettings> {
+    return this.#http.get('/settings/health-score/alerts');
+  }
+
+  /** Sets the drop alert rule (`{drop: {delta, days}}`), or turns it off (`{drop: null}`). */
+  updateAlerts(alerts: AlertsChange, opts?: WriteOptions): Promise<AlertsSettings> {
+    return this.#http.patch('/settings/health-score/alerts', alerts, opts);
   }
 }
 

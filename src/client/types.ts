@@ -16,10 +16,21 @@ import type {
   HealthScore as HealthScoreSchema,
   HistoryEntry as HistoryEntrySchema,
   HistoryQuery,
+  PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
 } from '../http/health-scores.ts';
+import type {
+  MoversAnswer,
+  MoversQuery,
+  SummaryAnswer,
+  SummaryQuery,
+  TrendAnswer,
+  TrendQuery,
+} from '../http/portfolio.ts';
 import type { ErrorSchema } from '../http/schemas.ts';
 import type {
+  AlertsAnswer,
+  AlertsBody,
   PreviewAnswer,
   ThresholdsAnswer,
   ThresholdsBody,
@@ -43,7 +54,13 @@ type FreeForm = Record<string, unknown>;
 export type Customer = Omit<Static<typeof CustomerSchema>, 'metadata'> & { metadata: FreeForm };
 export type CustomerCreate = Static<typeof CustomerCreateBody>;
 export type CustomerUpdate = Static<typeof CustomerUpdateBody>;
-export type CustomerListParams = Static<typeof CustomerListQuery>;
+/**
+ * A segment (docs/api.md, "Segments"): only customers whose metadata holds each of these values
+ * (sent as `metadata[KEY]=VALUE`; a number or boolean matches by its JSON text).
+ */
+export type SegmentParams = { metadata?: Record<string, string | number | boolean> };
+
+export type CustomerListParams = Static<typeof CustomerListQuery> & SegmentParams;
 export type CustomerPage = { customers: Customer[]; has_more: boolean };
 export type CustomerBatchItem = Static<typeof CustomerItem>;
 
@@ -54,10 +71,18 @@ export type FactorsChange = Static<typeof FactorsPatch>;
 export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status'> & { status: Status };
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 export type HistoryParams = Static<typeof HistoryQuery>;
-export type PortfolioParams = Static<typeof PortfolioQuery>;
+export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
+/** An entry of the portfolio's list: a health score with its customer's name. */
+export type PortfolioEntry = Omit<Static<typeof PortfolioEntrySchema>, 'status'> & { status: Status };
 export type ScoreBatchItem = Static<typeof ScoreItem> | Static<typeof ScoreMergeItem>;
-/** GET /api/health-scores/summary (its schema is written inline in the route). */
-export type Summary = { total: number; counts: Record<Status, number> };
+export type SummaryParams = Static<typeof SummaryQuery> & SegmentParams;
+export type Summary = Static<typeof SummaryAnswer>;
+export type TrendParams = Static<typeof TrendQuery> & SegmentParams;
+export type Trend = Static<typeof TrendAnswer>;
+export type MoversParams = Static<typeof MoversQuery> & SegmentParams;
+export type Movers = Static<typeof MoversAnswer>;
+export type AlertsChange = Static<typeof AlertsBody>;
+export type AlertsSettings = Static<typeof AlertsAnswer>;
 
 export type Weights = Static<typeof WeightsSchema>;
 export type WeightsSettings = Static<typeof WeightsAnswer>;

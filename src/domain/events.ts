@@ -11,6 +11,7 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   'customer.deleted',
   'customer.health_score.updated',
   'customer.status.changed',
+  'customer.health_score.dropped',
 ] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 

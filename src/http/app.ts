@@ -23,9 +23,10 @@ import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
 import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
-import { HealthScore, healthScoresRoutes } from './health-scores.ts';
+import { HealthScore, healthScoresRoutes, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
+import { portfolioRoutes } from './portfolio.ts';
 import { ErrorSchema } from './schemas.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
@@ -47,6 +48,8 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   /** The built dashboard served at / (default dist/web). */
   dashboardDir?: string;
+  /** The clock writes are stamped with and trends and movers read by (tests move it). */
+  now?: () => number;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -155,7 +158,8 @@ function setUpLogging(app: FastifyInstance): void {
 /** The shared schemas the routes refer to, and the OpenAPI document (/openapi.json, /docs) built from the routes. */
 async function registerDocs(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorSchema);
-  for (const schema of [Customer, HealthScore, EventSchema, ...WebhookSchemas]) app.addSchema(schema);
+  for (const schema of [Customer, HealthScore, PortfolioEntry, EventSchema, ...WebhookSchemas])
+    app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -218,12 +222,15 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     registerIdempotency(api, deps.store);
     await api.register(customersRoutes(deps.store));
     const metrics = deps.metrics;
+    const now = deps.now ?? Date.now;
     const writer = new ScoreWriter(deps.store, {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
+      now,
     });
     await api.register(healthScoresRoutes(deps.store, writer));
-    await api.register(batchRoutes(deps.store));
-    await api.register(settingsRoutes(deps.store));
+    await api.register(portfolioRoutes(deps.store, now));
+    await api.register(batchRoutes(deps.store, now));
+    await api.register(settingsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook));
   };

@@ -56,7 +56,7 @@ const options = (tag: string, summary: string, body: object, answer: object) => 
   },
 });
 
-function customersBatch(app: FastifyInstance, store: Store): void {
+function customersBatch(app: FastifyInstance, store: Store, now: () => number): void {
   app.post<{ Body: Static<typeof CustomersBatchBody> }>(
     '/customers/batch',
     options(
@@ -77,7 +77,7 @@ function customersBatch(app: FastifyInstance, store: Store): void {
       // read and its insert: nothing of the batch commits, and it runs again on what is there now.
       for (let attempt = 1; ; attempt++) {
         try {
-          const body = await store.run('customerBatch', req.accountId, items, claim);
+          const body = await store.run('customerBatch', req.accountId, items, claim, now());
           answeredWithWrite(req);
           return sendJson(reply, body);
         } catch (error) {
@@ -88,7 +88,7 @@ function customersBatch(app: FastifyInstance, store: Store): void {
   );
 }
 
-function scoresBatch(app: FastifyInstance, store: Store): void {
+function scoresBatch(app: FastifyInstance, store: Store, now: () => number): void {
   app.post<{ Body: Static<typeof ScoresBatchBody> }>(
     '/health-scores/batch',
     options(
@@ -107,7 +107,7 @@ function scoresBatch(app: FastifyInstance, store: Store): void {
         factors: raw.factors as Record<string, number | null>,
         merge: raw.merge === true,
       }));
-      const body = await store.run('scoreBatch', req.accountId, items, claimToAnswer(req));
+      const body = await store.run('scoreBatch', req.accountId, items, claimToAnswer(req), now());
       answeredWithWrite(req);
       return sendJson(reply, body);
     },
@@ -115,8 +115,8 @@ function scoresBatch(app: FastifyInstance, store: Store): void {
 }
 
 export const batchRoutes =
-  (store: Store): FastifyPluginAsync =>
+  (store: Store, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    customersBatch(app, store);
-    scoresBatch(app, store);
+    customersBatch(app, store, now);
+    scoresBatch(app, store, now);
   };

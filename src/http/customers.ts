@@ -8,6 +8,7 @@ import { customerJson, customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
+import { segmentOf, segmentParams } from './segments.ts';
 
 export const Name = Type.String({
   minLength: 1,
@@ -59,7 +60,7 @@ export const ListQuery = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...segmentParams },
 );
 
 /** Sends JSON text we built ourselves (the route's schema still documents its shape). */
@@ -152,6 +153,7 @@ function listCustomers(app: FastifyInstance, store: Store): void {
         limit: req.query.limit ?? 10,
         startingAfter: req.query.starting_after,
         search: req.query.search,
+        segment: segmentOf(req.query),
       });
       return sendJson(reply, `{"customers":[${page.json}],"has_more":${page.hasMore}}`);
     },

@@ -11,6 +11,7 @@ import { healthScoreJson } from '../writes/score-json.ts';
 import { sendJson } from './customers.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
+import { segmentOf, segmentParams } from './segments.ts';
 
 export const FactorName = {
   pattern: '^[a-z][a-z0-9_]{0,63}$',
@@ -81,7 +82,20 @@ export const PortfolioQuery = Type.Object(
     limit: Type.Optional(Limit),
     cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...segmentParams },
+);
+
+/** A health score on the portfolio's list: with its customer's name, so a page needs one request. */
+export const PortfolioEntry = Type.Object(
+  {
+    customer_id: Type.String(),
+    name: Type.String(),
+    health_score: Type.Number({ minimum: 0, maximum: 1 }),
+    factors: Type.Record(Type.String(), Type.Number()),
+    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    updated_at: Timestamp,
+  },
+  { $id: 'PortfolioEntry' },
 );
 
 export const toHealthScore = (s: ScoreRecord) => ({
@@ -234,7 +248,7 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
         querystring: PortfolioQuery,
         response: {
           200: Type.Object({
-            data: Type.Array(HealthScoreRef),
+            data: Type.Array(Type.Ref('PortfolioEntry')),
             has_more: Type.Boolean(),
             next_cursor: Type.Union([Type.String(), Type.Null()]),
           }),
@@ -248,10 +262,11 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
         status: req.query.status,
         after,
         limit: req.query.limit ?? 10,
+        segment: segmentOf(req.query),
       });
       const last = page.data.at(-1);
       return {
-        data: page.data.map(toHealthScore),
+        data: page.data.map((e) => ({ ...toHealthScore(e), name: e.name })),
         has_more: page.hasMore,
         next_cursor: page.hasMore && last ? encodeCursor(last) : null,
       };
@@ -259,35 +274,8 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
-function bandSummary(app: FastifyInstance, { store }: Deps): void {
-  app.get(
-    '/health-scores/summary',
-    {
-      schema: {
-        tags: ['health scores'],
-        summary: 'How many customers are in each status band',
-        response: {
-          200: Type.Object({
-            total: Type.Integer(),
-            counts: Type.Object({
-              healthy: Type.Integer(),
-              at_risk: Type.Integer(),
-              critical: Type.Integer(),
-            }),
-          }),
-          ...errorResponses(401),
-        },
-      },
-    },
-    async (req) => {
-      const counts = await store.countScoresByStatus(req.accountId);
-      return { total: counts.healthy + counts.at_risk + counts.critical, counts };
-    },
-  );
-}
-
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores, bandSummary];
+const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores];
 
 export const healthScoresRoutes =
   (store: Store, writer: ScoreWriter): FastifyPluginAsync =>

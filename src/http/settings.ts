@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Weights } from '../domain/scoring.ts';
-import { iso } from '../domain/time.ts';
+import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Settings, Store } from '../store/store.ts';
 import { changeThresholds, changeWeights, previewWeights } from '../writes/rescore.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
@@ -68,7 +68,7 @@ function readWeights(app: FastifyInstance, store: Store): void {
   );
 }
 
-function patchWeights(app: FastifyInstance, store: Store): void {
+function patchWeights(app: FastifyInstance, store: Store, now: () => number): void {
   app.patch<{ Body: Static<typeof WeightsBody> }>(
     '/settings/health-score/weights',
     {
@@ -79,7 +79,7 @@ function patchWeights(app: FastifyInstance, store: Store): void {
         response: { 200: WeightsAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => weightsAnswer(await changeWeights(store, req.accountId, req.body.weights)),
+    async (req) => weightsAnswer(await changeWeights(store, req.accountId, req.body.weights, now())),
   );
 }
 
@@ -120,7 +120,7 @@ function readThresholds(app: FastifyInstance, store: Store): void {
   );
 }
 
-function patchThresholds(app: FastifyInstance, store: Store): void {
+function patchThresholds(app: FastifyInstance, store: Store, now: () => number): void {
   app.patch<{ Body: Static<typeof ThresholdsBody> }>(
     '/settings/health-score/thresholds',
     {
@@ -131,15 +131,92 @@ function patchThresholds(app: FastifyInstance, store: Store): void {
         response: { 200: ThresholdsAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => thresholdsAnswer(await changeThresholds(store, req.accountId, req.body)),
+    async (req) => thresholdsAnswer(await changeThresholds(store, req.accountId, req.body, now())),
+  );
+}
+
+export const AlertsBody = Type.Object(
+  {
+    drop: Type.Union([
+      Type.Object(
+        {
+          delta: Type.Number({
+            exclusiveMinimum: 0,
+            maximum: 1,
+            description: 'How far below its peak a score must fall, in (0, 1].',
+          }),
+          days: Type.Integer({
+            minimum: 1,
+            maximum: 90,
+            description: 'The window the peak is taken over, and the quiet time after an alert: 1-90 days.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null({ description: 'No drop alerts.' }),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export const AlertsAnswer = Type.Object({
+  drop: Type.Union([Type.Object({ delta: Type.Number(), days: Type.Integer() }), Type.Null()]),
+  updated_at: Type.Union([Timestamp, Type.Null()]),
+});
+
+const alertsAnswer = (s: Settings) => ({
+  drop: s.drop,
+  updated_at: s.alertsUpdatedAt === null ? null : iso(s.alertsUpdatedAt),
+});
+
+function readAlerts(app: FastifyInstance, store: Store): void {
+  app.get(
+    '/settings/health-score/alerts',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'The drop alert rule (null: off)',
+        response: { 200: AlertsAnswer, ...errorResponses(401) },
+      },
+    },
+    async (req) => alertsAnswer(await store.getSettings(req.accountId)),
+  );
+}
+
+function patchAlerts(app: FastifyInstance, store: Store, now: () => number): void {
+  app.patch<{ Body: Static<typeof AlertsBody> }>(
+    '/settings/health-score/alerts',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'Set the drop alert rule (customer.health_score.dropped), or turn it off with null',
+        body: AlertsBody,
+        response: { 200: AlertsAnswer, ...errorResponses(400, 401, 413, 415) },
+      },
+    },
+    async (req) => {
+      const settings = await store.transaction(async (tx) => {
+        const current = await tx.getSettings(req.accountId, { forUpdate: true });
+        await tx.putAlerts(req.accountId, req.body.drop, nextTimestamp(now(), current.alertsUpdatedAt ?? 0));
+        return tx.getSettings(req.accountId);
+      });
+      return alertsAnswer(settings);
+    },
   );
 }
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [readWeights, patchWeights, postWeightsPreview, readThresholds, patchThresholds];
+const ROUTES = [
+  readWeights,
+  patchWeights,
+  postWeightsPreview,
+  readThresholds,
+  patchThresholds,
+  readAlerts,
+  patchAlerts,
+];
 
 export const settingsRoutes =
-  (store: Store): FastifyPluginAsync =>
+  (store: Store, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    for (const route of ROUTES) route(app, store);
+    for (const route of ROUTES) route(app, store, now);
   };

@@ -3,7 +3,9 @@
 // logic around rows that does not depend on the driver.
 import type { EventRecord } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
-import type { ApiKeyRecord } from './store.ts';
+import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
+import { round6 } from '../domain/scoring.ts';
+import type { ApiKeyRecord, Mover } from './store.ts';
 
 /** Every API key with its account's name, oldest first. No parameters. */
 export const LIST_API_KEYS = `
@@ -70,4 +72,115 @@ export function deliveriesFor(
     }
   }
   return deliveries;
+}
+
+/**
+ * The per-day rollup of the portfolio (score_days, docs/operations.md, "The trend rollup"), from
+ * score history: each entry moves its customer from the band and score of the entry before it
+ * (none for the first) to its own, on the UTC day it was made. `sign` 1 adds the history's
+ * changes, -1 takes them away (the customer is deleted); `where` picks the history. Each is SQL
+ * text: a literal or a parameter. Both backends run this text.
+ */
+export function historyToDays(o: { where: string; sign: string; slot: string }): string {
+  const band = (column: string, status: string) => `CASE WHEN ${column} = '${status}' THEN 1 ELSE 0 END`;
+  const count = (status: string) =>
+    `${o.sign} * SUM(${band('status', status)} - ${band('prev_status', status)})`;
+  return `
+  INSERT INTO score_days (account_id, day, slot, critical, at_risk, healthy, score_micros)
+  SELECT account_id, day, ${o.slot}, ${count('critical')}, ${count('at_risk')}, ${count('healthy')},
+    ${o.sign} * SUM(micros - COALESCE(prev_micros, 0))
+  FROM (
+    SELECT account_id, created_at / 86400000 AS day, status, CAST(round(score * 1000000) AS bigint) AS micros,
+      lag(status) OVER w AS prev_status, lag(CAST(round(score * 1000000) AS bigint)) OVER w AS prev_micros
+    FROM score_history WHERE ${o.where}
+    WINDOW w AS (PARTITION BY account_id, customer_id ORDER BY version)
+  ) h
+  WHERE true
+  GROUP BY account_id, day
+  ON CONFLICT (account_id, day, slot) DO UPDATE SET
+    critical = score_days.critical + excluded.critical,
+    at_risk = score_days.at_risk + excluded.at_risk,
+    healthy = score_days.healthy + excluded.healthy,
+    score_micros = score_days.score_micros + excluded.score_micros`;
+}
+
+/** Adds day deltas ($1 account, $2 day, $3 slot, then critical, at_risk, healthy, micros). */
+export const ADD_DAY = `
+  INSERT INTO score_days (account_id, day, slot, critical, at_risk, healthy, score_micros)
+  VALUES ($1, $2, $3, $4, $5, $6, $7)
+  ON CONFLICT (account_id, day, slot) DO UPDATE SET
+    critical = score_days.critical + excluded.critical,
+    at_risk = score_days.at_risk + excluded.at_risk,
+    healthy = score_days.healthy + excluded.healthy,
+    score_micros = score_days.score_micros + excluded.score_micros`;
+
+const bandSum = (band: number) => `COALESCE(SUM(CASE WHEN s.band = ${band} THEN 1 ELSE 0 END), 0)`;
+const statusSum = (status: string) =>
+  `SUM(CASE WHEN h.status = '${status}' THEN 1 ELSE 0 END - CASE WHEN p.status = '${status}' THEN 1 ELSE 0 END)`;
+
+/**
+ * The trend's inputs in one statement, so both are read at one moment: a row with a null day
+ * for the portfolio now (current scores `s`, of customers `c` where a segment needs them), then
+ * a row per day from `$2` on with what it changed (critical, at_risk, healthy, micros). `$1` is
+ * the account; `segment` is the segment's conditions on `c`, whose parameters follow.
+ *
+ * Without a segment the days come from the rollup. A segment is not in the rollup: its history
+ * in the window is read, each entry with the one before (`p`), as the rollup was made.
+ */
+export function trendInputsSql(segment: string | null): string {
+  const micros = (t: string) => `CAST(round(${t}.score * 1000000) AS bigint)`;
+  const now = `
+    SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
+      COALESCE(SUM(${micros('s')}), 0) AS micros`;
+  if (segment === null) {
+    return `${now} FROM health_scores s WHERE s.account_id = $1
+    UNION ALL
+    SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(score_micros)
+    FROM score_days WHERE account_id = $1 AND day >= $2 GROUP BY day`;
+  }
+  return `${now}
+    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+    WHERE s.account_id = $1 ${segment}
+    UNION ALL
+    SELECT h.created_at / 86400000, ${statusSum('critical')}, ${statusSum('at_risk')}, ${statusSum('healthy')},
+      SUM(${micros('h')} - COALESCE(${micros('p')}, 0))
+    FROM customers c
+    JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
+    LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
+      AND p.version = h.version - 1
+    WHERE c.account_id = $1 ${segment} AND h.created_at >= CAST($2 AS bigint) * 86400000
+    GROUP BY h.created_at / 86400000`;
+}
+
+export interface TrendRow {
+  day: number | null;
+  critical: number;
+  at_risk: number;
+  healthy: number;
+  micros: number;
+}
+
+/** trendInputsSql's rows as the trend takes them. */
+export function trendInputsFrom(rows: readonly TrendRow[]): { now: Tally; days: DayDelta[] } {
+  const tally = (r: TrendRow): Tally => ({
+    counts: { critical: Number(r.critical), at_risk: Number(r.at_risk), healthy: Number(r.healthy) },
+    micros: Number(r.micros),
+  });
+  const now = rows.find((r) => r.day === null);
+  return {
+    now: now ? tally(now) : emptyTally(),
+    days: rows.filter((r) => r.day !== null).map((r) => ({ day: Number(r.day), ...tally(r) })),
+  };
+}
+
+/**
+ * Movers as the API lists them, from rows a query ordered by the raw change and read with some
+ * to spare: ordered by the change rounded to 6 places (as answered), ties by customer id.
+ */
+export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limit: number }): Mover[] {
+  const sign = opts.direction === 'down' ? 1 : -1;
+  const change = (m: Mover) => round6(m.score - m.baseline);
+  return rows
+    .sort((a, b) => sign * (change(a) - change(b)) || (a.customerId < b.customerId ? -1 : 1))
+    .slice(0, opts.limit);
 }

@@ -1,8 +1,10 @@
 // The Store: everything Vitals keeps. Every customer-facing query takes the account id;
 // there is no "find by id" without it. Backends live in sqlite/ and postgres/ and are
 // proven by one contract suite (test/store.contract.test.ts).
+import type { DropRule, DropWatch } from '../domain/alerts.ts';
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { ScoreRecord } from '../domain/health.ts';
+import type { DayDelta, Tally } from '../domain/portfolio.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 import type { JobArgs, JobName, JobResult } from '../writes/jobs.ts';
 
@@ -51,6 +53,34 @@ export interface Settings {
   weightsUpdatedAt: number | null;
   thresholds: Thresholds;
   thresholdsUpdatedAt: number | null;
+  /** The drop alert rule; null: off (docs/scoring.md, "Drop alerts"). */
+  drop: DropRule | null;
+  alertsUpdatedAt: number | null;
+}
+
+/**
+ * A segment: the customers whose metadata holds, for every key given, that value (a string
+ * metadata value equal to it, or a number or boolean whose JSON text is it). docs/api.md, "Segments".
+ */
+export type Segment = readonly { key: string; value: string }[];
+
+/** A current score on the portfolio's list, with its customer's name. */
+export interface PortfolioEntry extends ScoreRecord {
+  name: string;
+}
+
+/** The customers of one metadata value (`value` its JSON text; null: the key is absent). */
+export interface GroupTally extends Tally {
+  value: string | null;
+}
+
+/** A customer whose score moved over a window: where it stood when the window opened, and now. */
+export interface Mover {
+  customerId: string;
+  name: string;
+  score: number;
+  status: Status;
+  baseline: number;
 }
 
 /** Position in the portfolio order (band, then score ascending, then customer id). */
@@ -145,12 +175,17 @@ export interface Reader {
    */
   listCustomers(
     accountId: string,
-    opts: { startingAfter?: string; search?: string; limit: number },
+    opts: { startingAfter?: string; search?: string; segment?: Segment; limit: number },
   ): Promise<Page<CustomerRecord>>;
   /** listCustomers' page as the API sends each customer (customer-json.ts), ready to wrap. */
   listCustomersJson(
     accountId: string,
-    opts: { startingAfter?: string | undefined; search?: string | undefined; limit: number },
+    opts: {
+      startingAfter?: string | undefined;
+      search?: string | undefined;
+      segment?: Segment | undefined;
+      limit: number;
+    },
   ): Promise<JsonPage>;
   getScore(accountId: string, customerId: string): Promise<ScoreRecord | null>;
   /** Newest first; `before` is an exclusive upper bound on the version. */
@@ -159,13 +194,35 @@ export interface Reader {
     customerId: string,
     opts: { before?: number; limit: number },
   ): Promise<Page<HistoryRecord>>;
-  /** Current scores, lowest first (ties by customer id), optionally of one status band. */
+  /** Current scores, lowest first (ties by customer id), optionally of one status band or segment. */
   listScores(
     accountId: string,
-    opts: { status?: Status; after?: ScoreCursor; limit: number },
-  ): Promise<Page<ScoreRecord>>;
+    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
+  ): Promise<Page<PortfolioEntry>>;
   /** Counts of current scores per status band. */
   countScoresByStatus(accountId: string): Promise<Record<Status, number>>;
+  /** The current scores of the account (or of a segment), counted per band and added up. */
+  tally(accountId: string, segment?: Segment): Promise<Tally>;
+  /** tally per value of one metadata key, in no particular order. */
+  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]>;
+  /**
+   * The portfolio (or the segment) now, and what each UTC day from `fromDay` on changed in it
+   * (in no particular order; days without a change are absent), read at one moment.
+   */
+  trendInputs(
+    accountId: string,
+    fromDay: number,
+    segment?: Segment,
+  ): Promise<{ now: Tally; days: DayDelta[] }>;
+  /**
+   * The customers whose score changed after `since`, each with the score it stood at then (or
+   * its first score after, when it had none): the `limit` biggest drops (`down`) or rises (`up`)
+   * by the change rounded to 6 places, ties by customer id. Unchanged customers are left out.
+   */
+  movers(
+    accountId: string,
+    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+  ): Promise<Mover[]>;
   getSettings(accountId: string): Promise<Settings>;
   getEvent(accountId: string, id: string): Promise<EventRecord | null>;
   getWebhook(accountId: string, id: string): Promise<WebhookRecord | null>;
@@ -225,10 +282,28 @@ export interface Tx extends Reader {
   /** Returns false (and writes nothing) when the id is taken in this account. */
   insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
   updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
-  /** Removes the customer with everything that belongs to it; false when there was none. */
+  /**
+   * Removes the customer with everything that belongs to it, its history's share of the trend
+   * rollup too; false when there was none.
+   */
   deleteCustomer(accountId: string, id: string): Promise<boolean>;
-  /** Sets the current scores and appends each to its customer's history (at most one score per customer). */
+  /**
+   * Sets the current scores and appends each to its customer's history (at most one score per
+   * customer); the trend rollup follows in the same transaction.
+   */
   writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
+  /**
+   * For a drop alert rule whose window opens at `since`: each of these customers' peak score
+   * and last alert (alerts.ts). Customers without a score have a null peak.
+   */
+  dropWatch(
+    accountId: string,
+    customerIds: readonly string[],
+    since: number,
+  ): Promise<Map<string, DropWatch>>;
+  /** Remembers that these customers were alerted at these times. */
+  recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]): Promise<void>;
+  putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void>;
   /**
    * Up to `limit` current scores of the account by customer id, byte-wise, after `after` (from
    * the first when null): a recomputation after a settings change walks them in pages.

@@ -23,10 +23,11 @@ export type Column =
 
 const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
 
-/** Columns an export writes that an import reads past: they are the server's to set. */
+/** Columns an export writes that an import reads past: they are the server's to set (a score's
+ * `name` is its customer's, which a scores import does not change). */
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
-  scores: ['health_score', 'status', 'updated_at'],
+  scores: ['name', 'health_score', 'status', 'updated_at'],
 };
 
 export const COLUMN_RULES: Record<Kind, string> = {

@@ -13,12 +13,20 @@ import type { FactorUpdate } from './factor-updates.ts';
 export class ScoreWriter {
   readonly #store: Store;
   readonly #onBatch: ((size: number) => void) | undefined;
+  readonly #now: () => number;
   readonly #batcher: Batcher<FactorUpdate, ScoreRecord>;
 
-  /** `onBatch`: told the size of every batch written (the vitals_score_batch_size metric). */
-  constructor(store: Store, opts: { onBatch?: ((size: number) => void) | undefined } = {}) {
+  /**
+   * `onBatch`: told the size of every batch written (the vitals_score_batch_size metric); `now`:
+   * the clock the writes are stamped with.
+   */
+  constructor(
+    store: Store,
+    opts: { onBatch?: ((size: number) => void) | undefined; now?: () => number } = {},
+  ) {
     this.#store = store;
     this.#onBatch = opts.onBatch;
+    this.#now = opts.now ?? Date.now;
     this.#batcher = new Batcher({
       inFlight: 4,
       // Enough to amortize the statements; small enough that no batch holds its locks for long.
@@ -34,7 +42,7 @@ export class ScoreWriter {
 
   async #write(accountId: string, updates: FactorUpdate[]): Promise<PromiseSettledResult<ScoreRecord>[]> {
     try {
-      const results = await this.#store.run('factorUpdates', accountId, updates);
+      const results = await this.#store.run('factorUpdates', accountId, updates, this.#now());
       return results.map((r) =>
         r.ok ? { status: 'fulfilled', value: r.record } : { status: 'rejected', reason: r.error },
       );

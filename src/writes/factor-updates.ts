@@ -1,6 +1,7 @@
 // New factor sets for many customers in one transaction: one read that locks every customer of
 // the batch, one write per round. A refused item (unknown customer, no factor left, too many)
 // writes nothing and does not stop the others. See docs/api.md, "Health scores".
+import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
@@ -69,6 +70,8 @@ export async function applyFactorUpdates(
   // Locks every customer of the batch at once, in one order, before anything is written.
   const current = await tx.scoresForUpdate(accountId, ids);
   const settings = await tx.getSettings(accountId);
+  const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
+  const alerted: { customerId: string; at: number }[] = [];
   // Events go out in input order, as if the items had run one after another, whatever their rounds.
   const events = new Array<EventRecord[]>(items.length);
   let pending = items.map((_, i) => i);
@@ -98,6 +101,12 @@ export async function applyFactorUpdates(
       current.set(item.customerId, update.record);
       records.push(update.record);
       events[i] = update.events;
+      const watch = drops?.get(item.customerId);
+      const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
+      if (dropped) {
+        update.events.push(dropped);
+        alerted.push({ customerId: item.customerId, at: update.record.updatedAt });
+      }
       results[i] = { ok: true, record: update.record };
     }
     if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
@@ -105,6 +114,7 @@ export async function applyFactorUpdates(
   }
   const all = events.flat();
   if (all.length > 0) await tx.insertEvents(accountId, all);
+  if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
   for (const [i, item] of items.entries()) {
     const result = results[i] as FactorResult;
     if (!result.ok || !item.answer) continue;

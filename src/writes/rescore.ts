@@ -75,15 +75,25 @@ export async function rescore(
 }
 
 /** Replaces the account's weights and rescores; answers the settings as saved. */
-export async function changeWeights(store: Store, accountId: string, weights: Weights): Promise<Settings> {
+export async function changeWeights(
+  store: Store,
+  accountId: string,
+  weights: Weights,
+  now: number = Date.now(),
+): Promise<Settings> {
   checkWeightsSum(weights);
-  return store.run('applyWeights', accountId, weights);
+  return store.run('applyWeights', accountId, weights, now);
 }
 
 /** changeWeights' transaction (a job of ./jobs.ts: on SQLite it runs on the writer thread). */
-export async function applyWeights(tx: Tx, accountId: string, weights: Weights): Promise<Settings> {
+export async function applyWeights(
+  tx: Tx,
+  accountId: string,
+  weights: Weights,
+  clock: number = Date.now(),
+): Promise<Settings> {
   const current = await tx.getSettings(accountId, { forUpdate: true });
-  const now = nextTimestamp(Date.now(), current.weightsUpdatedAt ?? 0);
+  const now = nextTimestamp(clock, current.weightsUpdatedAt ?? 0);
   await tx.putWeights(accountId, weights, now);
   const next = await tx.getSettings(accountId);
   await rescore(tx, accountId, next, 'weights_changed', now);
@@ -98,8 +108,9 @@ export async function changeThresholds(
   store: Store,
   accountId: string,
   change: Partial<Thresholds>,
+  now: number = Date.now(),
 ): Promise<Settings> {
-  return store.run('applyThresholds', accountId, change);
+  return store.run('applyThresholds', accountId, change, now);
 }
 
 /** changeThresholds' transaction (a job of ./jobs.ts). */
@@ -107,6 +118,7 @@ export async function applyThresholds(
   tx: Tx,
   accountId: string,
   change: Partial<Thresholds>,
+  clock: number = Date.now(),
 ): Promise<Settings> {
   const current = await tx.getSettings(accountId, { forUpdate: true });
   const thresholds: Thresholds = { ...current.thresholds, ...change };
@@ -117,7 +129,7 @@ export async function applyThresholds(
       change.at_risk !== undefined ? 'at_risk' : 'healthy',
     );
   }
-  const now = nextTimestamp(Date.now(), current.thresholdsUpdatedAt ?? 0);
+  const now = nextTimestamp(clock, current.thresholdsUpdatedAt ?? 0);
   await tx.putThresholds(accountId, thresholds, now);
   const next = await tx.getSettings(accountId);
   await rescore(tx, accountId, next, 'thresholds_changed', now);

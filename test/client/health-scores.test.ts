@@ -79,6 +79,7 @@ test('summary counts the customers per band', async () => {
   assert.deepEqual(await client.healthScores.summary(), {
     total: 2,
     counts: { healthy: 1, at_risk: 1, critical: 0 },
+    average: 0.7,
   });
 });
 
@@ -108,4 +109,60 @@ test('settings: weights, their preview and thresholds', async () => {
   const thresholds = await client.settings.updateThresholds({ healthy: 0.8 });
   assert.equal(thresholds.healthy, 0.8);
   assert.equal((await client.healthScores.retrieve('acme')).status, 'at_risk');
+});
+
+test('segments, the grouped summary, the trend and the movers: metadata goes as metadata[KEY]', async () => {
+  const client = await app.newClient(`scores ${++accounts}`);
+  await client.customers.batch([
+    { ...customerBody('p1'), metadata: { plan: 'pro', seats: 10 } },
+    { ...customerBody('p2'), metadata: { plan: 'pro', seats: 3 } },
+    { ...customerBody('f1'), metadata: { plan: 'free' } },
+  ]);
+  await client.healthScores.batch([
+    { customer_id: 'p1', factors: { usage: 0.9 } },
+    { customer_id: 'p2', factors: { usage: 0.5 } },
+    { customer_id: 'f1', factors: { usage: 0.2 } },
+  ]);
+  const pro = await all(client.healthScores.list({ metadata: { plan: 'pro' }, limit: 1 }));
+  assert.deepEqual(
+    pro.map((s) => [s.customer_id, s.name]),
+    [
+      ['p2', 'Customer p2'],
+      ['p1', 'Customer p1'],
+    ],
+  );
+  const tenSeats = await all(client.customers.list({ metadata: { seats: 10 } }));
+  assert.deepEqual(
+    tenSeats.map((c) => c.id),
+    ['p1'],
+  );
+  const summary = await client.healthScores.summary({ group_by: 'metadata.plan' });
+  assert.deepEqual(
+    summary.groups?.map((g) => [g.value, g.total, g.average]),
+    [
+      ['free', 1, 0.2],
+      ['pro', 2, 0.7],
+    ],
+  );
+  const trend = await client.healthScores.trend({ days: 2, metadata: { plan: 'free' } });
+  assert.equal(trend.data.length, 2);
+  assert.deepEqual(trend.data.at(-1)?.counts, { healthy: 0, at_risk: 0, critical: 1 });
+  await client.healthScores.set('p1', { usage: 0.1 });
+  const movers = await client.healthScores.movers({ days: 1 });
+  assert.deepEqual(
+    movers.data.map((m) => [m.customer_id, m.baseline_score, m.change]),
+    [['p1', 0.9, -0.8]],
+  );
+});
+
+test('settings: the drop alert rule', async () => {
+  const client = await app.newClient(`scores ${++accounts}`);
+  assert.deepEqual(await client.settings.alerts(), { drop: null, updated_at: null });
+  const set = await client.settings.updateAlerts({ drop: { delta: 0.3, days: 14 } });
+  assert.deepEqual(set.drop, { delta: 0.3, days: 14 });
+  await assert.rejects(client.settings.updateAlerts({ drop: { delta: 2, days: 14 } }), {
+    status: 400,
+    param: 'drop.delta',
+  });
+  assert.deepEqual(await client.settings.alerts(), set);
 });

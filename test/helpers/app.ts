@@ -37,6 +37,23 @@ export interface TestAppOptions {
   keyCacheTtlMs?: number;
   /** Where the built dashboard is (default dist/web). */
   dashboardDir?: string;
+  /** The app's clock (a TestClock to move it by hand); Date.now unless given. */
+  now?: () => number;
+}
+
+/** A clock a test sets and moves: writes are stamped, trends and movers read, by it. */
+export class TestClock {
+  ms: number;
+  constructor(iso: string) {
+    this.ms = Date.parse(iso);
+  }
+  readonly now = (): number => this.ms;
+  set(iso: string): void {
+    this.ms = Date.parse(iso);
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
 }
 
 export interface Response<T = any> {
@@ -110,6 +127,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     logStream: stream,
     metrics,
     ...(opts.dashboardDir === undefined ? {} : { dashboardDir: opts.dashboardDir }),
+    ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   await app.ready();
   const dispatcher = opts.dispatcher

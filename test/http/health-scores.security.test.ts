@@ -105,6 +105,7 @@ describe('another account cannot see the first account’s scores', () => {
     assert.deepEqual((await ok(other.get('/api/health-scores/summary'))).body, {
       total: 0,
       counts: { healthy: 0, at_risk: 0, critical: 0 },
+      average: null,
     });
   });
 

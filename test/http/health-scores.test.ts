@@ -681,7 +681,9 @@ describe('health scores: portfolio and summary', () => {
     );
     assert.equal(res.body.has_more, true);
     assert.equal(typeof res.body.next_cursor, 'string');
-    const first = res.body.data[0];
+    // Each entry is the customer's health score with its name, so a page needs no other request.
+    const { name, ...first } = res.body.data[0];
+    assert.equal(name, `Customer ${first.customer_id}`);
     assert.deepEqual(first, await current(t.api, first.customer_id));
   });
 
@@ -726,6 +728,7 @@ describe('health scores: portfolio and summary', () => {
   test('summary counts the customers in each band; customers without a score are not counted', async () => {
     const res = await t.api.get('/api/health-scores/summary');
     assert.equal(res.status, 200);
+    const sum = ids.reduce((a, id) => a + Math.round(scores[id]! * 1e6), 0);
     assert.deepEqual(res.body, {
       total: ids.length,
       counts: {
@@ -733,6 +736,7 @@ describe('health scores: portfolio and summary', () => {
         at_risk: expected('at_risk').length,
         critical: expected('critical').length,
       },
+      average: Math.round(sum / ids.length) / 1e6,
     });
   });
 
@@ -756,6 +760,7 @@ describe('health scores: portfolio and summary', () => {
     assert.deepEqual((await other.get('/api/health-scores/summary')).body, {
       total: 0,
       counts: { healthy: 0, at_risk: 0, critical: 0 },
+      average: null,
     });
   });
 });
@@ -1086,10 +1091,13 @@ describe('health scores: deleting a customer', () => {
       assert.equal(res.status, 404);
       assert.equal(res.body.error.code, 'customer_not_found');
     }
-    assert.deepEqual((await t.api.get('/api/health-scores')).body.data, [stays]);
+    assert.deepEqual((await t.api.get('/api/health-scores')).body.data, [
+      { ...stays, name: 'Customer cus_stays' },
+    ]);
     assert.deepEqual((await t.api.get('/api/health-scores/summary')).body, {
       total: 1,
       counts: { healthy: 1, at_risk: 0, critical: 0 },
+      average: 0.9,
     });
 
     await customer(t.api, 'cus_gone');

@@ -225,12 +225,14 @@ export function scoresContract(c: ContractContext): void {
         weightsUpdatedAt: null,
         thresholds: DEFAULT_THRESHOLDS,
         thresholdsUpdatedAt: null,
+        drop: null,
+        alertsUpdatedAt: null,
       };
       assert.deepEqual(await store.getSettings(a), expected);
       assert.deepEqual(await store.transaction((tx) => tx.getSettings(a, { forUpdate: true })), expected);
     });
 
-    test('weights and thresholds are set independently; weight order round-trips', async () => {
+    test('weights, thresholds and the drop alert rule are set independently; weight order round-trips', async () => {
       const store = c.store();
       const a = await c.account();
       await store.transaction(async (tx) => {
@@ -239,13 +241,19 @@ export function scoresContract(c: ContractContext): void {
       });
       await store.transaction((tx) => tx.putThresholds(a, { healthy: 0.8, at_risk: 0.3 }, T0 + 2));
       await store.transaction((tx) => tx.putWeights(a, { zeta: 0.6, alpha: 0.4 }, T0 + 3));
+      await store.transaction((tx) => tx.putAlerts(a, { delta: 0.15, days: 7 }, T0 + 4));
       const settings = await store.getSettings(a);
       assert.deepEqual(settings, {
         weights: { zeta: 0.6, alpha: 0.4 },
         weightsUpdatedAt: T0 + 3,
         thresholds: { healthy: 0.8, at_risk: 0.3 },
         thresholdsUpdatedAt: T0 + 2,
+        drop: { delta: 0.15, days: 7 },
+        alertsUpdatedAt: T0 + 4,
       });
+      await store.transaction((tx) => tx.putAlerts(a, null, T0 + 5));
+      assert.deepEqual((await store.getSettings(a)).drop, null);
+      assert.equal((await store.getSettings(a)).thresholdsUpdatedAt, T0 + 2);
       assert.deepEqual(Object.keys(settings.weights), ['zeta', 'alpha']);
     });
   });

@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'customer.deleted',
   'customer.health_score.updated',
   'customer.status.changed',
+  'customer.health_score.dropped',
 ] as const;
 
 /** The event of POST /api/webhooks/{id}/test: sent to that webhook alone, never subscribed to. */

@@ -4,6 +4,8 @@
 // Typing follows SQLite's STRICT tables: ids and other keys are text COLLATE "C" (byte-wise, like
 // SQLite's BINARY, whatever the database's locale), timestamps bigint epoch milliseconds, scores
 // double precision, JSON documents json (stored as written, so key order round-trips; not jsonb).
+import { historyToDays } from '../shared.ts';
+
 export const MIGRATIONS: string[] = [
   /* 1: accounts, keys, customers */ `
   CREATE TABLE accounts (
@@ -169,5 +171,33 @@ MIGRATIONS.push(
 MIGRATIONS.push(
   /* 7: nothing on PostgreSQL; SQLite's list pages keep each customer's JSON with its row */ `
   SELECT 1;
+  `,
+);
+
+MIGRATIONS.push(
+  /* 8: segments, trends, movers and drop alerts (docs/operations.md, "The trend rollup"): what each
+     UTC day changed in the portfolio, filled from the history kept so far; the drop alert rule
+     with the other settings; each customer's last drop alert. */ `
+  CREATE TABLE score_days (
+    account_id text COLLATE "C" NOT NULL,
+    day integer NOT NULL, -- UTC days since 1970-01-01
+    slot smallint NOT NULL, -- writers on different connections add to different rows
+    critical integer NOT NULL,
+    at_risk integer NOT NULL,
+    healthy integer NOT NULL,
+    score_micros bigint NOT NULL,
+    PRIMARY KEY (account_id, day, slot)
+  );
+  CREATE TABLE drop_alerts (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    alerted_at bigint NOT NULL,
+    PRIMARY KEY (account_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  ALTER TABLE account_settings ADD COLUMN drop_delta double precision;
+  ALTER TABLE account_settings ADD COLUMN drop_days integer;
+  ALTER TABLE account_settings ADD COLUMN alerts_updated_at bigint;
+  ${historyToDays({ where: 'true', sign: '1', slot: '0' })};
   `,
 );

@@ -1,4 +1,5 @@
 import type { EventType, SubscribableEventType } from '../../domain/events.ts';
+import type { Tally } from '../../domain/portfolio.ts';
 import {
   DEFAULT_THRESHOLDS,
   type Factors,
@@ -6,7 +7,7 @@ import {
   type Status,
   type Weights,
 } from '../../domain/scoring.ts';
-import { bandOf, statusOf } from '../bands.ts';
+import { statusOf } from '../bands.ts';
 import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
@@ -16,17 +17,21 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   EventRecord,
+  GroupTally,
   HistoryRecord,
   JsonPage,
+  Mover,
   Page,
   Reader,
   ScoreCursor,
   ScoreReason,
   ScoreRecord,
+  Segment,
   Settings,
   WebhookRecord,
 } from '../store.ts';
 import type { Queryable } from './connection.ts';
+import * as portfolio from './portfolio.ts';
 import { beforeNul, fromText, fromTextOrNull, hasNul } from './text.ts';
 
 // Rows as the driver returns them: bigint columns arrive as numbers (see connection.ts), json
@@ -101,13 +106,20 @@ interface AttemptRow {
   response_body: string | null;
 }
 
-interface SettingsRow {
+export interface SettingsRow {
   weights: Weights;
   weights_updated_at: number | null;
   healthy: number;
   at_risk: number;
   thresholds_updated_at: number | null;
+  drop_delta: number | null;
+  drop_days: number | null;
+  alerts_updated_at: number | null;
 }
+
+/** The columns of SettingsRow. */
+export const SETTINGS_COLUMNS =
+  'weights, weights_updated_at, healthy, at_risk, thresholds_updated_at, drop_delta, drop_days, alerts_updated_at';
 
 /** Metadata is parsed only if someone reads it; answers pass the stored JSON text through. */
 export const toCustomer = (r: CustomerRow): CustomerRecord => {
@@ -180,12 +192,16 @@ export const toSettings = (r: SettingsRow | undefined): Settings =>
         weightsUpdatedAt: r.weights_updated_at,
         thresholds: { healthy: r.healthy, at_risk: r.at_risk },
         thresholdsUpdatedAt: r.thresholds_updated_at,
+        drop: r.drop_delta === null ? null : { delta: r.drop_delta, days: r.drop_days as number },
+        alertsUpdatedAt: r.alerts_updated_at,
       }
     : {
         weights: {},
         weightsUpdatedAt: null,
         thresholds: { ...DEFAULT_THRESHOLDS },
         thresholdsUpdatedAt: null,
+        drop: null,
+        alertsUpdatedAt: null,
       };
 
 /**
@@ -209,20 +225,24 @@ export class PgReader implements Reader {
     return row ? toCustomer(row) : null;
   }
 
-  async listCustomers(accountId: string, opts: { startingAfter?: string; search?: string; limit: number }) {
+  async listCustomers(
+    accountId: string,
+    opts: { startingAfter?: string; search?: string; segment?: Segment; limit: number },
+  ) {
     const pattern = opts.search === undefined ? undefined : `%${likeEscape(opts.search)}%`;
     const rows = await this.sql<CustomerRow[]>`
-      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers c
       WHERE account_id = ${accountId}
         ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND id > ${beforeNul(opts.startingAfter)}`}
         ${pattern === undefined ? this.sql`` : this.sql`AND (id ILIKE ${pattern} OR name ILIKE ${pattern} OR email ILIKE ${pattern})`}
+        ${portfolio.segmentWhere(this.sql, opts.segment)}
       ORDER BY id LIMIT ${opts.limit + 1}`;
     return page(rows, opts.limit, toCustomer);
   }
 
   async listCustomersJson(
     accountId: string,
-    opts: { startingAfter?: string; search?: string; limit: number },
+    opts: { startingAfter?: string; search?: string; segment?: Segment; limit: number },
   ): Promise<JsonPage> {
     const page = await this.listCustomers(accountId, opts);
     return { json: page.data.map(customerJson).join(','), hasMore: page.hasMore };
@@ -246,20 +266,30 @@ export class PgReader implements Reader {
     return page(rows, opts.limit, toHistory);
   }
 
-  async listScores(accountId: string, opts: { status?: Status; after?: ScoreCursor; limit: number }) {
-    const { status, after } = opts;
-    const rows = await this.sql<ScoreRow[]>`
-      SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
-      WHERE account_id = ${accountId}
-        ${status ? this.sql`AND band = ${bandOf(status)}` : this.sql``}
-        ${
-          after
-            ? this
-                .sql`AND (band, score, customer_id) > (${bandOf(after.status)}, ${after.score}, ${beforeNul(after.customerId)})`
-            : this.sql``
-        }
-      ORDER BY band, score, customer_id LIMIT ${opts.limit + 1}`;
-    return page(rows, opts.limit, toScore);
+  async listScores(
+    accountId: string,
+    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
+  ) {
+    return page(await portfolio.listScores(this.sql, accountId, opts), opts.limit, (e) => e);
+  }
+
+  tally(accountId: string, segment?: Segment): Promise<Tally> {
+    return portfolio.tally(this.sql, accountId, segment);
+  }
+
+  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+    return portfolio.tallyBy(this.sql, accountId, key, segment);
+  }
+
+  trendInputs(accountId: string, fromDay: number, segment?: Segment) {
+    return portfolio.trendInputs(this.sql, accountId, fromDay, segment);
+  }
+
+  movers(
+    accountId: string,
+    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+  ): Promise<Mover[]> {
+    return portfolio.movers(this.sql, accountId, opts);
   }
 
   async countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
@@ -272,8 +302,7 @@ export class PgReader implements Reader {
 
   async getSettings(accountId: string): Promise<Settings> {
     const [row] = await this.sql<SettingsRow[]>`
-      SELECT weights, weights_updated_at, healthy, at_risk, thresholds_updated_at FROM account_settings
-      WHERE account_id = ${accountId}`;
+      SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
     return toSettings(row);
   }
 

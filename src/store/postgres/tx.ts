@@ -1,7 +1,8 @@
+import type { DropRule } from '../../domain/alerts.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
-import { DELETE_WEBHOOK, deliveriesFor, subscribersByType } from '../shared.ts';
+import { DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
 import type {
   CustomerRecord,
   EventRecord,
@@ -12,9 +13,12 @@ import type {
   WebhookRecord,
 } from '../store.ts';
 import { LOCKS } from './connection.ts';
+import * as portfolio from './portfolio.ts';
 import {
   PgReader,
   type ScoreRow,
+  SETTINGS_COLUMNS,
+  type SettingsRow,
   toCustomer,
   toScore,
   toSettings,
@@ -22,6 +26,23 @@ import {
   type WebhookRow,
 } from './reader.ts';
 import { hasNul, toText, toTextOrNull } from './text.ts';
+
+/**
+ * The rollup row a connection adds to: writers of one account on different connections add to
+ * different rows of the day, so they do not wait on each other's commits (readers add the slots up).
+ */
+const SLOT = 'pg_backend_pid() % 16';
+
+/** A band's count change in writeScores' rollup: +1 for the new band, -1 for the one it left. */
+const bandDelta = (band: number) =>
+  `SUM(CASE WHEN i.band = ${band} THEN 1 ELSE 0 END - CASE WHEN p.band = ${band} THEN 1 ELSE 0 END)`;
+
+/** deleteCustomer's share of the rollup ($1 account, $2 customer). */
+const UNDO_HISTORY = historyToDays({
+  where: 'account_id = $1 AND customer_id = $2',
+  sign: '-1',
+  slot: SLOT,
+});
 
 /** Rows per statement in bulk writes: large enough to amortise round trips, small enough to stream. */
 const CHUNK = 5000;
@@ -103,9 +124,8 @@ export class PgTx extends PgReader implements Tx {
   /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
   override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
     await this.#lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
-    const [row] = await this.sql<Parameters<typeof toSettings>[0][]>`
-      SELECT weights, weights_updated_at, healthy, at_risk, thresholds_updated_at FROM account_settings
-      WHERE account_id = ${accountId}`;
+    const [row] = await this.sql<SettingsRow[]>`
+      SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
     return toSettings(row);
   }
 
@@ -190,6 +210,11 @@ export class PgTx extends PgReader implements Tx {
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {
     await this.#lockAccount(accountId, 'shared');
     if (hasNul(id)) return false;
+    // The customer's row first, as a score write locks it: then its history leaves the rollup.
+    const [found] = await this.sql`
+      SELECT 1 FROM customers WHERE account_id = ${accountId} AND id = ${id} FOR UPDATE`;
+    if (!found) return false;
+    await this.sql.unsafe(UNDO_HISTORY, [accountId, id]);
     const result = await this.sql`DELETE FROM customers WHERE account_id = ${accountId} AND id = ${id}`;
     return result.count === 1;
   }
@@ -214,16 +239,60 @@ export class PgTx extends PgReader implements Tx {
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at)
           SELECT ${accountId}, customer_id, score, band, factors::json, version, updated_at
           FROM input WHERE version = 1
+        ), previous AS (
+          SELECT h.customer_id, h.score, h.band FROM health_scores h
+          WHERE h.account_id = ${accountId}
+            AND h.customer_id IN (SELECT customer_id FROM input WHERE version <> 1)
         ), updated AS (
           UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors::json,
             version = i.version, updated_at = i.updated_at
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
+        ), history AS (
+          INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
+          SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at
+          FROM input
+        ), days AS (
+          -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").
+          SELECT i.updated_at / 86400000 AS day,
+            ${this.sql.unsafe(bandDelta(0))} AS critical,
+            ${this.sql.unsafe(bandDelta(1))} AS at_risk,
+            ${this.sql.unsafe(bandDelta(2))} AS healthy,
+            SUM(round(i.score * 1000000)::bigint - COALESCE(round(p.score * 1000000)::bigint, 0)) AS micros
+          FROM input i LEFT JOIN previous p ON p.customer_id = i.customer_id
+          GROUP BY 1
         )
-        INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
-        SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at
-        FROM input`;
+        INSERT INTO score_days (account_id, day, slot, critical, at_risk, healthy, score_micros)
+        SELECT ${accountId}, day, ${this.sql.unsafe(SLOT)}, critical, at_risk, healthy, micros FROM days
+        ON CONFLICT (account_id, day, slot) DO UPDATE SET
+          critical = score_days.critical + excluded.critical,
+          at_risk = score_days.at_risk + excluded.at_risk,
+          healthy = score_days.healthy + excluded.healthy,
+          score_micros = score_days.score_micros + excluded.score_micros`;
     }
+  }
+
+  async dropWatch(accountId: string, customerIds: readonly string[], since: number) {
+    return portfolio.dropWatch(this.sql, accountId, customerIds, since);
+  }
+
+  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
+    if (alerts.length === 0) return;
+    await this.sql`
+      INSERT INTO drop_alerts (account_id, customer_id, alerted_at)
+      SELECT ${accountId}, customer_id, alerted_at
+      FROM unnest(${alerts.map((a) => a.customerId)}::text[], ${alerts.map((a) => a.at)}::int8[])
+        AS t(customer_id, alerted_at)
+      ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`;
+  }
+
+  async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
+    await this.#lockAccount(accountId, 'exclusive');
+    await this.sql`
+      INSERT INTO account_settings (account_id, drop_delta, drop_days, alerts_updated_at)
+      VALUES (${accountId}, ${drop?.delta ?? null}, ${drop?.days ?? null}, ${now})
+      ON CONFLICT (account_id) DO UPDATE SET drop_delta = excluded.drop_delta,
+        drop_days = excluded.drop_days, alerts_updated_at = excluded.alerts_updated_at`;
   }
 
   async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { customerJsonOf } from '../customer-json.ts';
+import { historyToDays } from '../shared.ts';
 
 // Append-only: a migration that has shipped is never edited; a change is a new entry.
 // Ids compare byte-wise (SQLite's BINARY collation), matching PostgreSQL's COLLATE "C".
@@ -199,3 +200,34 @@ function backfillCustomerJson(db: DatabaseSync): void {
     after = [last[0], last[1]];
   }
 }
+
+/*
+ * 8: segments, trends, movers and drop alerts (docs/operations.md, "The trend rollup"). score_days
+ * holds what each UTC day changed in the portfolio, filled from the history kept so far; the drop
+ * alert rule lives with the other settings; drop_alerts remembers each customer's last alert.
+ */
+MIGRATIONS.push((db) => {
+  db.exec(`
+    CREATE TABLE score_days (
+      account_id TEXT NOT NULL,
+      day INTEGER NOT NULL, -- UTC days since 1970-01-01
+      slot INTEGER NOT NULL, -- 0 here; PostgreSQL's writers spread over slots
+      critical INTEGER NOT NULL,
+      at_risk INTEGER NOT NULL,
+      healthy INTEGER NOT NULL,
+      score_micros INTEGER NOT NULL,
+      PRIMARY KEY (account_id, day, slot)
+    ) WITHOUT ROWID, STRICT;
+    CREATE TABLE drop_alerts (
+      account_id TEXT NOT NULL,
+      customer_id TEXT NOT NULL,
+      alerted_at INTEGER NOT NULL,
+      PRIMARY KEY (account_id, customer_id),
+      FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+    ) WITHOUT ROWID, STRICT;
+    ALTER TABLE account_settings ADD COLUMN drop_delta REAL;
+    ALTER TABLE account_settings ADD COLUMN drop_days INTEGER;
+    ALTER TABLE account_settings ADD COLUMN alerts_updated_at INTEGER;
+  `);
+  db.exec(historyToDays({ where: 'true', sign: '1', slot: '0' }));
+});

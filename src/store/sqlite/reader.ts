@@ -1,6 +1,7 @@
 import type { EventType } from '../../domain/events.ts';
+import type { Tally } from '../../domain/portfolio.ts';
 import { DEFAULT_THRESHOLDS, STATUSES, type Status } from '../../domain/scoring.ts';
-import { bandOf, statusOf } from '../bands.ts';
+import { statusOf } from '../bands.ts';
 import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
@@ -10,17 +11,22 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   EventRecord,
+  GroupTally,
   HistoryRecord,
   JsonPage,
+  Mover,
   Page,
   Reader,
   ScoreCursor,
   ScoreReason,
   ScoreRecord,
+  Segment,
   Settings,
   WebhookRecord,
 } from '../store.ts';
 import type { Connection, Row } from './connection.ts';
+import * as portfolio from './portfolio.ts';
+import { segmentWhere } from './portfolio.ts';
 
 /** Metadata is parsed only if someone reads it; answers pass the stored JSON text through. */
 class StoredCustomer implements CustomerRecord {
@@ -108,7 +114,12 @@ const toAttempt = (r: Row): AttemptRecord => ({
 });
 
 /** Queries shared by the read connection and the write transaction. */
-type ListOptions = { startingAfter?: string | undefined; search?: string | undefined; limit: number };
+type ListOptions = {
+  startingAfter?: string | undefined;
+  search?: string | undefined;
+  segment?: Segment | undefined;
+  limit: number;
+};
 
 /** A customer list page and one row more (has_more): the account, the cursor, the search. */
 function customerList(
@@ -128,8 +139,9 @@ function customerList(
     where.push("(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\')");
     params.push(pattern, pattern, pattern);
   }
-  const sql = `SELECT ${columns} FROM customers WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`;
-  return { sql, params: [...params, opts.limit + 1] };
+  const seg = segmentWhere(opts.segment);
+  const sql = `SELECT ${columns} FROM customers c WHERE ${where.join(' AND ')}${seg.sql} ORDER BY id LIMIT ?`;
+  return { sql, params: [...params, ...seg.params, opts.limit + 1] };
 }
 
 const CUSTOMER_COLUMNS = 'id, name, email, metadata, created_at, updated_at';
@@ -197,23 +209,30 @@ export class SqliteReader implements Reader {
     return page(rows, opts.limit, toHistory);
   }
 
-  async listScores(accountId: string, opts: { status?: Status; after?: ScoreCursor; limit: number }) {
-    const where = ['account_id = ?'];
-    const params: (string | number)[] = [accountId];
-    if (opts.status) {
-      where.push('band = ?');
-      params.push(bandOf(opts.status));
-    }
-    if (opts.after) {
-      where.push('(band, score, customer_id) > (?, ?, ?)');
-      params.push(bandOf(opts.after.status), opts.after.score, opts.after.customerId);
-    }
-    const rows = this.conn.all(
-      `SELECT * FROM health_scores WHERE ${where.join(' AND ')} ORDER BY band, score, customer_id LIMIT ?`,
-      ...params,
-      opts.limit + 1,
-    );
-    return page(rows, opts.limit, toScore);
+  async listScores(
+    accountId: string,
+    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
+  ) {
+    return page(portfolio.listScores(this.conn, accountId, opts), opts.limit, (e) => e);
+  }
+
+  async tally(accountId: string, segment?: Segment): Promise<Tally> {
+    return portfolio.tally(this.conn, accountId, segment);
+  }
+
+  async tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+    return portfolio.tallyBy(this.conn, accountId, key, segment);
+  }
+
+  async trendInputs(accountId: string, fromDay: number, segment?: Segment) {
+    return portfolio.trendInputs(this.conn, accountId, fromDay, segment);
+  }
+
+  async movers(
+    accountId: string,
+    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+  ): Promise<Mover[]> {
+    return portfolio.movers(this.conn, accountId, opts);
   }
 
   async countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
@@ -235,12 +254,16 @@ export class SqliteReader implements Reader {
         weightsUpdatedAt: null,
         thresholds: { ...DEFAULT_THRESHOLDS },
         thresholdsUpdatedAt: null,
+        drop: null,
+        alertsUpdatedAt: null,
       };
     return {
       weights: JSON.parse(r.weights as string),
       weightsUpdatedAt: (r.weights_updated_at as number | null) ?? null,
       thresholds: { healthy: r.healthy as number, at_risk: r.at_risk as number },
       thresholdsUpdatedAt: (r.thresholds_updated_at as number | null) ?? null,
+      drop: r.drop_delta === null ? null : { delta: r.drop_delta as number, days: r.drop_days as number },
+      alertsUpdatedAt: (r.alerts_updated_at as number | null) ?? null,
     };
   }
 

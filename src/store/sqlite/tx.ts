@@ -1,11 +1,19 @@
+import type { DropRule } from '../../domain/alerts.ts';
 import { newId } from '../../domain/ids.ts';
+import { addChange, type DayDelta } from '../../domain/portfolio.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
-import { bandOf } from '../bands.ts';
+import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
-import { DELETE_WEBHOOK, deliveriesFor, subscribersByType } from '../shared.ts';
+import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx, WebhookRecord } from '../store.ts';
 import { numbered } from './connection.ts';
+import * as portfolio from './portfolio.ts';
 import { SqliteReader, toScore } from './reader.ts';
+
+/** deleteCustomer's share of the rollup: (sign, slot, account, customer). */
+const UNDO_HISTORY = numbered(
+  historyToDays({ where: 'account_id = $3 AND customer_id = $4', sign: '$1', slot: '$2' }),
+);
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
 export class SqliteTx extends SqliteReader implements Tx {
@@ -76,6 +84,8 @@ export class SqliteTx extends SqliteReader implements Tx {
   }
 
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {
+    // Its history leaves the trend: the rollup takes back what that history added.
+    this.conn.run(UNDO_HISTORY, -1, 0, accountId, id);
     return this.conn.run('DELETE FROM customers WHERE account_id = ? AND id = ?', accountId, id) === 1;
   }
 
@@ -98,9 +108,20 @@ export class SqliteTx extends SqliteReader implements Tx {
       `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const previous = this.conn.statement(
+      'SELECT score, band FROM health_scores WHERE account_id = ? AND customer_id = ?',
+    );
+    const days = new Map<number, DayDelta>();
     for (const s of scores) {
       const factors = s.factorsJson ?? JSON.stringify(s.factors);
       const band = bandOf(s.status);
+      const before = s.version === 1 ? undefined : previous.get(accountId, s.customerId);
+      addChange(
+        days,
+        s.updatedAt,
+        before ? { score: before.score as number, status: statusOf(before.band as number) } : null,
+        s,
+      );
       if (s.version === 1)
         insert.run(accountId, s.customerId, s.score, band, factors, s.version, s.updatedAt);
       else if (s.factorsJson !== undefined)
@@ -108,6 +129,34 @@ export class SqliteTx extends SqliteReader implements Tx {
       else update.run(s.score, band, factors, s.version, s.updatedAt, accountId, s.customerId);
       history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
     }
+    const add = this.conn.statement(numbered(ADD_DAY));
+    for (const d of days.values()) {
+      add.run(accountId, d.day, 0, d.counts.critical, d.counts.at_risk, d.counts.healthy, d.micros);
+    }
+  }
+
+  async dropWatch(accountId: string, customerIds: readonly string[], since: number) {
+    return portfolio.dropWatch(this.conn, accountId, customerIds, since);
+  }
+
+  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
+    const upsert = this.conn.statement(
+      `INSERT INTO drop_alerts (account_id, customer_id, alerted_at) VALUES (?, ?, ?)
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`,
+    );
+    for (const a of alerts) upsert.run(accountId, a.customerId, a.at);
+  }
+
+  async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
+    this.conn.run(
+      `INSERT INTO account_settings (account_id, drop_delta, drop_days, alerts_updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET drop_delta = excluded.drop_delta,
+         drop_days = excluded.drop_days, alerts_updated_at = excluded.alerts_updated_at`,
+      accountId,
+      drop?.delta ?? null,
+      drop?.days ?? null,
+      now,
+    );
   }
 
   async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {

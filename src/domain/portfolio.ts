@@ -1,0 +1,106 @@
+// The portfolio as numbers: band counts and the average score, now and at the end of past UTC
+// days (docs/api.md, "Segments, trends and movers"). Pure: the stores keep a per-day rollup of
+// how the portfolio changed (a day's delta) and hand it here.
+import { round6, STATUSES, type Status } from './scoring.ts';
+
+export const DAY_MS = 86_400_000;
+
+/** The UTC day (days since 1970-01-01) holding this instant. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+/** A day as YYYY-MM-DD. */
+export const dateOf = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * Scores are kept to 6 decimal places, so sums are exact as integers of millionths: the same
+ * average on both backends and however the rollup was added up.
+ */
+export const micros = (score: number): number => Math.round(score * 1e6);
+
+/** Customers per band and the sum of their scores in millionths. */
+export interface Tally {
+  counts: Record<Status, number>;
+  micros: number;
+}
+
+/** How the portfolio changed during one UTC day (each count may be negative). */
+export interface DayDelta extends Tally {
+  day: number;
+}
+
+export const emptyTally = (): Tally => ({ counts: { healthy: 0, at_risk: 0, critical: 0 }, micros: 0 });
+
+/** A score as far as the portfolio is concerned. */
+export interface Standing {
+  score: number;
+  status: Status;
+}
+
+/**
+ * Adds one customer's change at `at` (from `before` to `after`, null: not in the portfolio) to
+ * the day deltas. Deleting a customer adds its history's changes back the other way.
+ */
+export function addChange(
+  days: Map<number, DayDelta>,
+  at: number,
+  before: Standing | null,
+  after: Standing | null,
+): void {
+  const day = dayOf(at);
+  let d = days.get(day);
+  if (!d) {
+    d = { day, ...emptyTally() };
+    days.set(day, d);
+  }
+  if (before) {
+    d.counts[before.status]--;
+    d.micros -= micros(before.score);
+  }
+  if (after) {
+    d.counts[after.status]++;
+    d.micros += micros(after.score);
+  }
+}
+
+export interface PortfolioFigures {
+  total: number;
+  counts: Record<Status, number>;
+  /** The mean score to 6 places; null when there is no score. */
+  average: number | null;
+}
+
+export function figures(t: Tally): PortfolioFigures {
+  const total = t.counts.healthy + t.counts.at_risk + t.counts.critical;
+  return {
+    total,
+    counts: { ...t.counts },
+    average: total === 0 ? null : round6(Math.round(t.micros / total) / 1e6),
+  };
+}
+
+export interface TrendDay extends PortfolioFigures {
+  date: string;
+}
+
+/**
+ * The portfolio at the end of each of the `days` UTC days up to and including `today`, oldest
+ * first, from the portfolio now and what each day changed: the end of day D is now, less every
+ * change made after D.
+ */
+export function trend(now: Tally, deltas: readonly DayDelta[], today: number, days: number): TrendDay[] {
+  const byDay = new Map(deltas.map((d) => [d.day, d]));
+  const state: Tally = { counts: { ...now.counts }, micros: now.micros };
+  // Changes stamped after today (a clock set back) are undone first.
+  for (const d of deltas) if (d.day > today) subtract(state, d);
+  const out: TrendDay[] = [];
+  for (let day = today; day > today - days; day--) {
+    out.push({ date: dateOf(day), ...figures(state) });
+    const d = byDay.get(day);
+    if (d) subtract(state, d);
+  }
+  return out.reverse();
+}
+
+function subtract(state: Tally, d: Tally): void {
+  for (const s of STATUSES) state.counts[s] -= d.counts[s];
+  state.micros -= d.micros;
+}

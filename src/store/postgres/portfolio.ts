@@ -1,0 +1,189 @@
+// The portfolio's reads on PostgreSQL: segments, tallies, the trend's day deltas, movers, and
+// what a drop alert needs to know; the same answers as ../sqlite/portfolio.ts, proven by the one
+// contract suite. docs/api.md, "Segments, trends and movers".
+import type postgres from 'postgres';
+import type { DropWatch } from '../../domain/alerts.ts';
+import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
+import type { Status } from '../../domain/scoring.ts';
+import { bandOf, statusOf } from '../bands.ts';
+import { moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import type { Queryable } from './connection.ts';
+import { type ScoreRow, toScore } from './reader.ts';
+import { beforeNul } from './text.ts';
+
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/**
+ * The segment's conditions on customers `c`: a string value compared as text, a number or
+ * boolean as its JSON text (json keeps the text as written), anything else never equal.
+ */
+export function segmentWhere(sql: Queryable, segment: Segment | undefined): Fragment {
+  let where = sql``;
+  for (const { key, value } of segment ?? []) {
+    where = sql`${where} AND (CASE json_typeof(c.metadata -> ${key})
+      WHEN 'string' THEN c.metadata ->> ${key}
+      WHEN 'number' THEN (c.metadata -> ${key})::text
+      WHEN 'boolean' THEN (c.metadata -> ${key})::text END) = ${value}`;
+  }
+  return where;
+}
+
+const MICROS = 'SUM(round(s.score * 1000000)::bigint)::bigint';
+
+interface TallyRow {
+  band: number;
+  n: number;
+  micros: number;
+}
+
+function addRows(t: Tally, rows: readonly TallyRow[]): Tally {
+  for (const r of rows) {
+    t.counts[statusOf(r.band)] += Number(r.n);
+    t.micros += Number(r.micros);
+  }
+  return t;
+}
+
+export async function tally(sql: Queryable, accountId: string, segment?: Segment): Promise<Tally> {
+  const rows = segment?.length
+    ? await sql<TallyRow[]>`
+        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
+        FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+        WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY s.band`
+    : await sql<TallyRow[]>`
+        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros FROM health_scores s
+        WHERE s.account_id = ${accountId} GROUP BY s.band`;
+  return addRows(emptyTally(), rows);
+}
+
+export async function tallyBy(
+  sql: Queryable,
+  accountId: string,
+  key: string,
+  segment?: Segment,
+): Promise<GroupTally[]> {
+  const rows = await sql<(TallyRow & { value: string | null })[]>`
+    SELECT CASE json_typeof(c.metadata -> ${key}) WHEN 'null' THEN NULL
+      ELSE (c.metadata -> ${key})::text END AS value,
+      s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
+    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+    WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
+  const groups = new Map<string | null, GroupTally>();
+  for (const r of rows) {
+    let g = groups.get(r.value);
+    if (!g) {
+      g = { value: r.value, ...emptyTally() };
+      groups.set(r.value, g);
+    }
+    addRows(g, [r]);
+  }
+  return [...groups.values()];
+}
+
+/** segmentWhere as text for sql.unsafe, its parameters numbered from `$first`. */
+function segmentText(segment: Segment, first: number): { sql: string; params: string[] } {
+  const params: string[] = [];
+  const sql = segment.map(({ key, value }) => {
+    const k = `$${first + params.length}`;
+    const v = `$${first + params.length + 1}`;
+    params.push(key, value);
+    return ` AND (CASE json_typeof(c.metadata -> ${k}::text)
+      WHEN 'string' THEN c.metadata ->> ${k}::text
+      WHEN 'number' THEN (c.metadata -> ${k}::text)::text
+      WHEN 'boolean' THEN (c.metadata -> ${k}::text)::text END) = ${v}::text`;
+  });
+  return { sql: sql.join(''), params };
+}
+
+export async function trendInputs(
+  sql: Queryable,
+  accountId: string,
+  fromDay: number,
+  segment?: Segment,
+): Promise<{ now: Tally; days: DayDelta[] }> {
+  const seg = segment?.length ? segmentText(segment, 3) : null;
+  const rows = await sql.unsafe<TrendRow[]>(trendInputsSql(seg?.sql ?? null), [
+    accountId,
+    fromDay,
+    ...(seg?.params ?? []),
+  ]);
+  return trendInputsFrom(rows);
+}
+
+/** Rows read beyond the limit, so that changes equal once rounded are ordered by id (shared.ts). */
+const MOVER_SLACK = 100;
+
+export async function movers(
+  sql: Queryable,
+  accountId: string,
+  opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+): Promise<Mover[]> {
+  const down = opts.direction === 'down';
+  // Only a customer whose score was written after `since` can have moved; its baseline is the
+  // latest history entry up to `since`, else its first one after.
+  const rows = await sql<
+    { customer_id: string; name: string; score: number; band: number; baseline: number }[]
+  >`
+    SELECT customer_id, name, score, band, baseline FROM (
+      SELECT s.customer_id, c.name, s.score, s.band, COALESCE(
+        (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+           AND h.customer_id = s.customer_id AND h.created_at <= ${opts.since} ORDER BY h.version DESC LIMIT 1),
+        (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+           AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
+      FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+      WHERE s.account_id = ${accountId} AND s.updated_at > ${opts.since} ${segmentWhere(sql, opts.segment)}
+    ) m
+    WHERE ${down ? sql`score < baseline` : sql`score > baseline`}
+    ORDER BY score - baseline ${down ? sql`ASC` : sql`DESC`}, customer_id LIMIT ${opts.limit + MOVER_SLACK}`;
+  return moversFrom(
+    rows.map((r) => ({
+      customerId: r.customer_id,
+      name: r.name,
+      score: r.score,
+      status: statusOf(r.band),
+      baseline: r.baseline,
+    })),
+    opts,
+  );
+}
+
+export async function listScores(
+  sql: Queryable,
+  accountId: string,
+  opts: { status?: Status | undefined; after?: ScoreCursor | undefined; limit: number; segment?: Segment },
+): Promise<PortfolioEntry[]> {
+  const { status, after } = opts;
+  const rows = await sql<(ScoreRow & { name: string })[]>`
+    SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, c.name
+    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+    WHERE s.account_id = ${accountId}
+      ${status ? sql`AND s.band = ${bandOf(status)}` : sql``}
+      ${
+        after
+          ? sql`AND (s.band, s.score, s.customer_id) > (${bandOf(after.status)}, ${after.score}, ${beforeNul(after.customerId)})`
+          : sql``
+      }
+      ${segmentWhere(sql, opts.segment)}
+    ORDER BY s.band, s.score, s.customer_id LIMIT ${opts.limit + 1}`;
+  return rows.map((r) => ({ ...toScore(r), name: r.name }));
+}
+
+export async function dropWatch(
+  sql: Queryable,
+  accountId: string,
+  ids: readonly string[],
+  since: number,
+): Promise<Map<string, DropWatch>> {
+  const rows = await sql<{ id: string; peak: number | null; alerted_at: number | null }[]>`
+    SELECT i.id,
+      (SELECT MAX(h.score) FROM score_history h
+       WHERE h.account_id = ${accountId} AND h.customer_id = i.id AND h.version >= COALESCE(
+         (SELECT MAX(h2.version) FROM score_history h2
+          WHERE h2.account_id = ${accountId} AND h2.customer_id = i.id
+            AND (h2.created_at <= ${since} OR h2.reason = 'weights_changed')), 0)) AS peak,
+      (SELECT a.alerted_at FROM drop_alerts a WHERE a.account_id = ${accountId} AND a.customer_id = i.id)
+        AS alerted_at
+    FROM unnest(${ids as string[]}::text[]) AS i(id)`;
+  return new Map(rows.map((r) => [r.id, { peak: r.peak, alertedAt: r.alerted_at }]));
+}

@@ -1,0 +1,202 @@
+// The portfolio's reads on SQLite: segments, tallies, the trend's day deltas, movers, and what a
+// drop alert needs to know. docs/api.md, "Segments, trends and movers"; docs/operations.md,
+// "The trend rollup".
+import type { DropWatch } from '../../domain/alerts.ts';
+import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
+import type { Status } from '../../domain/scoring.ts';
+import { bandOf, statusOf } from '../bands.ts';
+import { moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import { type Connection, numbered, type Row } from './connection.ts';
+import { toScore } from './reader.ts';
+
+/** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
+const path = (key: string) => `$.${JSON.stringify(key)}`;
+
+/**
+ * The segment's conditions on customers `c`: a string value compared as text, a number or
+ * boolean as its JSON text, anything else (an object, an array) never equal.
+ */
+export function segmentWhere(segment: Segment | undefined): { sql: string; params: string[] } {
+  const sql: string[] = [];
+  const params: string[] = [];
+  for (const { key, value } of segment ?? []) {
+    sql.push(`(CASE json_type(c.metadata, ?) WHEN 'text' THEN c.metadata ->> ?
+      WHEN 'integer' THEN c.metadata -> ? WHEN 'real' THEN c.metadata -> ?
+      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) = ?`);
+    const p = path(key);
+    params.push(p, p, p, p, value);
+  }
+  return { sql: sql.map((s) => ` AND ${s}`).join(''), params };
+}
+
+/** health_scores `s` with its customer `c`, walked in the order of `s` (CROSS JOIN keeps it outer). */
+const SCORES_WITH_CUSTOMERS =
+  'health_scores s CROSS JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id';
+
+const MICROS = 'SUM(CAST(round(s.score * 1000000) AS INTEGER))';
+
+function addRows(t: Tally, rows: Row[]): Tally {
+  for (const r of rows) {
+    t.counts[statusOf(r.band as number)] += r.n as number;
+    t.micros += r.micros as number;
+  }
+  return t;
+}
+
+export function tally(conn: Connection, accountId: string, segment?: Segment): Tally {
+  if (!segment?.length) {
+    // The portfolio index holds band and score: no table row is read.
+    const rows = conn.all(
+      `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM health_scores s
+       WHERE s.account_id = ? GROUP BY s.band`,
+      accountId,
+    );
+    return addRows(emptyTally(), rows);
+  }
+  const seg = segmentWhere(segment);
+  const rows = conn.all(
+    `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM ${SCORES_WITH_CUSTOMERS}
+     WHERE s.account_id = ?${seg.sql} GROUP BY s.band`,
+    accountId,
+    ...seg.params,
+  );
+  return addRows(emptyTally(), rows);
+}
+
+export function tallyBy(conn: Connection, accountId: string, key: string, segment?: Segment): GroupTally[] {
+  const seg = segmentWhere(segment);
+  const p = path(key);
+  const rows = conn.all(
+    `SELECT CASE json_type(c.metadata, ?) WHEN 'null' THEN NULL ELSE c.metadata -> ? END AS value,
+       s.band, COUNT(*) AS n, ${MICROS} AS micros
+     FROM ${SCORES_WITH_CUSTOMERS} WHERE s.account_id = ?${seg.sql} GROUP BY 1, s.band`,
+    p,
+    p,
+    accountId,
+    ...seg.params,
+  );
+  const groups = new Map<string | null, GroupTally>();
+  for (const r of rows) {
+    const value = (r.value as string | null) ?? null;
+    let g = groups.get(value);
+    if (!g) {
+      g = { value, ...emptyTally() };
+      groups.set(value, g);
+    }
+    addRows(g, [r]);
+  }
+  return [...groups.values()];
+}
+
+export function trendInputs(
+  conn: Connection,
+  accountId: string,
+  fromDay: number,
+  segment?: Segment,
+): { now: Tally; days: DayDelta[] } {
+  const seg = segment?.length ? segmentWhere(segment) : null;
+  // The text mixes $1, $2 and the segment's bare ?s (twice): every one becomes a bare ? here,
+  // with its value in the order they appear (SQLite would number a bare ? after a ?2 as ?3).
+  const values = [accountId, fromDay];
+  const bare = seg ? [...seg.params, ...seg.params] : [];
+  const params: (string | number)[] = [];
+  const sql = trendInputsSql(seg?.sql ?? null).replace(/\$(\d)|\?/g, (_, n: string | undefined) => {
+    params.push((n ? values[Number(n) - 1] : bare.shift()) as string | number);
+    return '?';
+  });
+  return trendInputsFrom(conn.all(sql, ...params) as unknown as TrendRow[]);
+}
+
+/** Rows read beyond the limit, so that changes equal once rounded are ordered by id (shared.ts). */
+const MOVER_SLACK = 100;
+
+export function movers(
+  conn: Connection,
+  accountId: string,
+  opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+): Mover[] {
+  const seg = segmentWhere(opts.segment);
+  // Only a customer whose score was written after `since` can have moved; its baseline is the
+  // latest history entry up to `since`, else its first one after.
+  const rows = conn.all(
+    `SELECT customer_id, name, score, band, baseline FROM (
+       SELECT s.customer_id, c.name, s.score, s.band, COALESCE(
+         (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+            AND h.customer_id = s.customer_id AND h.created_at <= ? ORDER BY h.version DESC LIMIT 1),
+         (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+            AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
+       FROM ${SCORES_WITH_CUSTOMERS}
+       WHERE s.account_id = ? AND s.updated_at > ?${seg.sql})
+     WHERE ${opts.direction === 'down' ? 'score < baseline' : 'score > baseline'}
+     ORDER BY score - baseline ${opts.direction === 'down' ? 'ASC' : 'DESC'}, customer_id LIMIT ?`,
+    opts.since,
+    accountId,
+    opts.since,
+    ...seg.params,
+    opts.limit + MOVER_SLACK,
+  );
+  return moversFrom(
+    rows.map((r) => ({
+      customerId: r.customer_id as string,
+      name: r.name as string,
+      score: r.score as number,
+      status: statusOf(r.band as number),
+      baseline: r.baseline as number,
+    })),
+    opts,
+  );
+}
+
+export function listScores(
+  conn: Connection,
+  accountId: string,
+  opts: { status?: Status | undefined; after?: ScoreCursor | undefined; limit: number; segment?: Segment },
+): PortfolioEntry[] {
+  const where = ['s.account_id = ?'];
+  const params: (string | number)[] = [accountId];
+  if (opts.status) {
+    where.push('s.band = ?');
+    params.push(bandOf(opts.status));
+  }
+  if (opts.after) {
+    where.push('(s.band, s.score, s.customer_id) > (?, ?, ?)');
+    params.push(bandOf(opts.after.status), opts.after.score, opts.after.customerId);
+  }
+  const seg = segmentWhere(opts.segment);
+  return conn
+    .all(
+      `SELECT s.*, c.name FROM ${SCORES_WITH_CUSTOMERS} WHERE ${where.join(' AND ')}${seg.sql}
+       ORDER BY s.band, s.score, s.customer_id LIMIT ?`,
+      ...params,
+      ...seg.params,
+      opts.limit + 1,
+    )
+    .map((r) => ({ ...toScore(r), name: r.name as string }));
+}
+
+/** dropWatch's two reads for one customer ($1 account, $2 customer, $3 where the window opens). */
+const PEAK = numbered(`
+  SELECT MAX(score) AS peak FROM score_history
+  WHERE account_id = $1 AND customer_id = $2 AND version >= COALESCE(
+    (SELECT MAX(version) FROM score_history WHERE account_id = $1 AND customer_id = $2
+       AND (created_at <= $3 OR reason = 'weights_changed')), 0)`);
+
+export function dropWatch(
+  conn: Connection,
+  accountId: string,
+  ids: readonly string[],
+  since: number,
+): Map<string, DropWatch> {
+  const watches = new Map<string, DropWatch>();
+  for (const id of ids) {
+    const peak = conn.get(PEAK, accountId, id, since)?.peak as number | null | undefined;
+    const alerted = conn.get(
+      'SELECT alerted_at FROM drop_alerts WHERE account_id = ? AND customer_id = ?',
+      accountId,
+      id,
+    );
+    watches.set(id, { peak: peak ?? null, alertedAt: (alerted?.alerted_at as number | undefined) ?? null });
+  }
+  return watches;
+}
