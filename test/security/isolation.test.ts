@@ -41,6 +41,7 @@ before(async () => {
   b = await t.newAccount('b');
   await ok(a.patch('/api/settings/health-score/weights', { weights: { usage: 0.75, support: 0.25 } }));
   await ok(a.patch('/api/settings/health-score/thresholds', { healthy: 0.8, at_risk: 0.3 }));
+  await ok(a.patch('/api/settings/health-score/alerts', { drop: { delta: 0.1, days: 30 } }));
   const webhook = await ok(
     a.post('/api/webhooks', {
       url: A_SECRETS.url,
@@ -196,8 +197,43 @@ describe('another account’s lists and settings show nothing of A’s', () => {
     ],
     [
       '/api/health-scores/summary',
-      (body) => assert.deepEqual(body, { total: 0, counts: { healthy: 0, at_risk: 0, critical: 0 } }),
+      (body) =>
+        assert.deepEqual(body, { total: 0, counts: { healthy: 0, at_risk: 0, critical: 0 }, average: null }),
     ],
+    [
+      '/api/health-scores/summary?group_by=metadata.token',
+      (body) =>
+        assert.deepEqual(body, {
+          total: 0,
+          counts: { healthy: 0, at_risk: 0, critical: 0 },
+          average: null,
+          groups: [],
+          groups_truncated: false,
+        }),
+    ],
+    [
+      '/api/health-scores/trend?days=3',
+      (body) =>
+        assert.deepEqual(
+          (body.data as { total: number; average: number | null }[]).map((d) => [d.total, d.average]),
+          [
+            [0, null],
+            [0, null],
+            [0, null],
+          ],
+        ),
+    ],
+    [
+      '/api/customers?metadata%5Btoken%5D=meta-secret-value',
+      (body) => assert.deepEqual(body, { customers: [], has_more: false }),
+    ],
+    [
+      '/api/health-scores?metadata%5Btoken%5D=meta-secret-value',
+      (body) => assert.deepEqual(body, { data: [], has_more: false, next_cursor: null }),
+    ],
+    ['/api/health-scores/movers?days=90', (body) => assert.deepEqual(body, { data: [] })],
+    ['/api/health-scores/movers?days=90&direction=up', (body) => assert.deepEqual(body, { data: [] })],
+    ['/api/settings/health-score/alerts', (body) => assert.deepEqual(body, { drop: null, updated_at: null })],
     [
       '/api/settings/health-score/weights',
       (body) => assert.deepEqual(body, { weights: {}, updated_at: null }),

@@ -46,7 +46,42 @@ export interface HistoryEntry {
 export interface Summary {
   total: number;
   counts: Record<Status, number>;
+  average: number | null;
+  groups?: { value: unknown; total: number; counts: Record<Status, number>; average: number }[];
+  groups_truncated?: boolean;
 }
+
+/** A health score on the portfolio's list: with its customer's name. */
+export interface PortfolioEntry extends HealthScore {
+  name: string;
+}
+
+export interface Mover {
+  customer_id: string;
+  name: string;
+  health_score: number;
+  status: Status;
+  baseline_score: number;
+  change: number;
+}
+
+export interface Alerts {
+  drop: { delta: number; days: number } | null;
+  updated_at: string | null;
+}
+
+/**
+ * A segment (docs/api.md, "Segments, trends and movers"): the customers whose metadata `key` is
+ * `value` (a number or boolean as its JSON text).
+ */
+export interface Segment {
+  key: string;
+  value: string;
+}
+
+/** A segment as query parameters, for query(). */
+export const segmentParams = (segment: Segment | null): Record<string, string> =>
+  segment ? { [`metadata[${segment.key}]`]: segment.value } : {};
 
 export interface WeightsAnswer {
   weights: Record<string, number>;

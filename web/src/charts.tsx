@@ -171,3 +171,81 @@ export function HistoryChart({ points, thresholds }: { points: HistoryPoint[]; t
     </div>
   );
 }
+
+export interface TrendDay {
+  date: string;
+  total: number;
+  counts: Record<Status, number>;
+  average: number | null;
+}
+
+/** Bottom to top: the bands stacked, worst at the bottom where the eye starts. */
+const STACK: Status[] = ['critical', 'at_risk', 'healthy'];
+
+/** Customers per band at the end of each day, stacked: the top line is everyone with a score. */
+export function TrendChart({ days }: { days: TrendDay[] }) {
+  const [ref, width] = useWidth();
+  const first = days[0];
+  const last = days.at(-1);
+  if (!first || !last) return null;
+  const yTicks = ticks(Math.max(1, ...days.map((d) => d.total)));
+  const top = yTicks.at(-1) ?? 1;
+  const w = Math.max(0, width - M.left - M.right);
+  const h = HEIGHT - M.top - M.bottom;
+  const x = (i: number) => M.left + (days.length === 1 ? w / 2 : (i / (days.length - 1)) * w);
+  const y = (c: number) => M.top + h - (c / top) * h;
+  // Each band's area lies between the sum of the bands below it and that sum plus its own count.
+  const areas = STACK.map((status, k) => {
+    const below = (d: TrendDay) => STACK.slice(0, k).reduce((a, s) => a + d.counts[s], 0);
+    const upper = days.map((d, i) => `${x(i)},${y(below(d) + d.counts[status])}`);
+    const lower = days.map((d, i) => `${x(i)},${y(below(d))}`).reverse();
+    return { status, d: `M${upper.join('L')}L${lower.join('L')}Z` };
+  });
+  const n = Math.max(2, Math.min(5, Math.floor(w / 140) + 1));
+  const xTicks = [
+    ...new Set(Array.from({ length: n }, (_, i) => Math.round((i / (n - 1)) * (days.length - 1)))),
+  ];
+  const change = (s: Status) => `${STATUS_LABEL[s]} ${count(first.counts[s])} → ${count(last.counts[s])}`;
+  const label = `Customers per status band at the end of each day, ${first.date} to ${last.date}: ${STACK.map(change).join(', ')}.`;
+  return (
+    <div class="chart" ref={ref}>
+      {width > 0 && (
+        <svg
+          class="trend-chart"
+          width={width}
+          height={HEIGHT}
+          role="img"
+          aria-label={label}
+          data-days={days.length}
+        >
+          {yTicks.map((t) => (
+            <g key={t} class="gridlines">
+              <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
+              <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+                {count(t)}
+              </text>
+            </g>
+          ))}
+          {areas.map((a) => (
+            <path key={a.status} class={`area ${a.status}`} d={a.d}>
+              <title>{STATUS_LABEL[a.status]}</title>
+            </path>
+          ))}
+          <g class="axis">
+            <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
+            {xTicks.map((i, k) => (
+              <text
+                key={i}
+                x={x(i)}
+                y={HEIGHT - 8}
+                text-anchor={k === 0 ? 'start' : k === xTicks.length - 1 ? 'end' : 'middle'}
+              >
+                {days[i]?.date.slice(5)}
+              </text>
+            ))}
+          </g>
+        </svg>
+      )}
+    </div>
+  );
+}

@@ -13,7 +13,7 @@ import './styles.css';
 
 const NAV = [
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'] },
-  { href: paths.settings, label: 'Weights & thresholds', pages: ['settings'] },
+  { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'] },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'] },
 ];
 

@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks';
 import {
   api,
   type Customer,
-  customerPath,
-  type HealthScore,
+  type PortfolioEntry,
   query,
+  type Segment,
   STATUSES,
   type Status,
   type Summary,
+  segmentParams,
   type Thresholds,
 } from '../api.ts';
 import { Histogram } from '../charts.tsx';
@@ -15,6 +16,7 @@ import { count, STATUS_LABEL, score, when } from '../format.ts';
 import { CsvImport } from '../import.tsx';
 import { Link, paths } from '../router.tsx';
 import { ErrorMessage, Loading, Page, Pager, StatusBadge, useLoad } from '../ui.tsx';
+import { DropsPanel, SegmentPicker, TrendPanel } from './portfolio-panels.tsx';
 
 const PAGE_SIZE = 20;
 /** The histogram pages through every score up to this many (lowest first), then stops and says so. */
@@ -23,9 +25,16 @@ const CHART_CAP = 5000;
 export function PortfolioPage() {
   // An import changes what every panel shows: a new round loads them all again.
   const [round, setRound] = useState(0);
-  const summary = useLoad((signal) => api.get<Summary>('/api/health-scores/summary', signal), [round]);
+  // The segment every panel shows (none: every customer); a change of it reloads them all too.
+  const [segment, setSegment] = useState<Segment | null>(null);
+  const seg = segment ? `${segment.key}=${segment.value}` : '';
+  const summary = useLoad(
+    (signal) => api.get<Summary>(`/api/health-scores/summary${query(segmentParams(segment))}`, signal),
+    [round, seg],
+  );
   return (
     <Page title="Portfolio">
+      <SegmentPicker segment={segment} onChange={setSegment} />
       <ErrorMessage error={summary.error} />
       <section aria-labelledby="bands-title">
         <h2 id="bands-title" class="sr-only">
@@ -44,24 +53,28 @@ export function PortfolioPage() {
           ))}
         </ul>
       </section>
-      <Distribution key={round} total={summary.data?.total} />
-      <Search />
+      <TrendPanel key={`trend ${round}`} segment={segment} />
+      <DropsPanel key={`drops ${round}`} segment={segment} />
+      <Distribution key={`${round} ${seg}`} total={summary.data?.total} segment={segment} />
+      <Search segment={segment} />
       {/* The list skips bands the summary counts as empty, so it waits for the summary. */}
-      {(summary.data || summary.error) && <ScoreList key={round} counts={summary.data?.counts} />}
+      {(summary.data || summary.error) && (
+        <ScoreList key={`${round} ${seg}`} counts={summary.data?.counts} segment={segment} />
+      )}
       <CsvImport onImported={() => setRound((r) => r + 1)} />
     </Page>
   );
 }
 
-function Distribution({ total }: { total: number | undefined }) {
+function Distribution({ total, segment }: { total: number | undefined; segment: Segment | null }) {
   const [progress, setProgress] = useState(0);
   const chart = useLoad(async (signal) => {
     const thresholds = api.get<Thresholds>('/api/settings/health-score/thresholds', signal);
     const scores: number[] = [];
     let cursor: string | null = null;
     do {
-      const page: { data: HealthScore[]; next_cursor: string | null } = await api.get(
-        `/api/health-scores${query({ limit: 100, cursor })}`,
+      const page: { data: PortfolioEntry[]; next_cursor: string | null } = await api.get(
+        `/api/health-scores${query({ limit: 100, cursor, ...segmentParams(segment) })}`,
         signal,
       );
       for (const s of page.data) scores.push(s.health_score);
@@ -105,10 +118,6 @@ interface Start {
   cursor: string | null;
 }
 
-interface Row extends HealthScore {
-  customer?: Customer;
-}
-
 /**
  * One page of scores over several statuses in turn (critical, then at_risk): a page that
  * finishes one status fills up from the next. Statuses the summary counts as empty are skipped.
@@ -117,9 +126,10 @@ async function loadScores(
   statuses: readonly (Status | undefined)[],
   start: Start,
   counts: Record<Status, number> | undefined,
+  segment: Segment | null,
   signal: AbortSignal,
 ) {
-  const rows: Row[] = [];
+  const rows: PortfolioEntry[] = [];
   let { index, cursor } = start;
   const empty = (i: number) => {
     const s = statuses[i];
@@ -127,8 +137,8 @@ async function loadScores(
   };
   while (index < statuses.length && empty(index)) index++;
   while (rows.length < PAGE_SIZE && index < statuses.length) {
-    const page: { data: HealthScore[]; next_cursor: string | null } = await api.get(
-      `/api/health-scores${query({ status: statuses[index], limit: PAGE_SIZE - rows.length, cursor })}`,
+    const page: { data: PortfolioEntry[]; next_cursor: string | null } = await api.get(
+      `/api/health-scores${query({ status: statuses[index], limit: PAGE_SIZE - rows.length, cursor, ...segmentParams(segment) })}`,
       signal,
     );
     rows.push(...page.data);
@@ -138,23 +148,22 @@ async function loadScores(
       while (index < statuses.length && empty(index)) index++;
     }
   }
-  // Names for the rows: the scores list carries only ids.
-  const customers = await Promise.allSettled(
-    rows.map((r) => api.get<Customer>(customerPath(r.customer_id), signal)),
-  );
-  customers.forEach((c, i) => {
-    if (c.status === 'fulfilled') (rows[i] as Row).customer = c.value;
-  });
   const next: Start | null = index < statuses.length ? { index, cursor } : null;
   return { rows, next };
 }
 
-function ScoreList({ counts }: { counts: Record<Status, number> | undefined }) {
+function ScoreList({
+  counts,
+  segment,
+}: {
+  counts: Record<Status, number> | undefined;
+  segment: Segment | null;
+}) {
   const [filter, setFilter] = useState<Filter>('attention');
   const [starts, setStarts] = useState<Start[]>([{ index: 0, cursor: null }]);
   const start = starts.at(-1) as Start;
   const page = useLoad(
-    (signal) => loadScores(FILTERS[filter].statuses, start, counts, signal),
+    (signal) => loadScores(FILTERS[filter].statuses, start, counts, segment, signal),
     [filter, start, counts],
   );
   const choose = (f: Filter) => {
@@ -200,8 +209,8 @@ function ScoreList({ counts }: { counts: Record<Status, number> | undefined }) {
               {page.data.rows.map((r) => (
                 <tr key={r.customer_id}>
                   <td>
-                    <Link href={paths.customer(r.customer_id)}>{r.customer?.name ?? r.customer_id}</Link>
-                    {r.customer && <span class="sub">{r.customer_id}</span>}
+                    <Link href={paths.customer(r.customer_id)}>{r.name}</Link>
+                    <span class="sub">{r.customer_id}</span>
                   </td>
                   <td class="num">{score(r.health_score)}</td>
                   <td>
@@ -226,7 +235,7 @@ function ScoreList({ counts }: { counts: Record<Status, number> | undefined }) {
   );
 }
 
-function Search() {
+function Search({ segment }: { segment: Segment | null }) {
   const [text, setText] = useState('');
   const [term, setTerm] = useState<string>();
   const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
@@ -236,10 +245,10 @@ function Search() {
       term === undefined
         ? undefined
         : api.get<{ customers: Customer[]; has_more: boolean }>(
-            `/api/customers${query({ search: term, limit: PAGE_SIZE, starting_after: after })}`,
+            `/api/customers${query({ search: term, limit: PAGE_SIZE, starting_after: after, ...segmentParams(segment) })}`,
             signal,
           ),
-    [term, after],
+    [term, after, segment?.key, segment?.value],
   );
   const submit = (e: Event) => {
     e.preventDefault();

@@ -9,12 +9,14 @@ import {
 import { api, type Preview, STATUSES, type Summary, type Thresholds, type WeightsAnswer } from '../api.ts';
 import { count, STATUS_LABEL, when } from '../format.ts';
 import { ErrorMessage, Field, Loading, Notice, Page, useLoad } from '../ui.tsx';
+import { AlertsForm } from './alerts-form.tsx';
 
 export function SettingsPage() {
   return (
-    <Page title="Weights & thresholds">
+    <Page title="Weights, thresholds & alerts">
       <WeightsForm />
       <ThresholdsForm />
+      <AlertsForm />
     </Page>
   );
 }
@@ -136,7 +138,7 @@ function WeightsForm() {
       const moved = preview?.for === json ? preview.answer : undefined;
       loaded.set({
         weights: answer,
-        summary: moved ? { total: moved.customers, counts: moved.bands } : summary,
+        summary: moved ? { ...summary, total: moved.customers, counts: moved.bands } : summary,
       });
       setRows(Object.entries(answer.weights).map(([n, v]) => row(n, String(v))));
       setSaved(

@@ -1,0 +1,143 @@
+// The morning reads at scale (issue 14): 100,000 customers with 30 history entries each (3M
+// history rows, spread over the last 180 days), then the trend over 90 days, the movers, the
+// summary grouped by a metadata key and segment-filtered list pages, each timed over repeated
+// requests against a real Vitals process (as shipped). Any non-2xx is an error.
+// Usage: node bench/portfolio.ts [--customers 100000] [--entries 30] [--runs 20]
+//        [--backend sqlite|postgres|both]
+import { parseArgs } from 'node:util';
+import { scoreFactors } from '../src/domain/health.ts';
+import { DAY_MS } from '../src/domain/portfolio.ts';
+import { newId } from '../src/domain/ids.ts';
+import type { ScoreRecord, Store } from '../src/store/store.ts';
+import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
+import { median, percentile, startServer } from './lib.ts';
+import { customerId } from './seed.ts';
+
+const { values } = parseArgs({
+  options: {
+    customers: { type: 'string', default: '100000' },
+    entries: { type: 'string', default: '30' },
+    runs: { type: 'string', default: '20' },
+    backend: { type: 'string', default: POSTGRES_URL ? 'both' : 'sqlite' },
+  },
+});
+const N = Number(values.customers);
+const ENTRIES = Number(values.entries);
+const RUNS = Number(values.runs);
+const backends: Backend[] = values.backend === 'both' ? ['sqlite', 'postgres'] : [values.backend as Backend];
+
+const PLANS = ['starter', 'team', 'business', 'enterprise'];
+const REGIONS = ['emea', 'amer', 'apac', 'latam', 'anz'];
+const SPAN_DAYS = 180;
+
+/** A repeatable pseudo-random number in [0, 1) for (customer, entry). */
+const noise = (i: number, k: number) => {
+  const x = Math.sin(i * 12.9898 + k * 78.233) * 43758.5453;
+  return x - Math.floor(x);
+};
+
+/** Customers, then `ENTRIES` rounds of scores for all of them, each round a few days later. */
+async function seed(store: Store, accountId: string): Promise<void> {
+  const settings = await store.getSettings(accountId);
+  const start = Date.now() - SPAN_DAYS * DAY_MS;
+  const CHUNK = 5000;
+  for (let i = 0; i < N; i += CHUNK) {
+    await store.transaction(async (tx) => {
+      for (let j = i; j < Math.min(N, i + CHUNK); j++) {
+        await tx.insertCustomer(accountId, {
+          id: customerId(j),
+          name: `Customer ${j}`,
+          email: `c${j}@example.com`,
+          metadata: { plan: PLANS[j % PLANS.length], region: REGIONS[j % REGIONS.length], seats: j % 50 },
+          createdAt: start,
+          updatedAt: start,
+        });
+      }
+    });
+  }
+  let current: (ScoreRecord | null)[] = new Array(N).fill(null);
+  for (let k = 0; k < ENTRIES; k++) {
+    // Spread over the span, the last round within the last day: movers over 7 days see the latest ones.
+    const roundStart = start + ((SPAN_DAYS - 1) * DAY_MS * k) / Math.max(1, ENTRIES - 1);
+    const next = [...current];
+    for (let i = 0; i < N; i += CHUNK) {
+      await store.transaction(async (tx) => {
+        const records: ScoreRecord[] = [];
+        for (let j = i; j < Math.min(N, i + CHUNK); j++) {
+          const base = (j % 97) / 97;
+          const usage = Math.min(1, Math.max(0, base + (noise(j, k) - 0.5) * 0.6));
+          const at = Math.floor(roundStart + noise(j, k + 1000) * DAY_MS * 3);
+          const u = scoreFactors(customerId(j), current[j] ?? null, { usage, support: base }, settings, at);
+          records.push(u.record);
+          next[j] = u.record;
+        }
+        await tx.writeScores(accountId, records, 'factors_updated');
+      });
+    }
+    current = next;
+  }
+}
+
+async function timed(url: string, headers: Record<string, string>): Promise<{ p50: number; p90: number }> {
+  const samples: number[] = [];
+  for (let r = 0; r < RUNS + 3; r++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`${url}: ${res.status}`);
+    if (r >= 3) samples.push(performance.now() - t0);
+  }
+  const sorted = samples.sort((a, b) => a - b);
+  return { p50: median(sorted), p90: percentile(sorted, 90) };
+}
+
+const SCENARIOS: [string, string, string][] = [
+  ['trend over 90 days', '/api/health-scores/trend?days=90', '< 300 ms'],
+  ['trend over 365 days', '/api/health-scores/trend?days=365', '—'],
+  ['movers, 7 days, down', '/api/health-scores/movers?days=7&direction=down&limit=10', '< 200 ms'],
+  ['movers, 30 days, up', '/api/health-scores/movers?days=30&direction=up&limit=10', '—'],
+  ['summary grouped by metadata.plan', '/api/health-scores/summary?group_by=metadata.plan', '< 200 ms'],
+  ['summary of a segment', '/api/health-scores/summary?metadata%5Bregion%5D=emea', '—'],
+  ['customers list page of 100, one segment', '/api/customers?limit=100&metadata%5Bplan%5D=enterprise', '< 20 ms'],
+  [
+    'health-score list page of 100, one segment',
+    '/api/health-scores?limit=100&metadata%5Bplan%5D=enterprise',
+    '< 20 ms',
+  ],
+  ['trend over 90 days of a segment (a quarter)', '/api/health-scores/trend?days=90&metadata%5Bplan%5D=team', '—'],
+];
+
+const rows: string[] = [];
+for (const backend of backends) {
+  console.log(`${backend}: seeding ${N} customers with ${ENTRIES} history entries each`);
+  const db = await createTestDatabase(backend);
+  const store = db.open();
+  await store.migrate();
+  const account = await store.ensureAccount('default', Date.now());
+  const t0 = performance.now();
+  await seed(store, account.id);
+  console.log(`  seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  await store.close();
+  const key = newId.apiKey();
+  const server = await startServer({
+    VITALS_DATA_DIR: db.dir,
+    VITALS_API_KEY: key,
+    VITALS_LOG_LEVEL: 'warn',
+    VITALS_KEY_CACHE_TTL: '2s',
+    VITALS_RATE_LIMIT: 'off',
+    ...(db.url ? { DATABASE_URL: db.url } : {}),
+  });
+  const headers = { authorization: `Bearer ${key}` };
+  try {
+    for (const [name, path, target] of SCENARIOS) {
+      const { p50, p90 } = await timed(server.url + path, headers);
+      const figure = `${p50.toFixed(1)} ms (p90 ${p90.toFixed(1)})`;
+      rows.push(`| ${backend} | ${name} | ${figure} | ${target} |`);
+      console.log(`  ${name}: ${figure} (target ${target})`);
+    }
+  } finally {
+    await server.stop();
+    await db.drop();
+  }
+}
+console.log(`\n| backend | scenario | median (p90) of ${RUNS} | target |\n|---|---|---|---|\n${rows.join('\n')}`);
