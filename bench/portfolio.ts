@@ -6,8 +6,8 @@
 //        [--backend sqlite|postgres|both]
 import { parseArgs } from 'node:util';
 import { scoreFactors } from '../src/domain/health.ts';
-import { DAY_MS } from '../src/domain/portfolio.ts';
 import { newId } from '../src/domain/ids.ts';
+import { DAY_MS } from '../src/domain/portfolio.ts';
 import type { ScoreRecord, Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
 import { median, percentile, startServer } from './lib.ts';
@@ -98,13 +98,21 @@ const SCENARIOS: [string, string, string][] = [
   ['movers, 30 days, up', '/api/health-scores/movers?days=30&direction=up&limit=10', '—'],
   ['summary grouped by metadata.plan', '/api/health-scores/summary?group_by=metadata.plan', '< 200 ms'],
   ['summary of a segment', '/api/health-scores/summary?metadata%5Bregion%5D=emea', '—'],
-  ['customers list page of 100, one segment', '/api/customers?limit=100&metadata%5Bplan%5D=enterprise', '< 20 ms'],
+  [
+    'customers list page of 100, one segment',
+    '/api/customers?limit=100&metadata%5Bplan%5D=enterprise',
+    '< 20 ms',
+  ],
   [
     'health-score list page of 100, one segment',
     '/api/health-scores?limit=100&metadata%5Bplan%5D=enterprise',
     '< 20 ms',
   ],
-  ['trend over 90 days of a segment (a quarter)', '/api/health-scores/trend?days=90&metadata%5Bplan%5D=team', '—'],
+  [
+    'trend over 90 days of a segment (a quarter)',
+    '/api/health-scores/trend?days=90&metadata%5Bplan%5D=team',
+    '—',
+  ],
 ];
 
 const rows: string[] = [];
@@ -140,4 +148,6 @@ for (const backend of backends) {
     await db.drop();
   }
 }
-console.log(`\n| backend | scenario | median (p90) of ${RUNS} | target |\n|---|---|---|---|\n${rows.join('\n')}`);
+console.log(
+  `\n| backend | scenario | median (p90) of ${RUNS} | target |\n|---|---|---|---|\n${rows.join('\n')}`,
+);

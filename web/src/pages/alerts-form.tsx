@@ -61,7 +61,11 @@ export function AlertsForm() {
       </p>
       <form onSubmit={submit} noValidate class="form thresholds">
         <label class="check">
-          <input type="checkbox" checked={values.on} onChange={(e) => change({ on: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={values.on}
+            onChange={(e) => change({ on: e.currentTarget.checked })}
+          />
           Alert on drops
         </label>
         <Field id="alert-delta" label="A fall of at least">
