@@ -3,7 +3,7 @@
 // summary grouped by a metadata key and segment-filtered list pages, each timed over repeated
 // requests against a real Vitals process (as shipped). Any non-2xx is an error.
 // Usage: node bench/portfolio.ts [--customers 100000] [--entries 30] [--runs 20]
-//        [--backend sqlite|postgres|both]
+//        [--backend sqlite|postgres|both] [--keep (the seeded database, to look at queries)]
 import { parseArgs } from 'node:util';
 import { scoreFactors } from '../src/domain/health.ts';
 import { newId } from '../src/domain/ids.ts';
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     entries: { type: 'string', default: '30' },
     runs: { type: 'string', default: '20' },
     backend: { type: 'string', default: POSTGRES_URL ? 'both' : 'sqlite' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.customers);
@@ -57,8 +58,9 @@ async function seed(store: Store, accountId: string): Promise<void> {
   }
   let current: (ScoreRecord | null)[] = new Array(N).fill(null);
   for (let k = 0; k < ENTRIES; k++) {
-    // Spread over the span, the last round within the last day: movers over 7 days see the latest ones.
-    const roundStart = start + ((SPAN_DAYS - 1) * DAY_MS * k) / Math.max(1, ENTRIES - 1);
+    // Round k falls in the k-th of ENTRIES equal parts of the span (each customer at its own moment
+    // in it), so the last round ends now and a 7-day window holds a round or two.
+    const part = (SPAN_DAYS * DAY_MS) / ENTRIES;
     const next = [...current];
     for (let i = 0; i < N; i += CHUNK) {
       await store.transaction(async (tx) => {
@@ -66,7 +68,7 @@ async function seed(store: Store, accountId: string): Promise<void> {
         for (let j = i; j < Math.min(N, i + CHUNK); j++) {
           const base = (j % 97) / 97;
           const usage = Math.min(1, Math.max(0, base + (noise(j, k) - 0.5) * 0.6));
-          const at = Math.floor(roundStart + noise(j, k + 1000) * DAY_MS * 3);
+          const at = Math.floor(start + (k + noise(j, k + 1000)) * part);
           const u = scoreFactors(customerId(j), current[j] ?? null, { usage, support: base }, settings, at);
           records.push(u.record);
           next[j] = u.record;
@@ -145,7 +147,8 @@ for (const backend of backends) {
     }
   } finally {
     await server.stop();
-    await db.drop();
+    if (values.keep) console.log(`  kept the database: ${db.url ?? db.dir}`);
+    else await db.drop();
   }
 }
 console.log(

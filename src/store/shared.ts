@@ -139,8 +139,8 @@ export function trendInputsSql(segment: string | null): string {
     FROM score_days WHERE account_id = $1 AND day >= $2 GROUP BY day`;
   }
   return `${now}
-    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
-    WHERE s.account_id = $1 ${segment}
+    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
+    WHERE c.account_id = $1 ${segment}
     UNION ALL
     SELECT h.created_at / 86400000, ${statusSum('critical')}, ${statusSum('at_risk')}, ${statusSum('healthy')},
       SUM(${micros('h')} - COALESCE(${micros('p')}, 0))

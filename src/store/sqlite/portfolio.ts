@@ -33,6 +33,12 @@ export function segmentWhere(segment: Segment | undefined): { sql: string; param
 /** health_scores `s` with its customer `c`, walked in the order of `s` (CROSS JOIN keeps it outer). */
 const SCORES_WITH_CUSTOMERS =
   'health_scores s CROSS JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id';
+/**
+ * The same pairs walked in the customers' order: for a pass over the whole account, reading
+ * the customers table in order and looking each score up costs half of the other way round.
+ */
+const CUSTOMERS_WITH_SCORES =
+  'customers c CROSS JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id';
 
 const MICROS = 'SUM(CAST(round(s.score * 1000000) AS INTEGER))';
 
@@ -56,8 +62,8 @@ export function tally(conn: Connection, accountId: string, segment?: Segment): T
   }
   const seg = segmentWhere(segment);
   const rows = conn.all(
-    `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM ${SCORES_WITH_CUSTOMERS}
-     WHERE s.account_id = ?${seg.sql} GROUP BY s.band`,
+    `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM ${CUSTOMERS_WITH_SCORES}
+     WHERE c.account_id = ?${seg.sql} GROUP BY s.band`,
     accountId,
     ...seg.params,
   );
@@ -66,19 +72,18 @@ export function tally(conn: Connection, accountId: string, segment?: Segment): T
 
 export function tallyBy(conn: Connection, accountId: string, key: string, segment?: Segment): GroupTally[] {
   const seg = segmentWhere(segment);
-  const p = path(key);
+  // The value's JSON text: one parse of the metadata per customer ('null' only if stored so).
   const rows = conn.all(
-    `SELECT CASE json_type(c.metadata, ?) WHEN 'null' THEN NULL ELSE c.metadata -> ? END AS value,
-       s.band, COUNT(*) AS n, ${MICROS} AS micros
-     FROM ${SCORES_WITH_CUSTOMERS} WHERE s.account_id = ?${seg.sql} GROUP BY 1, s.band`,
-    p,
-    p,
+    `SELECT c.metadata -> ? AS value, s.band, COUNT(*) AS n, ${MICROS} AS micros
+     FROM ${CUSTOMERS_WITH_SCORES} WHERE c.account_id = ?${seg.sql} GROUP BY 1, s.band`,
+    path(key),
     accountId,
     ...seg.params,
   );
   const groups = new Map<string | null, GroupTally>();
   for (const r of rows) {
-    const value = (r.value as string | null) ?? null;
+    const text = (r.value as string | null) ?? null;
+    const value = text === 'null' ? null : text;
     let g = groups.get(value);
     if (!g) {
       g = { value, ...emptyTally() };
@@ -118,23 +123,27 @@ export function movers(
 ): Mover[] {
   const seg = segmentWhere(opts.segment);
   // Only a customer whose score was written after `since` can have moved; its baseline is the
-  // latest history entry up to `since`, else its first one after.
+  // latest history entry up to `since`, else its first one after. Names are read for the few
+  // that make the list, not for every candidate.
   const rows = conn.all(
-    `SELECT customer_id, name, score, band, baseline FROM (
-       SELECT s.customer_id, c.name, s.score, s.band, COALESCE(
-         (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-            AND h.customer_id = s.customer_id AND h.created_at <= ? ORDER BY h.version DESC LIMIT 1),
-         (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-            AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
-       FROM ${SCORES_WITH_CUSTOMERS}
-       WHERE s.account_id = ? AND s.updated_at > ?${seg.sql})
-     WHERE ${opts.direction === 'down' ? 'score < baseline' : 'score > baseline'}
-     ORDER BY score - baseline ${opts.direction === 'down' ? 'ASC' : 'DESC'}, customer_id LIMIT ?`,
+    `SELECT m.customer_id, c.name, m.score, m.band, m.baseline FROM (
+       SELECT customer_id, score, band, baseline FROM (
+         SELECT s.customer_id, s.score, s.band, COALESCE(
+           (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+              AND h.customer_id = s.customer_id AND h.created_at <= ? ORDER BY h.version DESC LIMIT 1),
+           (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+              AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
+         FROM ${seg.sql ? SCORES_WITH_CUSTOMERS : 'health_scores s'}
+         WHERE s.account_id = ? AND s.updated_at > ?${seg.sql})
+       WHERE ${opts.direction === 'down' ? 'score < baseline' : 'score > baseline'}
+       ORDER BY score - baseline ${opts.direction === 'down' ? 'ASC' : 'DESC'}, customer_id LIMIT ?) m
+     CROSS JOIN customers c ON c.account_id = ? AND c.id = m.customer_id`,
     opts.since,
     accountId,
     opts.since,
     ...seg.params,
     opts.limit + MOVER_SLACK,
+    accountId,
   );
   return moversFrom(
     rows.map((r) => ({
