@@ -63,18 +63,19 @@ export async function tallyBy(
   key: string,
   segment?: Segment,
 ): Promise<GroupTally[]> {
+  // The value's JSON text: json parses the document on every ->, so once per customer ('null'
+  // only if stored so).
   const rows = await sql<(TallyRow & { value: string | null })[]>`
-    SELECT CASE json_typeof(c.metadata -> ${key}) WHEN 'null' THEN NULL
-      ELSE (c.metadata -> ${key})::text END AS value,
-      s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
-    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
-    WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
+    SELECT (c.metadata -> ${key})::text AS value, s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
+    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
+    WHERE c.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
   const groups = new Map<string | null, GroupTally>();
   for (const r of rows) {
-    let g = groups.get(r.value);
+    const value = r.value === 'null' ? null : r.value;
+    let g = groups.get(value);
     if (!g) {
-      g = { value: r.value, ...emptyTally() };
-      groups.set(r.value, g);
+      g = { value, ...emptyTally() };
+      groups.set(value, g);
     }
     addRows(g, [r]);
   }
@@ -121,21 +122,30 @@ export async function movers(
 ): Promise<Mover[]> {
   const down = opts.direction === 'down';
   // Only a customer whose score was written after `since` can have moved; its baseline is the
-  // latest history entry up to `since`, else its first one after.
+  // latest history entry up to `since`, else its first one after. LATERAL computes it once per
+  // candidate (as a subquery in the select list it ran again for the filter and the order), and
+  // names are read for the listed few only.
+  const segment = opts.segment?.length
+    ? sql`AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id
+        ${segmentWhere(sql, opts.segment)})`
+    : sql``;
   const rows = await sql<
     { customer_id: string; name: string; score: number; band: number; baseline: number }[]
   >`
-    SELECT customer_id, name, score, band, baseline FROM (
-      SELECT s.customer_id, c.name, s.score, s.band, COALESCE(
-        (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-           AND h.customer_id = s.customer_id AND h.created_at <= ${opts.since} ORDER BY h.version DESC LIMIT 1),
-        (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-           AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
-      FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
-      WHERE s.account_id = ${accountId} AND s.updated_at > ${opts.since} ${segmentWhere(sql, opts.segment)}
-    ) m
-    WHERE ${down ? sql`score < baseline` : sql`score > baseline`}
-    ORDER BY score - baseline ${down ? sql`ASC` : sql`DESC`}, customer_id LIMIT ${opts.limit + MOVER_SLACK}`;
+    SELECT m.customer_id, c.name, m.score, m.band, m.baseline FROM (
+      SELECT s.customer_id, s.score, s.band, b.baseline
+      FROM health_scores s CROSS JOIN LATERAL (
+        SELECT COALESCE(
+          (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+             AND h.customer_id = s.customer_id AND h.created_at <= ${opts.since} ORDER BY h.version DESC LIMIT 1),
+          (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
+             AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
+        OFFSET 0) b
+      WHERE s.account_id = ${accountId} AND s.updated_at > ${opts.since} ${segment}
+        AND ${down ? sql`s.score < b.baseline` : sql`s.score > b.baseline`}
+      ORDER BY s.score - b.baseline ${down ? sql`ASC` : sql`DESC`}, s.customer_id
+      LIMIT ${opts.limit + MOVER_SLACK}
+    ) m JOIN customers c ON c.account_id = ${accountId} AND c.id = m.customer_id`;
   return moversFrom(
     rows.map((r) => ({
       customerId: r.customer_id,
@@ -154,9 +164,14 @@ export async function listScores(
   opts: { status?: Status | undefined; after?: ScoreCursor | undefined; limit: number; segment?: Segment },
 ): Promise<PortfolioEntry[]> {
   const { status, after } = opts;
+  // The customer as a LATERAL subquery that cannot be pulled up (OFFSET 0): the portfolio index
+  // leads, so a page stops after its rows. PostgreSQL has no statistics for a metadata filter and
+  // would otherwise guess it rare and sort the whole segment.
   const rows = await sql<(ScoreRow & { name: string })[]>`
     SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, c.name
-    FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
+    FROM health_scores s CROSS JOIN LATERAL (
+      SELECT name, metadata FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id OFFSET 0
+    ) c
     WHERE s.account_id = ${accountId}
       ${status ? sql`AND s.band = ${bandOf(status)}` : sql``}
       ${
