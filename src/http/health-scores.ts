@@ -87,14 +87,7 @@ export const PortfolioQuery = Type.Object(
 
 /** A health score on the portfolio's list: with its customer's name, so a page needs one request. */
 export const PortfolioEntry = Type.Object(
-  {
-    customer_id: Type.String(),
-    name: Type.String(),
-    health_score: Type.Number({ minimum: 0, maximum: 1 }),
-    factors: Type.Record(Type.String(), Type.Number()),
-    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
-    updated_at: Timestamp,
-  },
+  { ...HealthScore.properties, name: Type.String({ description: "The customer's name." }) },
   { $id: 'PortfolioEntry' },
 );
 

@@ -5,7 +5,8 @@ import type { EventRecord } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
 import { round6 } from '../domain/scoring.ts';
-import type { ApiKeyRecord, Mover } from './store.ts';
+import { statusOf } from './bands.ts';
+import type { ApiKeyRecord, GroupTally, Mover } from './store.ts';
 
 /** Every API key with its account's name, oldest first. No parameters. */
 export const LIST_API_KEYS = `
@@ -158,6 +159,27 @@ export interface TrendRow {
   at_risk: number;
   healthy: number;
   micros: number;
+}
+
+/**
+ * Per-value tallies from (value, band, n, micros) rows, a value's JSON text as read ('null', a
+ * stored JSON null, counts as no value).
+ */
+export function groupTallies(
+  rows: readonly { value: string | null; band: number; n: number; micros: number }[],
+): GroupTally[] {
+  const groups = new Map<string | null, GroupTally>();
+  for (const r of rows) {
+    const value = r.value === 'null' ? null : r.value;
+    let g = groups.get(value);
+    if (!g) {
+      g = { value, ...emptyTally() };
+      groups.set(value, g);
+    }
+    g.counts[statusOf(r.band)] += Number(r.n);
+    g.micros += Number(r.micros);
+  }
+  return [...groups.values()];
 }
 
 /** trendInputsSql's rows as the trend takes them. */

@@ -6,7 +6,7 @@ import type { DropWatch } from '../../domain/alerts.ts';
 import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import { groupTallies, moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { type ScoreRow, toScore } from './reader.ts';
@@ -69,17 +69,7 @@ export async function tallyBy(
     SELECT (c.metadata -> ${key})::text AS value, s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
     FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
     WHERE c.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
-  const groups = new Map<string | null, GroupTally>();
-  for (const r of rows) {
-    const value = r.value === 'null' ? null : r.value;
-    let g = groups.get(value);
-    if (!g) {
-      g = { value, ...emptyTally() };
-      groups.set(value, g);
-    }
-    addRows(g, [r]);
-  }
-  return [...groups.values()];
+  return groupTallies(rows);
 }
 
 /** segmentWhere as text for sql.unsafe, its parameters numbered from `$first`. */

@@ -5,7 +5,7 @@ import type { DropWatch } from '../../domain/alerts.ts';
 import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import { groupTallies, moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import { type Connection, numbered, type Row } from './connection.ts';
 import { toScore } from './reader.ts';
@@ -80,18 +80,7 @@ export function tallyBy(conn: Connection, accountId: string, key: string, segmen
     accountId,
     ...seg.params,
   );
-  const groups = new Map<string | null, GroupTally>();
-  for (const r of rows) {
-    const text = (r.value as string | null) ?? null;
-    const value = text === 'null' ? null : text;
-    let g = groups.get(value);
-    if (!g) {
-      g = { value, ...emptyTally() };
-      groups.set(value, g);
-    }
-    addRows(g, [r]);
-  }
-  return [...groups.values()];
+  return groupTallies(rows as unknown as Parameters<typeof groupTallies>[0]);
 }
 
 export function trendInputs(
