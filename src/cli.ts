@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// vitals serve | migrate | keys create [--account NAME] | keys list | keys revoke ID | backup PATH [--force]
+// vitals serve | migrate | keys create [--account NAME] [--scope read|write] | keys list | keys revoke ID
+//        | backup PATH [--force]
 //        | import customers|scores FILE | export customers|scores [FILE]
 // Each command loads only what it uses: import and export are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
@@ -12,7 +13,8 @@ const USAGE = `Usage: vitals <command>
   serve                          run the service (the default)
   migrate                        bring the database schema up to date
   keys create [--account NAME]   create an API key (and the account if new); prints the key once
-  keys list                      list keys (never the keys themselves)
+        [--scope read|write]       read: GET only; write (the default): everything
+  keys list                      list keys with their scope (never the keys themselves)
   keys revoke ID                 revoke a key by its id
   backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
                                  the server runs (--force replaces an existing PATH)
@@ -43,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       account: { type: 'string' },
+      scope: { type: 'string' },
       force: { type: 'boolean' },
       url: { type: 'string' },
       key: { type: 'string' },
@@ -93,9 +96,16 @@ async function main(argv: string[]): Promise<number> {
           console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
           return 2;
         }
+        const scope = values.scope ?? 'write';
+        if (scope !== 'read' && scope !== 'write') {
+          console.error('--scope must be read (GET only) or write (everything).');
+          return 2;
+        }
         const { createApiKey } = await import('./keys.ts');
-        const { id, key } = await withStore((s) => createApiKey(s, accountName));
-        console.error(`Created key ${id} for account '${accountName}'. It is shown only this once:`);
+        const { id, key } = await withStore((s) => createApiKey(s, accountName, undefined, { scope }));
+        console.error(
+          `Created key ${id} for account '${accountName}' (${scope}). It is shown only this once:`,
+        );
         console.log(key);
         return 0;
       }
@@ -104,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
         for (const k of keys) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
           console.log(
-            `${k.id}\t${k.accountName}\t${k.prefix}…\t${new Date(k.createdAt).toISOString()}\t${state}`,
+            `${k.id}\t${k.accountName}\t${k.scope}\t${k.prefix}…\t${new Date(k.createdAt).toISOString()}\t${state}`,
           );
         }
         if (keys.length === 0) console.error('No keys yet.');

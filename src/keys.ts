@@ -1,6 +1,6 @@
 // Accounts and API keys as the CLI and start-up manage them.
 import { hashApiKey, newId } from './domain/ids.ts';
-import type { Store } from './store/store.ts';
+import type { KeyScope, Store } from './store/store.ts';
 
 export const DEFAULT_ACCOUNT = 'default';
 
@@ -8,15 +8,23 @@ export async function createApiKey(
   store: Store,
   accountName: string,
   key = newId.apiKey(),
-  opts: { onlyIfNone?: boolean } = {},
+  opts: { onlyIfNone?: boolean; scope?: KeyScope } = {},
 ) {
   const account = await store.ensureAccount(accountName, Date.now());
   const id = newId.apiKeyId();
+  const scope = opts.scope ?? 'write';
   const created = await store.insertApiKey(
-    { id, accountId: account.id, hash: hashApiKey(key), prefix: key.slice(0, 7), createdAt: Date.now() },
-    opts,
+    {
+      id,
+      accountId: account.id,
+      hash: hashApiKey(key),
+      prefix: key.slice(0, 7),
+      scope,
+      createdAt: Date.now(),
+    },
+    { onlyIfNone: opts.onlyIfNone ?? false },
   );
-  return { id, key, account, created };
+  return { id, key, account, scope, created };
 }
 
 /**

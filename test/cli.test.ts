@@ -182,6 +182,24 @@ describe('vitals serve with keys managed beside it', LIMIT, () => {
     assert.equal(out.stdout, '');
   });
 
+  test('`keys create --scope read` makes a key the running server lets read and refuses to write', async () => {
+    const out = await cli(['keys', 'create', '--scope', 'read', '--account', 'reader'], env(dir));
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /for account 'reader' \(read\)/);
+    const key = out.stdout.trim();
+    const id = /Created key (key_[0-9A-Za-z]+)/.exec(out.stderr)?.[1] as string;
+    assert.equal((await server.fetch('/api/customers', key)).status, 200);
+    const write = await server.fetch('/api/customers', key, { method: 'POST', body: customerBody('cus_r') });
+    assert.equal(write.status, 403);
+    assert.equal(((await write.json()) as { error: { code: string } }).error.code, 'permission_denied');
+    const listed = await cli(['keys', 'list'], env(dir));
+    assert.match(listed.stdout, new RegExp(`^${id}\\treader\\tread\\t`, 'm'));
+    const bad = await cli(['keys', 'create', '--scope', 'admin'], env(dir));
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--scope must be read/);
+    assert.equal(bad.stdout, '');
+  });
+
   test('`keys list` shows ids, account names and prefixes, never a whole key', async () => {
     const created = await cli(['keys', 'create', '--account', 'listed'], env(dir));
     const key = created.stdout.trim();
@@ -190,10 +208,10 @@ describe('vitals serve with keys managed beside it', LIMIT, () => {
     const out = await cli(['keys', 'list'], env(dir));
     assert.equal(out.code, 0, out.stderr);
     const lines = out.stdout.trim().split('\n');
-    assert.equal(lines.length, 4, out.stdout);
+    assert.equal(lines.length, 5, out.stdout);
     const line = lines.find((l) => l.startsWith(`${id}\t`));
     assert.ok(line, `${id} is listed:\n${out.stdout}`);
-    assert.match(line, /\tlisted\t/);
+    assert.match(line, /\tlisted\twrite\t/);
     assert.ok(line.includes(key.slice(0, 7)), 'the prefix identifies the key');
     assert.match(line, /\tactive$/);
     assert.equal(lines.filter((l) => /\tdefault\t/.test(l)).length, 2);

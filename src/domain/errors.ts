@@ -10,6 +10,7 @@ export const ERRORS = {
   idempotency_key_reused: { status: 400, type: 'invalid_request_error' },
   api_key_missing: { status: 401, type: 'authentication_error' },
   api_key_invalid: { status: 401, type: 'authentication_error' },
+  permission_denied: { status: 403, type: 'permission_error' },
   resource_missing: { status: 404, type: 'invalid_request_error' },
   customer_not_found: { status: 404, type: 'invalid_request_error' },
   health_score_not_found: { status: 404, type: 'invalid_request_error' },

@@ -1,15 +1,16 @@
-// Bearer key → account. Keys are looked up by their SHA-256 hash; found keys are cached
-// for a short TTL so the hot path skips the database, and a revoked key stops working
-// within that TTL.
+// Bearer key → account and scope. Keys are looked up by their SHA-256 hash; found keys are
+// cached for a short TTL so the hot path skips the database, and a revoked key stops working
+// within that TTL. A read key answers GET and HEAD only (docs/api.md, "Authentication").
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { hashApiKey } from '../domain/ids.ts';
-import type { Store } from '../store/store.ts';
+import type { KeyScope, Store } from '../store/store.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     accountId: string;
     apiKeyId: string;
+    apiKeyScope: KeyScope;
   }
 }
 
@@ -19,7 +20,7 @@ const MAX_CACHED = 10_000;
 export class KeyAuthenticator {
   readonly #store: Store;
   readonly #ttlMs: number;
-  readonly #cache = new Map<string, { keyId: string; accountId: string; expires: number }>();
+  readonly #cache = new Map<string, { keyId: string; accountId: string; scope: KeyScope; expires: number }>();
 
   constructor(store: Store, ttlMs: number) {
     this.#store = store;
@@ -48,5 +49,12 @@ export class KeyAuthenticator {
     }
     req.accountId = found.accountId;
     req.apiKeyId = found.keyId;
+    req.apiKeyScope = found.scope;
+    if (found.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
+      throw new ApiError(
+        'permission_denied',
+        `This API key is read-only: it may only read (GET), and ${req.method} changes data. Use a write key.`,
+      );
+    }
   }
 }

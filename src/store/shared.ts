@@ -6,11 +6,11 @@ import { newId } from '../domain/ids.ts';
 import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
 import { round6 } from '../domain/scoring.ts';
 import { statusOf } from './bands.ts';
-import type { ApiKeyRecord, GroupTally, Mover } from './store.ts';
+import type { ApiKeyRecord, GroupTally, KeyScope, Mover } from './store.ts';
 
 /** Every API key with its account's name, oldest first. No parameters. */
 export const LIST_API_KEYS = `
-  SELECT k.id, k.account_id, a.name AS account_name, k.prefix, k.created_at, k.revoked_at
+  SELECT k.id, k.account_id, a.name AS account_name, k.prefix, k.scope, k.created_at, k.revoked_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id ORDER BY k.created_at, k.id`;
 
 export interface ApiKeyRow {
@@ -18,6 +18,7 @@ export interface ApiKeyRow {
   account_id: string;
   account_name: string;
   prefix: string;
+  scope: KeyScope;
   created_at: number;
   revoked_at: number | null;
 }
@@ -27,6 +28,7 @@ export const toApiKeyRecord = (r: ApiKeyRow): ApiKeyRecord => ({
   accountId: r.account_id,
   accountName: r.account_name,
   prefix: r.prefix,
+  scope: r.scope,
   createdAt: r.created_at,
   revokedAt: r.revoked_at ?? null,
 });

@@ -16,10 +16,24 @@ export interface Account {
   createdAt: number;
 }
 
+/** What a key may do (docs/api.md, "Authentication"): `read` answers GET only. */
+export type KeyScope = 'read' | 'write';
+export const KEY_SCOPES: readonly KeyScope[] = ['read', 'write'];
+
+export interface NewApiKey {
+  id: string;
+  accountId: string;
+  hash: string;
+  prefix: string;
+  scope: KeyScope;
+  createdAt: number;
+}
+
 export interface ApiKeyRecord {
   id: string;
   accountId: string;
   accountName: string;
+  scope: KeyScope;
   /** The first characters of the key, enough for a person to recognise it. */
   prefix: string;
   createdAt: number;
@@ -452,12 +466,9 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
    * and an active key exists (checked and inserted atomically, so processes starting together
    * on an empty database create one bootstrap key between them).
    */
-  insertApiKey(
-    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
-    opts?: { onlyIfNone?: boolean },
-  ): Promise<boolean>;
+  insertApiKey(key: NewApiKey, opts?: { onlyIfNone?: boolean }): Promise<boolean>;
   /** The one lookup not scoped by account: it is how a request finds its account. */
-  findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null>;
+  findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null>;
   listApiKeys(): Promise<ApiKeyRecord[]>;
   countActiveApiKeys(): Promise<number>;
   revokeApiKey(id: string, now: number): Promise<boolean>;

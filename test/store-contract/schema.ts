@@ -53,7 +53,7 @@ export function schemaContract(c: ContractContext): void {
       assert.match(x.id, /^acct_/);
     });
 
-    test('api keys: found by hash until revoked; listed with their account; counted while active', async (t) => {
+    test('api keys: found by hash with their scope until revoked; listed with their account; counted while active', async (t) => {
       const { store } = await c.isolated(t);
       const acct = await store.ensureAccount('keys', T0);
       const key = {
@@ -61,12 +61,29 @@ export function schemaContract(c: ContractContext): void {
         accountId: acct.id,
         hash: 'a'.repeat(64),
         prefix: 'vk_abcd',
+        scope: 'write' as const,
         createdAt: T0,
       };
       await store.insertApiKey(key);
       await store.insertApiKey({ ...key, id: newId.apiKeyId() }); // same hash: ignored
-      await store.insertApiKey({ ...key, id: newId.apiKeyId(), hash: 'b'.repeat(64), createdAt: T0 + 1 });
-      assert.deepEqual(await store.findApiKey(key.hash), { keyId: key.id, accountId: acct.id });
+      const reader = {
+        ...key,
+        id: newId.apiKeyId(),
+        hash: 'b'.repeat(64),
+        scope: 'read' as const,
+        createdAt: T0 + 1,
+      };
+      await store.insertApiKey(reader);
+      assert.deepEqual(await store.findApiKey(key.hash), {
+        keyId: key.id,
+        accountId: acct.id,
+        scope: 'write',
+      });
+      assert.deepEqual(await store.findApiKey(reader.hash), {
+        keyId: reader.id,
+        accountId: acct.id,
+        scope: 'read',
+      });
       assert.equal(await store.findApiKey('c'.repeat(64)), null);
       assert.equal(await store.countActiveApiKeys(), 2);
       const listed = await store.listApiKeys();
@@ -75,9 +92,11 @@ export function schemaContract(c: ContractContext): void {
         accountId: acct.id,
         accountName: 'keys',
         prefix: 'vk_abcd',
+        scope: 'write',
         createdAt: T0,
         revokedAt: null,
       });
+      assert.equal(listed[1]?.scope, 'read');
       assert.equal(listed.length, 2);
       assert.equal(await store.revokeApiKey(key.id, T0 + 7), true);
       assert.equal(await store.revokeApiKey(key.id, T0 + 8), false, 'already revoked');

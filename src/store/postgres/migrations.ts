@@ -201,3 +201,9 @@ MIGRATIONS.push(
   ${historyToDays({ where: 'true', sign: '1', slot: '0' })};
   `,
 );
+
+MIGRATIONS.push(
+  /* 9: API keys have a scope (docs/api.md, "Authentication"): every key made before is a write key */ `
+  ALTER TABLE api_keys ADD COLUMN scope text NOT NULL DEFAULT 'write' CHECK (scope IN ('read', 'write'));
+  `,
+);

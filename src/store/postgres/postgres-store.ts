@@ -10,6 +10,8 @@ import type {
   ClaimOptions,
   CustomerRecord,
   IdempotencyClaim,
+  KeyScope,
+  NewApiKey,
   PruneBatch,
   ScoreRecord,
   Store,
@@ -139,10 +141,7 @@ export class PostgresStore extends PgReader implements Store {
     return { id: row.id, name: row.name, createdAt: row.created_at };
   }
 
-  insertApiKey(
-    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
-    opts: { onlyIfNone?: boolean } = {},
-  ): Promise<boolean> {
+  insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
     return this.#pool.begin(async (sql) => {
       if (opts.onlyIfNone) {
         // Processes starting together queue here; the first adds the key, the others find it.
@@ -151,17 +150,17 @@ export class PostgresStore extends PgReader implements Store {
         if (found) return false;
       }
       const inserted = await sql`
-        INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at)
-        VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.createdAt})
+        INSERT INTO api_keys (id, account_id, key_hash, prefix, scope, created_at)
+        VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.scope}, ${key.createdAt})
         ON CONFLICT (key_hash) DO NOTHING`;
       return inserted.count === 1;
     });
   }
 
-  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null> {
-    const [row] = await this.#pool<{ id: string; account_id: string }[]>`
-      SELECT id, account_id FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-    return row ? { keyId: row.id, accountId: row.account_id } : null;
+  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null> {
+    const [row] = await this.#pool<{ id: string; account_id: string; scope: KeyScope }[]>`
+      SELECT id, account_id, scope FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+    return row ? { keyId: row.id, accountId: row.account_id, scope: row.scope } : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {

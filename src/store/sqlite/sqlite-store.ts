@@ -10,6 +10,8 @@ import type {
   ClaimedDelivery,
   ClaimOptions,
   IdempotencyClaim,
+  KeyScope,
+  NewApiKey,
   PruneBatch,
   Store,
   Tx,
@@ -91,20 +93,19 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('ensureAccount', name, now);
   }
 
-  insertApiKey(
-    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
-    opts: { onlyIfNone?: boolean } = {},
-  ): Promise<boolean> {
+  insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
     // One write transaction (BEGIN IMMEDIATE): another process's check-and-insert waits for it.
     return this.#op('insertApiKey', key, opts.onlyIfNone ?? false);
   }
 
-  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string } | null> {
+  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null> {
     const row = this.conn.get(
-      'SELECT id, account_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
+      'SELECT id, account_id, scope FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
       hash,
     );
-    return row ? { keyId: row.id as string, accountId: row.account_id as string } : null;
+    return row
+      ? { keyId: row.id as string, accountId: row.account_id as string, scope: row.scope as KeyScope }
+      : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {

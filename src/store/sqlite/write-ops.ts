@@ -2,7 +2,7 @@
 // by name: they run wherever the write connection lives (on the writer thread, or in the main
 // thread for an in-memory database), inside a transaction the group commit has begun.
 import { newId } from '../../domain/ids.ts';
-import type { Account, AttemptOutcome, ClaimOptions } from '../store.ts';
+import type { Account, AttemptOutcome, ClaimOptions, NewApiKey } from '../store.ts';
 import type { Connection } from './connection.ts';
 import * as idempotency from './idempotency.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
@@ -18,19 +18,16 @@ export const WRITE_OPS = {
     return account;
   },
 
-  insertApiKey(
-    conn: Connection,
-    key: { id: string; accountId: string; hash: string; prefix: string; createdAt: number },
-    onlyIfNone: boolean,
-  ): boolean {
+  insertApiKey(conn: Connection, key: NewApiKey, onlyIfNone: boolean): boolean {
     if (onlyIfNone && conn.get('SELECT 1 AS found FROM api_keys WHERE revoked_at IS NULL')) return false;
     return (
       conn.run(
-        'INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
+        'INSERT INTO api_keys (id, account_id, key_hash, prefix, scope, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
         key.id,
         key.accountId,
         key.hash,
         key.prefix,
+        key.scope,
         key.createdAt,
       ) === 1
     );

@@ -1,0 +1,120 @@
+// Read keys (docs/api.md, "Key scopes"): every route that is not a GET, taken from the OpenAPI
+// document so a new write route cannot be forgotten, refuses a read key with 403
+// permission_denied and changes nothing; every GET answers it. Both backends.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createApiKey } from '../../src/keys.ts';
+import { buildTestApp, type Client, customerBody, type TestApp } from '../helpers/app.ts';
+
+let t: TestApp;
+let reader: Client;
+const ids: Record<string, string> = { customer_id: 'cus_read' };
+let routes: { method: string; path: string }[] = [];
+
+/** Everything the account has, as the API shows it. */
+async function snapshot(api: Client): Promise<unknown[]> {
+  const paths = [
+    '/api/customers?limit=100',
+    '/api/health-scores?limit=100',
+    '/api/settings/health-score/weights',
+    '/api/settings/health-score/thresholds',
+    '/api/settings/health-score/alerts',
+    '/api/webhooks',
+    '/api/events?limit=100',
+    `/api/webhooks/${ids.webhook_id}/deliveries?limit=100`,
+  ];
+  return Promise.all(paths.map(async (p) => (await api.get(p)).body));
+}
+
+const fill = (path: string) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const id = ids[name];
+    assert.ok(id, `no id for {${name}} in ${path}`);
+    return encodeURIComponent(id);
+  });
+
+before(async () => {
+  t = await buildTestApp();
+  const api = t.api;
+  assert.equal((await api.post('/api/customers', customerBody(ids.customer_id as string))).status, 201);
+  assert.equal(
+    (await api.post(`/api/customers/${ids.customer_id}/health-score`, { factors: { usage: 0.5 } })).status,
+    200,
+  );
+  const hook = await api.post('/api/webhooks', {
+    url: 'http://127.0.0.1:9/hook',
+    events: ['customer.updated'],
+  });
+  ids.webhook_id = hook.body.id;
+  assert.equal((await api.patch(`/api/customers/${ids.customer_id}`, { name: 'Renamed' })).status, 200);
+  ids.delivery_id = (await api.get(`/api/webhooks/${ids.webhook_id}/deliveries?limit=1`)).body.data[0].id;
+  ids.event_id = (await api.get('/api/events?limit=1')).body.data[0].id;
+  const { key } = await createApiKey(t.store, 'default', undefined, { scope: 'read' });
+  reader = t.as(`Bearer ${key}`);
+  const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  routes = Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
+});
+after(() => t.close());
+
+describe('a read key', () => {
+  test('the OpenAPI document lists the write routes this test walks', () => {
+    const writes = routes.filter((r) => r.method !== 'GET');
+    assert.ok(writes.length >= 17, `${writes.length} write routes`);
+    for (const method of ['POST', 'PATCH', 'DELETE']) assert.ok(writes.some((r) => r.method === method));
+  });
+
+  test('is refused with 403 permission_denied on every write route, and nothing changes', async () => {
+    const before = await snapshot(t.api);
+    for (const { method, path } of routes.filter((r) => r.method !== 'GET')) {
+      const body = method === 'DELETE' ? undefined : { name: 'X', factors: { usage: 0.1 } };
+      const res = await reader.request(method, fill(path), body);
+      const what = `${method} ${path}`;
+      assert.equal(res.status, 403, `${what}: ${res.raw}`);
+      assert.deepEqual(Object.keys(res.body.error).sort(), ['code', 'message', 'type'], what);
+      assert.equal(res.body.error.type, 'permission_error', what);
+      assert.equal(res.body.error.code, 'permission_denied', what);
+      assert.match(res.body.error.message, new RegExp(`read-only.*${method}`), what);
+    }
+    assert.deepEqual(await snapshot(t.api), before);
+  });
+
+  test('is refused even with a body that could not be read, an Idempotency-Key or a foreign id', async () => {
+    const before = await snapshot(t.api);
+    const bad = await reader.request('POST', '/api/customers', '{not json', {
+      'content-type': 'application/json',
+    });
+    assert.equal(bad.status, 403);
+    const keyed = await reader.request('POST', '/api/customers', customerBody('cus_new'), {
+      'idempotency-key': 'k1',
+    });
+    assert.equal(keyed.status, 403);
+    const foreign = await reader.request('DELETE', '/api/customers/cus_nobody');
+    assert.equal(foreign.status, 403);
+    assert.deepEqual(await snapshot(t.api), before);
+    // The refused Idempotency-Key was not taken: a write key may use it.
+    assert.equal(
+      (await t.api.request('POST', '/api/customers', customerBody('cus_new'), { 'idempotency-key': 'k1' }))
+        .status,
+      201,
+    );
+  });
+
+  test('answers every GET route, as a write key would', async () => {
+    for (const { path } of routes.filter((r) => r.method === 'GET')) {
+      const res = await reader.get(fill(path));
+      assert.equal(res.status, 200, `GET ${path}: ${res.raw}`);
+      assert.deepEqual(res.body, (await t.api.get(fill(path))).body, `GET ${path}`);
+    }
+  });
+
+  test('and a write key is not refused on those routes (the walk above is not vacuous)', async () => {
+    for (const { method, path } of routes.filter((r) => r.method !== 'GET')) {
+      const res = await t.api.request(method, fill(path), method === 'DELETE' ? undefined : {});
+      assert.notEqual(res.status, 403, `${method} ${path}: ${res.raw}`);
+    }
+  });
+});
