@@ -16,6 +16,10 @@ const USAGE = `Usage: vitals <command>
         [--scope read|write]       read: GET only; write (the default): everything
   keys list                      list keys with their scope (never the keys themselves)
   keys revoke ID                 revoke a key by its id
+  users create EMAIL             add a dashboard user; prints a one-time link (24 h) to set a password
+        [--account NAME] [--role admin|editor|viewer] (default viewer) [--url URL] (the dashboard's)
+  users list                     list users: email, account, role, whether a password is set
+  users remove EMAIL             remove a user; their sessions end at once
   backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
                                  the server runs (--force replaces an existing PATH)
   import customers|scores FILE   send a CSV or NDJSON file (- for stdin) to a running Vitals in
@@ -46,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       account: { type: 'string' },
       scope: { type: 'string' },
+      role: { type: 'string' },
       force: { type: 'boolean' },
       url: { type: 'string' },
       key: { type: 'string' },
@@ -130,6 +135,8 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       break;
+    case 'users':
+      return users(sub, arg, positionals.length, values);
     case 'backup':
       if (sub && positionals.length === 2) return backup(sub, values.force ?? false);
       break;
@@ -168,6 +175,64 @@ Restore into an empty database (stop Vitals first, then point DATABASE_URL at it
 
 For point-in-time recovery, set up continuous WAL archiving with a base backup (pg_basebackup);
 see "Backup and Restore" in the PostgreSQL documentation.`;
+
+async function users(
+  sub: string | undefined,
+  email: string | undefined,
+  count: number,
+  values: { account?: string | undefined; role?: string | undefined; url?: string | undefined },
+): Promise<number> {
+  if (sub === 'list' && count === 2) {
+    const all = await withStore((s) => s.listUsers());
+    for (const u of all) {
+      const password = u.hasPassword ? 'password set' : 'link not used yet';
+      console.log(
+        `${u.email}\t${u.accountName}\t${u.role}\t${password}\t${new Date(u.createdAt).toISOString()}`,
+      );
+    }
+    if (all.length === 0) console.error('No users yet.');
+    return 0;
+  }
+  if (sub === 'remove' && email && count === 3) {
+    const { normalizeEmail } = await import('./domain/people.ts');
+    if (!(await withStore((s) => s.removeUser(normalizeEmail(email))))) {
+      console.error(`No user with the email '${email}'.`);
+      return 1;
+    }
+    console.log(`Removed ${email}; their sessions have ended.`);
+    return 0;
+  }
+  if (sub !== 'create' || !email || count !== 3) return usage();
+  const accountName = values.account ?? 'default';
+  const role = values.role ?? 'viewer';
+  if (!/^[^@\s]+@[^@\s]+$/.test(email) || email.length > 320) {
+    console.error('EMAIL must be an email address.');
+    return 2;
+  }
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(accountName)) {
+    console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
+    return 2;
+  }
+  if (role !== 'admin' && role !== 'editor' && role !== 'viewer') {
+    console.error('--role must be admin, editor or viewer.');
+    return 2;
+  }
+  const { createUser } = await import('./keys.ts');
+  const made = await withStore((s) => createUser(s, { email, accountName, role }));
+  if (!made) {
+    console.error(`A user with the email '${email}' exists already (emails are unique across accounts).`);
+    return 1;
+  }
+  const base = (values.url ?? `http://localhost:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
+  console.error(`Added ${email} (${role}) to account '${accountName}'. Their one-time link, valid 24 hours:`);
+  console.log(`${base}/set-password#token=${made.token}`);
+  return 0;
+}
+
+function usage(): number {
+  console.error(USAGE);
+  return 2;
+}
 
 async function backup(path: string, force: boolean): Promise<number> {
   if (path === '-') {

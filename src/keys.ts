@@ -1,5 +1,6 @@
-// Accounts and API keys as the CLI and start-up manage them.
+// Accounts, API keys and dashboard users as the CLI and start-up manage them.
 import { hashApiKey, newId } from './domain/ids.ts';
+import { hashToken, newToken, normalizeEmail, SIGN_IN_LINK_MS, type UserRole } from './domain/people.ts';
 import type { KeyScope, Store } from './store/store.ts';
 
 export const DEFAULT_ACCOUNT = 'default';
@@ -40,4 +41,23 @@ export async function bootstrapKeys(store: Store, apiKey: string | undefined): P
   // Checked and added in one step: processes starting together on an empty database make one key.
   const first = await createApiKey(store, DEFAULT_ACCOUNT, undefined, { onlyIfNone: true });
   return first.created ? first.key : null;
+}
+
+/**
+ * A dashboard user of the account (made if new) with a one-time link's token (24 hours), or
+ * null when the email is taken (docs/people.md). The token is shown once and kept as a hash.
+ */
+export async function createUser(
+  store: Store,
+  opts: { email: string; accountName: string; role: UserRole },
+  now: number = Date.now(),
+): Promise<{ id: string; token: string } | null> {
+  const account = await store.ensureAccount(opts.accountName, now);
+  const id = newId.user();
+  const token = newToken();
+  const created = await store.createUser(
+    { id, accountId: account.id, email: normalizeEmail(opts.email), role: opts.role, createdAt: now },
+    { tokenHash: hashToken(token), expiresAt: now + SIGN_IN_LINK_MS },
+  );
+  return created ? { id, token } : null;
 }

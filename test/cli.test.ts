@@ -249,6 +249,42 @@ describe('vitals serve with keys managed beside it', LIMIT, () => {
     assert.match(out.stderr, /No active key with id 'key_doesnotexist'/);
   });
 
+  test('`users create` prints a one-time link the running server takes; `users list` and `remove` manage them', async () => {
+    const out = await cli(
+      ['users', 'create', 'Ana@Example.com', '--role', 'editor', '--url', 'https://vitals.example/'],
+      env(dir),
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /Added Ana@Example.com \(editor\) to account 'default'/);
+    const token = /^https:\/\/vitals\.example\/set-password#token=([A-Za-z0-9_-]{43})\n$/.exec(
+      out.stdout,
+    )?.[1];
+    assert.ok(token, out.stdout);
+    const set = await server.fetch('/auth/password', undefined, {
+      method: 'POST',
+      body: { token, password: 'a long enough password' },
+    });
+    assert.equal(set.status, 200);
+    const listed = await cli(['users', 'list'], env(dir));
+    assert.match(listed.stdout, /^ana@example\.com\tdefault\teditor\tpassword set\t/m);
+    assert.equal(listed.stdout.includes(token), false);
+    const twice = await cli(['users', 'create', 'ana@example.com'], env(dir));
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /exists already/);
+    for (const bad of [
+      ['users', 'create', 'x@y.z', '--role', 'owner'],
+      ['users', 'create', 'not-an-email'],
+    ]) {
+      const refused = await cli(bad, env(dir));
+      assert.equal(refused.code, 2, bad.join(' '));
+      assert.equal(refused.stdout, '');
+    }
+    assert.equal((await cli(['users', 'remove', 'ana@example.com'], env(dir))).code, 0);
+    const gone = await cli(['users', 'remove', 'ana@example.com'], env(dir));
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /No user with the email/);
+  });
+
   test('`migrate` beside the running server prints the schema version', async () => {
     const out = await cli(['migrate'], env(dir));
     assert.equal(out.code, 0, out.stderr);

@@ -72,6 +72,7 @@ function monotonic(prefix: string): () => string {
 export const newId = {
   account: () => `acct_${randomBase62(16)}`,
   apiKeyId: () => `key_${randomBase62(16)}`,
+  user: () => `usr_${randomBase62(16)}`,
   apiKey: () => `vk_${randomBase62(32)}`,
   webhook: () => `whk_${randomBase62(24)}`,
   // Time-ordered so that bulk inserts append to the index instead of scattering across it.

@@ -18,6 +18,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { ScoreWriter } from '../writes/coalesce.ts';
 import { KeyAuthenticator } from './auth.ts';
+import { authRoutes } from './auth-routes.ts';
 import { batchRoutes } from './batch.ts';
 import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
@@ -28,6 +29,7 @@ import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
 import { portfolioRoutes } from './portfolio.ts';
 import { ErrorSchema } from './schemas.ts';
+import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { validatorCompiler } from './validation.ts';
@@ -73,6 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerDocs(app);
   registerOperations(app, deps);
   if (deps.routes === 'operations') return app;
+  await registerSessions(app, deps.store, deps.now ?? Date.now);
+  await app.register(authRoutes(deps.store, deps.now ?? Date.now));
   await app.register(apiRoutes(deps), { prefix: '/api' });
   await registerDashboard(app, deps.dashboardDir);
   return app;
@@ -217,6 +221,11 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
   const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
   return async (api) => {
     api.addHook('onRequest', async (req) => auth.authenticate(req));
+    // A change made with the session cookie carries its CSRF token (a key's request has no cookie to ride on).
+    api.addHook('onRequest', (req, reply, done) => {
+      if (!req.user || req.method === 'GET' || req.method === 'HEAD') return done();
+      api.csrfProtection(req, reply, done);
+    });
     const limit = deps.config.rateLimit;
     if (limit) await registerRateLimit(api, limit);
     registerIdempotency(api, deps.store);

@@ -1,16 +1,21 @@
 // Bearer key → account and scope. Keys are looked up by their SHA-256 hash; found keys are
 // cached for a short TTL so the hot path skips the database, and a revoked key stops working
 // within that TTL. A read key answers GET and HEAD only (docs/api.md, "Authentication").
+// Without an Authorization header, a signed-in person's session cookie authenticates instead,
+// with what their role allows (docs/people.md).
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { hashApiKey } from '../domain/ids.ts';
-import type { KeyScope, Store } from '../store/store.ts';
+import { roleAllows } from '../domain/people.ts';
+import type { KeyScope, Store, UserRecord } from '../store/store.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     accountId: string;
     apiKeyId: string;
     apiKeyScope: KeyScope;
+    /** The signed-in person, when the session cookie (not a key) authenticated the request. */
+    user?: UserRecord;
   }
 }
 
@@ -30,6 +35,8 @@ export class KeyAuthenticator {
   async authenticate(req: FastifyRequest): Promise<void> {
     const header = req.headers.authorization;
     if (header === undefined || header === '') {
+      const user = req.session?.user;
+      if (user) return this.#signedIn(req, user);
       throw new ApiError('api_key_missing', 'Send your API key as Authorization: Bearer <key>.');
     }
     const match = BEARER.exec(header);
@@ -54,6 +61,19 @@ export class KeyAuthenticator {
       throw new ApiError(
         'permission_denied',
         `This API key is read-only: it may only read (GET), and ${req.method} changes data. Use a write key.`,
+      );
+    }
+  }
+
+  #signedIn(req: FastifyRequest, user: UserRecord): void {
+    req.accountId = user.accountId;
+    req.apiKeyId = `user:${user.id}`; // what the rate limit counts by
+    req.apiKeyScope = user.role === 'viewer' ? 'read' : 'write';
+    req.user = user;
+    if (!roleAllows(user.role, req.method, req.url)) {
+      throw new ApiError(
+        'permission_denied',
+        `Your role (${user.role}) may not ${req.method} ${req.url.split('?')[0]}. Ask an admin of your account.`,
       );
     }
   }

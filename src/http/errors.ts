@@ -38,6 +38,12 @@ export function translate(err: FastifyError): ApiError | null {
       return new ApiError('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('parameter_invalid', 'The Content-Length header does not match the body.');
+    case 'FST_CSRF_MISSING_SECRET':
+    case 'FST_CSRF_INVALID_TOKEN':
+      return new ApiError(
+        'csrf_token_invalid',
+        'A signed-in change needs the CSRF token from GET /auth/session in the X-CSRF-Token header.',
+      );
     case 'FST_ERR_BAD_URL':
       return new ApiError('parameter_invalid', 'The request URL is not correctly percent-encoded.');
   }

@@ -4,6 +4,7 @@
 import type { DropRule, DropWatch } from '../domain/alerts.ts';
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { ScoreRecord } from '../domain/health.ts';
+import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 import type { JobArgs, JobName, JobResult } from '../writes/jobs.ts';
@@ -444,7 +445,43 @@ export interface DeliveryQueue {
   onDeliveriesDue(listener: () => void): () => void;
 }
 
-export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retention {
+/** A person who signs in to the dashboard (docs/people.md). */
+export interface UserRecord {
+  id: string;
+  accountId: string;
+  accountName: string;
+  email: string;
+  role: UserRole;
+  /** False until the person has used their one-time link. */
+  hasPassword: boolean;
+  createdAt: number;
+}
+
+/** Users, their links, sessions and failed sign-ins. Sign-in goes by email, across accounts. */
+export interface People {
+  /** Adds the user with a one-time link; false (and nothing written) when the email is taken. */
+  createUser(
+    user: { id: string; accountId: string; email: string; role: UserRole; createdAt: number },
+    link: { tokenHash: string; expiresAt: number },
+  ): Promise<boolean>;
+  listUsers(): Promise<UserRecord[]>;
+  /** With the stored password hash (null before the link is used), for signing in. */
+  findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string | null }) | null>;
+  /** Removes the user; their sessions and links go with them. */
+  removeUser(email: string): Promise<boolean>;
+  /** Uses a live link once: sets the password; the user, or null when the link is unknown, used or expired. */
+  redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null>;
+  /** Failed sign-ins of this email after `since`, newest first. */
+  signInFailures(email: string, since: number): Promise<number[]>;
+  recordSignInFailure(email: string, at: number): Promise<void>;
+  /** Forgets this email's failures (a good sign-in) and everyone's older than `before`. */
+  clearSignInFailures(email: string, before: number): Promise<void>;
+  putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void>;
+  getSession(idHash: string, now: number): Promise<{ user: UserRecord; data: string } | null>;
+  deleteSession(idHash: string): Promise<void>;
+}
+
+export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retention, People {
   readonly backend: 'sqlite' | 'postgres';
   /** Brings the schema to the latest version; safe when several processes start at once. */
   migrate(): Promise<number>;

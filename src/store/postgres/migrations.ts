@@ -207,3 +207,36 @@ MIGRATIONS.push(
   ALTER TABLE api_keys ADD COLUMN scope text NOT NULL DEFAULT 'write' CHECK (scope IN ('read', 'write'));
   `,
 );
+
+MIGRATIONS.push(
+  /* 10: people who sign in (docs/people.md): users, one-time links, sessions, failed sign-ins.
+     Emails are unique across accounts (sign-in goes by email); secrets are kept as hashes. */ `
+  CREATE TABLE users (
+    id text COLLATE "C" PRIMARY KEY,
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    email text COLLATE "C" NOT NULL UNIQUE,
+    role text NOT NULL CHECK (role IN ('admin', 'editor', 'viewer')),
+    password_hash text,
+    created_at bigint NOT NULL
+  );
+  CREATE TABLE sign_in_links (
+    token_hash text COLLATE "C" PRIMARY KEY,
+    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    expires_at bigint NOT NULL,
+    used_at bigint
+  );
+  CREATE TABLE sessions (
+    id_hash text COLLATE "C" PRIMARY KEY,
+    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    data text NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX sessions_by_user ON sessions (user_id);
+  CREATE INDEX sign_in_links_by_user ON sign_in_links (user_id);
+  CREATE TABLE sign_in_failures (
+    email text COLLATE "C" NOT NULL,
+    at bigint NOT NULL
+  );
+  CREATE INDEX sign_in_failures_by_email ON sign_in_failures (email, at);
+  `,
+);

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
+import { PEOPLE_SQL as SQL, toUser, type UserRow } from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -16,6 +17,7 @@ import type {
   ScoreRecord,
   Store,
   Tx,
+  UserRecord,
 } from '../store.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import * as idempotency from './idempotency.ts';
@@ -172,6 +174,74 @@ export class PostgresStore extends PgReader implements Store {
       { n: number }[]
     >`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`;
     return row?.n ?? 0;
+  }
+
+  createUser(...[user, link]: Parameters<Store['createUser']>): Promise<boolean> {
+    return this.#pool.begin(async (sql) => {
+      const inserted = await sql.unsafe(SQL.insertUser, [
+        user.id,
+        user.accountId,
+        user.email,
+        user.role,
+        user.createdAt,
+      ]);
+      if (inserted.count !== 1) return false;
+      await sql.unsafe(SQL.insertLink, [link.tokenHash, user.id, link.expiresAt]);
+      return true;
+    });
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return (await this.#pool.unsafe<UserRow[]>(SQL.listUsers)).map(toUser);
+  }
+
+  async findUserByEmail(email: string) {
+    if (hasNul(email)) return null;
+    const [row] = await this.#pool.unsafe<(UserRow & { password_hash: string | null })[]>(SQL.userByEmail, [
+      email,
+    ]);
+    return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
+  }
+
+  async removeUser(email: string): Promise<boolean> {
+    return (await this.#pool.unsafe(SQL.removeUser, [email])).count === 1;
+  }
+
+  redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null> {
+    return this.#pool.begin(async (sql) => {
+      const [used] = await sql.unsafe<{ user_id: string }[]>(SQL.redeemLink, [tokenHash, now]);
+      if (!used) return null;
+      await sql.unsafe(SQL.setPassword, [used.user_id, passwordHash]);
+      const [row] = await sql.unsafe<UserRow[]>(SQL.userById, [used.user_id]);
+      return row ? toUser(row) : null;
+    });
+  }
+
+  async signInFailures(email: string, since: number): Promise<number[]> {
+    return (await this.#pool.unsafe<{ at: number }[]>(SQL.recentFailures, [email, since])).map((r) =>
+      Number(r.at),
+    );
+  }
+
+  async recordSignInFailure(email: string, at: number): Promise<void> {
+    await this.#pool.unsafe(SQL.recordFailure, [email, at]);
+  }
+
+  async clearSignInFailures(email: string, before: number): Promise<void> {
+    await this.#pool.unsafe(SQL.clearFailures, [email, before]);
+  }
+
+  async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
+    await this.#pool.unsafe(SQL.putSession, [idHash, userId, data, expiresAt]);
+  }
+
+  async getSession(idHash: string, now: number) {
+    const [row] = await this.#pool.unsafe<(UserRow & { data: string })[]>(SQL.getSession, [idHash, now]);
+    return row ? { user: toUser(row), data: row.data } : null;
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.#pool.unsafe(SQL.deleteSession, [idHash]);
   }
 
   async revokeApiKey(id: string, now: number): Promise<boolean> {

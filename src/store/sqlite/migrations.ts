@@ -237,3 +237,36 @@ MIGRATIONS.push(
   ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'write' CHECK (scope IN ('read', 'write'));
   `,
 );
+
+MIGRATIONS.push(
+  /* 10: people who sign in (docs/people.md): users, one-time links, sessions, failed sign-ins.
+     Emails are unique across accounts (sign-in goes by email); secrets are kept as hashes. */ `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    email TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('admin', 'editor', 'viewer')),
+    password_hash TEXT,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE sign_in_links (
+    token_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER
+  ) STRICT;
+  CREATE TABLE sessions (
+    id_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    data TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX sessions_by_user ON sessions (user_id);
+  CREATE INDEX sign_in_links_by_user ON sign_in_links (user_id);
+  CREATE TABLE sign_in_failures (
+    email TEXT NOT NULL,
+    at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX sign_in_failures_by_email ON sign_in_failures (email, at);
+  `,
+);

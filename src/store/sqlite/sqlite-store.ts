@@ -15,9 +15,11 @@ import type {
   PruneBatch,
   Store,
   Tx,
+  UserRecord,
 } from '../store.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
+import * as people from './people.ts';
 import * as queue from './queue.ts';
 import { SqliteReader } from './reader.ts';
 import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
@@ -114,6 +116,50 @@ export class SqliteStore extends SqliteReader implements Store {
 
   async countActiveApiKeys(): Promise<number> {
     return this.conn.get('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL')?.n as number;
+  }
+
+  createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {
+    return this.#op('createUser', ...args);
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return people.listUsers(this.conn);
+  }
+
+  async findUserByEmail(email: string) {
+    return people.findUserByEmail(this.conn, email);
+  }
+
+  removeUser(email: string): Promise<boolean> {
+    return this.#op('removeUser', email);
+  }
+
+  redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null> {
+    return this.#op('redeemSignInLink', tokenHash, passwordHash, now);
+  }
+
+  async signInFailures(email: string, since: number): Promise<number[]> {
+    return people.signInFailures(this.conn, email, since);
+  }
+
+  async recordSignInFailure(email: string, at: number): Promise<void> {
+    await this.#op('recordSignInFailure', email, at);
+  }
+
+  async clearSignInFailures(email: string, before: number): Promise<void> {
+    await this.#op('clearSignInFailures', email, before);
+  }
+
+  async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
+    await this.#op('putSession', idHash, userId, data, expiresAt);
+  }
+
+  async getSession(idHash: string, now: number) {
+    return people.getSession(this.conn, idHash, now);
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.#op('deleteSession', idHash);
   }
 
   revokeApiKey(id: string, now: number): Promise<boolean> {

@@ -6,10 +6,13 @@ import type { Account, AttemptOutcome, ClaimOptions, NewApiKey } from '../store.
 import type { Connection } from './connection.ts';
 import * as idempotency from './idempotency.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
+import { PEOPLE_WRITE_OPS } from './people.ts';
 import * as queue from './queue.ts';
 import * as retention from './retention.ts';
 
 export const WRITE_OPS = {
+  ...PEOPLE_WRITE_OPS,
+
   ensureAccount(conn: Connection, name: string, now: number): Account {
     const found = conn.get('SELECT * FROM accounts WHERE name = ?', name);
     if (found) return { id: found.id as string, name, createdAt: found.created_at as number };

@@ -1,0 +1,72 @@
+// People who sign in to the dashboard (docs/people.md): their roles and what each may do,
+// passwords (scrypt, node:crypto) and the one-time sign-in links. Pure but for the hashing.
+import { createHash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+
+export const USER_ROLES = ['admin', 'editor', 'viewer'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 1024;
+/** A one-time sign-in link works this long. */
+export const SIGN_IN_LINK_MS = 24 * 3_600_000;
+/** A session ends after this long without a request. */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** This many failed sign-ins of one email within LOCK_WINDOW_MS lock it until the window has passed them. */
+export const LOCK_FAILURES = 10;
+export const LOCK_WINDOW_MS = 15 * 60_000;
+
+const READS = new Set(['GET', 'HEAD']);
+/** The routes an editor may change: customers and their scores, one at a time or in batches. */
+const EDITOR_WRITES = /^\/api\/(customers(\/|$|\?)|health-scores\/batch(\?|$))/;
+
+/** Whether a user of this role may make this request (docs/people.md, "Roles"). */
+export function roleAllows(role: UserRole, method: string, url: string): boolean {
+  if (READS.has(method) || role === 'admin') return true;
+  return role === 'editor' && EDITOR_WRITES.test(url);
+}
+
+const SCRYPT: ScryptOptions = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+const KEY_LENGTH = 32;
+
+function derive(password: string, salt: Buffer, o: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, o, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+/** `scrypt$N$r$p$salt$hash` (base64): the parameters travel with the hash, so they can be raised later. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+/** A stored hash to check against when there is no user, so an unknown email costs what a wrong password does. */
+export const DECOY_HASH = `scrypt$16384$8$1$${Buffer.alloc(16).toString('base64')}$${Buffer.alloc(KEY_LENGTH).toString('base64')}`;
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const key = await derive(password, Buffer.from(salt, 'base64'), {
+    ...SCRYPT,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** Why a password cannot be used, or null. */
+export function passwordProblem(password: string): string | null {
+  if (password.length < PASSWORD_MIN) return `A password needs at least ${PASSWORD_MIN} characters.`;
+  if (password.length > PASSWORD_MAX) return `A password may have at most ${PASSWORD_MAX} characters.`;
+  return null;
+}
+
+/** A random token for a link or a session id: 32 bytes, base64url. */
+export const newToken = (): string => randomBytes(32).toString('base64url');
+/** Tokens are kept only as their SHA-256, as API keys are. */
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();

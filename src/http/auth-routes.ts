@@ -1,0 +1,185 @@
+// Signing in and out (docs/people.md): /auth/login, /auth/logout, /auth/session and
+// /auth/password (a one-time link's token sets the password). Outside /api: they take no API key.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { ApiError } from '../domain/errors.ts';
+import {
+  DECOY_HASH,
+  hashPassword,
+  hashToken,
+  LOCK_FAILURES,
+  LOCK_WINDOW_MS,
+  normalizeEmail,
+  PASSWORD_MAX,
+  passwordProblem,
+  verifyPassword,
+} from '../domain/people.ts';
+import { iso } from '../domain/time.ts';
+import type { Store, UserRecord } from '../store/store.ts';
+import { errorResponses } from './schemas.ts';
+
+const NO_NUL = '^[^\\u0000]*$';
+const LoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320, pattern: NO_NUL }),
+    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+  },
+  { additionalProperties: false },
+);
+const PasswordBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 256, description: 'From the one-time sign-in link.' }),
+    password: Type.String({ maxLength: PASSWORD_MAX, description: 'At least 12 characters.' }),
+  },
+  { additionalProperties: false },
+);
+const UserAnswer = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.Union([Type.Literal('admin'), Type.Literal('editor'), Type.Literal('viewer')]),
+  account: Type.String(),
+  created_at: Type.String(),
+});
+const SessionAnswer = Type.Object({
+  user: UserAnswer,
+  csrf_token: Type.String({ description: 'Send it as X-CSRF-Token with every change this session makes.' }),
+});
+
+export const userJson = (u: UserRecord) => ({
+  id: u.id,
+  email: u.email,
+  role: u.role,
+  account: u.accountName,
+  created_at: iso(u.createdAt),
+});
+
+const INVALID = 'The email or the password is not right.';
+
+interface Deps {
+  store: Store;
+  now: () => number;
+}
+
+/** The lock (docs/people.md, "Sign-in"): the seconds until this email may try again, or 0. */
+async function lockedFor(store: Store, email: string, now: number): Promise<number> {
+  const failures = await store.signInFailures(email, now - LOCK_WINDOW_MS);
+  const tenth = failures[LOCK_FAILURES - 1];
+  return tenth === undefined ? 0 : Math.ceil((tenth + LOCK_WINDOW_MS - now) / 1000);
+}
+
+function login(app: FastifyInstance, { store, now }: Deps): void {
+  app.post<{ Body: Static<typeof LoginBody> }>(
+    '/auth/login',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Sign in with email and password; sets the session cookie',
+        body: LoginBody,
+        response: { 200: SessionAnswer, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (req, reply) => {
+      const email = normalizeEmail(req.body.email);
+      const at = now();
+      const wait = await lockedFor(store, email, at);
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        throw new ApiError(
+          'sign_in_locked',
+          `Too many failed sign-ins for this email: try again in ${Math.ceil(wait / 60)} minutes.`,
+        );
+      }
+      const user = await store.findUserByEmail(email);
+      // An unknown email or a user without a password costs one scrypt too: no telling them apart.
+      const matches = await verifyPassword(req.body.password, user?.passwordHash ?? DECOY_HASH);
+      if (!user || !user.passwordHash || !matches) {
+        await store.recordSignInFailure(email, at);
+        throw new ApiError('credentials_invalid', INVALID);
+      }
+      await store.clearSignInFailures(email, at - LOCK_WINDOW_MS);
+      await req.session.regenerate(); // a new id: one set before sign-in is never signed in
+      req.session.userId = user.id;
+      return { user: userJson(user), csrf_token: reply.generateCsrf() };
+    },
+  );
+}
+
+function currentSession(app: FastifyInstance): void {
+  app.get(
+    '/auth/session',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Who is signed in, with the CSRF token for their changes',
+        response: { 200: SessionAnswer, ...errorResponses(401) },
+      },
+    },
+    async (req, reply) => ({ user: userJson(signedIn(req)), csrf_token: reply.generateCsrf() }),
+  );
+}
+
+function logout(app: FastifyInstance): void {
+  app.post(
+    '/auth/logout',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Sign out: the session ends in every process at once',
+        response: { 204: Type.Null(), ...errorResponses(401) },
+      },
+    },
+    async (req, reply: FastifyReply) => {
+      signedIn(req);
+      await req.session.destroy();
+      return reply.code(204).send();
+    },
+  );
+}
+
+function setPassword(app: FastifyInstance, { store, now }: Deps): void {
+  app.post<{ Body: Static<typeof PasswordBody> }>(
+    '/auth/password',
+    {
+      schema: {
+        tags: ['people'],
+        summary: "Set a password with a one-time sign-in link's token (it works once, for 24 hours)",
+        body: PasswordBody,
+        response: { 200: Type.Object({ user: UserAnswer }), ...errorResponses(400) },
+      },
+    },
+    async (req) => {
+      const problem = passwordProblem(req.body.password);
+      if (problem) throw new ApiError('parameter_invalid', problem, 'password');
+      const user = await store.redeemSignInLink(
+        hashToken(req.body.token),
+        await hashPassword(req.body.password),
+        now(),
+      );
+      if (!user) {
+        throw new ApiError(
+          'link_invalid',
+          'This sign-in link cannot be used: it was used already, it is older than 24 hours, or it was never issued. Ask an admin for a new one.',
+          'token',
+        );
+      }
+      return { user: userJson(user) };
+    },
+  );
+}
+
+/** The signed-in user, or 401. */
+export function signedIn(req: FastifyRequest): UserRecord {
+  const user = req.session?.user;
+  if (!user) throw new ApiError('session_missing', 'Sign in first: there is no session, or it has ended.');
+  return user;
+}
+
+export const authRoutes =
+  (store: Store, now: () => number): FastifyPluginAsync =>
+  async (app) => {
+    const deps = { store, now };
+    login(app, deps);
+    currentSession(app);
+    logout(app);
+    setPassword(app, deps);
+  };

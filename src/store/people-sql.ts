@@ -1,0 +1,52 @@
+// Users, their one-time sign-in links, sessions and failed sign-ins (docs/people.md), as
+// statements both backends run ($1, $2, … : SQLite's connection numbers them), and their rows.
+import type { UserRole } from '../domain/people.ts';
+import type { UserRecord } from './store.ts';
+
+const USER_COLUMNS = `u.id, u.account_id, a.name AS account_name, u.email, u.role,
+  (u.password_hash IS NOT NULL) AS has_password, u.created_at`;
+
+export const PEOPLE_SQL = {
+  insertUser: `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (email) DO NOTHING`,
+  insertLink: 'INSERT INTO sign_in_links (token_hash, user_id, expires_at) VALUES ($1, $2, $3)',
+  listUsers: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id ORDER BY a.name, u.email`,
+  userByEmail: `SELECT ${USER_COLUMNS}, u.password_hash FROM users u JOIN accounts a ON a.id = u.account_id
+    WHERE u.email = $1`,
+  userById: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.id = $1`,
+  removeUser: 'DELETE FROM users WHERE email = $1',
+  /** The link's user, once: the link is marked used by the same statement. */
+  redeemLink: `UPDATE sign_in_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
+    RETURNING user_id`,
+  setPassword: 'UPDATE users SET password_hash = $2 WHERE id = $1',
+  recentFailures: 'SELECT at FROM sign_in_failures WHERE email = $1 AND at > $2 ORDER BY at DESC',
+  recordFailure: 'INSERT INTO sign_in_failures (email, at) VALUES ($1, $2)',
+  clearFailures: 'DELETE FROM sign_in_failures WHERE email = $1 OR at < $2',
+  putSession: `INSERT INTO sessions (id_hash, user_id, data, expires_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (id_hash) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
+  /** A live session with its user as the user is now (a removed user has none). */
+  getSession: `SELECT s.data, ${USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
+    JOIN accounts a ON a.id = u.account_id WHERE s.id_hash = $1 AND s.expires_at > $2`,
+  deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
+  pruneSessions: 'DELETE FROM sessions WHERE expires_at <= $1',
+} as const;
+
+export interface UserRow {
+  id: string;
+  account_id: string;
+  account_name: string;
+  email: string;
+  role: UserRole;
+  has_password: boolean | number;
+  created_at: number;
+}
+
+export const toUser = (r: UserRow): UserRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  accountName: r.account_name,
+  email: r.email,
+  role: r.role,
+  hasPassword: Boolean(r.has_password),
+  createdAt: Number(r.created_at),
+});

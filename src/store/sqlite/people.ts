@@ -1,0 +1,71 @@
+// Users, links, sessions and failed sign-ins on SQLite (../people-sql.ts has the statements):
+// the writes run where the write connection lives (write-ops.ts), the reads on the caller's.
+import type { UserRole } from '../../domain/people.ts';
+import { PEOPLE_SQL as SQL, toUser, type UserRow } from '../people-sql.ts';
+import type { UserRecord } from '../store.ts';
+import { type Connection, numbered } from './connection.ts';
+
+const q = (sql: string) => numbered(sql);
+
+export const PEOPLE_WRITE_OPS = {
+  createUser(
+    conn: Connection,
+    user: { id: string; accountId: string; email: string; role: UserRole; createdAt: number },
+    link: { tokenHash: string; expiresAt: number },
+  ): boolean {
+    if (conn.run(q(SQL.insertUser), user.id, user.accountId, user.email, user.role, user.createdAt) !== 1) {
+      return false;
+    }
+    conn.run(q(SQL.insertLink), link.tokenHash, user.id, link.expiresAt);
+    return true;
+  },
+
+  removeUser: (conn: Connection, email: string) => conn.run(q(SQL.removeUser), email) === 1,
+
+  redeemSignInLink(
+    conn: Connection,
+    tokenHash: string,
+    passwordHash: string,
+    now: number,
+  ): UserRecord | null {
+    const used = conn.get(q(SQL.redeemLink), tokenHash, now);
+    if (!used) return null;
+    conn.run(q(SQL.setPassword), used.user_id as string, passwordHash);
+    const row = conn.get(q(SQL.userById), used.user_id as string);
+    return row ? toUser(row as unknown as UserRow) : null;
+  },
+
+  recordSignInFailure: (conn: Connection, email: string, at: number) => {
+    conn.run(q(SQL.recordFailure), email, at);
+  },
+
+  clearSignInFailures: (conn: Connection, email: string, before: number) => {
+    conn.run(q(SQL.clearFailures), email, before);
+  },
+
+  putSession: (conn: Connection, idHash: string, userId: string, data: string, expiresAt: number) => {
+    conn.run(q(SQL.putSession), idHash, userId, data, expiresAt);
+  },
+
+  deleteSession: (conn: Connection, idHash: string) => {
+    conn.run(q(SQL.deleteSession), idHash);
+  },
+};
+
+export const listUsers = (conn: Connection): UserRecord[] =>
+  conn.all(q(SQL.listUsers)).map((r) => toUser(r as unknown as UserRow));
+
+export function findUserByEmail(conn: Connection, email: string) {
+  const row = conn.get(q(SQL.userByEmail), email);
+  return row
+    ? { ...toUser(row as unknown as UserRow), passwordHash: (row.password_hash as string | null) ?? null }
+    : null;
+}
+
+export const signInFailures = (conn: Connection, email: string, since: number): number[] =>
+  conn.all(q(SQL.recentFailures), email, since).map((r) => r.at as number);
+
+export function getSession(conn: Connection, idHash: string, now: number) {
+  const row = conn.get(q(SQL.getSession), idHash, now);
+  return row ? { user: toUser(row as unknown as UserRow), data: row.data as string } : null;
+}

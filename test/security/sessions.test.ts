@@ -1,0 +1,307 @@
+// Signed-in people (docs/people.md): one-time links, sign-in, the session cookie, roles, CSRF,
+// the lock after failed sign-ins, idle expiry and removal. Real app, real store (both backends),
+// a clock the test moves; cookies are carried by hand, as a browser would.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createUser } from '../../src/keys.ts';
+import { buildTestApp, customerBody, type Response, type TestApp, TestClock } from '../helpers/app.ts';
+
+const PASSWORD = 'correct horse battery';
+let t: TestApp;
+const clock = new TestClock('2026-05-01T09:00:00.000Z');
+
+interface Browser {
+  cookie: string;
+  csrf: string;
+  request(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+/** A user with a password, in `account`. */
+async function person(email: string, role: 'admin' | 'editor' | 'viewer', account = 'default') {
+  const made = await createUser(t.store, { email, accountName: account, role }, clock.now());
+  assert.ok(made);
+  const set = await t.inject({
+    method: 'POST',
+    url: '/auth/password',
+    payload: { token: made.token, password: PASSWORD },
+  });
+  assert.equal(set.status, 200, set.raw);
+  return made;
+}
+
+async function signIn(email: string, password = PASSWORD): Promise<Browser> {
+  const res = await t.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
+  assert.equal(res.status, 200, res.raw);
+  const setCookie = String(res.headers['set-cookie']);
+  const cookie = /vitals_session=[^;]+/.exec(setCookie)?.[0] as string;
+  assert.ok(cookie, setCookie);
+  const browser: Browser = {
+    cookie,
+    csrf: res.body.csrf_token,
+    request: (method, url, body, headers = {}) =>
+      t.inject({
+        method: method as 'GET',
+        url,
+        headers: {
+          cookie: browser.cookie,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      }),
+  };
+  return browser;
+}
+
+const write = (b: Browser, method: string, url: string, body?: unknown) =>
+  b.request(method, url, body, { 'x-csrf-token': b.csrf });
+
+before(async () => {
+  t = await buildTestApp({ now: clock.now });
+  await person('admin@example.com', 'admin');
+  await person('editor@example.com', 'editor');
+  await person('viewer@example.com', 'viewer');
+  await person('other@example.com', 'admin', 'other');
+  assert.equal((await t.api.post('/api/customers', customerBody('cus_1'))).status, 201);
+});
+after(() => t.close());
+
+describe('one-time sign-in links', () => {
+  test('a link sets the password once; used again, or after 24 hours, it is refused', async () => {
+    const made = await createUser(
+      t.store,
+      { email: 'Once@Example.com', accountName: 'default', role: 'viewer' },
+      clock.now(),
+    );
+    assert.ok(made);
+    const set = () =>
+      t.inject({ method: 'POST', url: '/auth/password', payload: { token: made.token, password: PASSWORD } });
+    const first = await set();
+    assert.equal(first.status, 200, first.raw);
+    assert.deepEqual(
+      { email: first.body.user.email, role: first.body.user.role, account: first.body.user.account },
+      { email: 'once@example.com', role: 'viewer', account: 'default' },
+    );
+    const again = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: 'another password!' },
+    });
+    assert.equal(again.status, 400);
+    assert.deepEqual([again.body.error.code, again.body.error.param], ['link_invalid', 'token']);
+    await signIn('once@example.com'); // the first password stands
+
+    const late = await createUser(
+      t.store,
+      { email: 'late@example.com', accountName: 'default', role: 'viewer' },
+      clock.now(),
+    );
+    assert.ok(late);
+    clock.advance(24 * 3_600_000 + 1);
+    const expired = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: late.token, password: PASSWORD },
+    });
+    clock.set('2026-05-01T09:00:00.000Z');
+    assert.equal(expired.status, 400);
+    assert.equal(expired.body.error.code, 'link_invalid');
+  });
+
+  test('a short password is refused and leaves the link usable; an unknown token is refused', async () => {
+    const made = await createUser(
+      t.store,
+      { email: 'short@example.com', accountName: 'default', role: 'viewer' },
+      clock.now(),
+    );
+    assert.ok(made);
+    const short = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: 'elevenchars' },
+    });
+    assert.equal(short.status, 400);
+    assert.deepEqual([short.body.error.code, short.body.error.param], ['parameter_invalid', 'password']);
+    const ok = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: 'twelve chars' },
+    });
+    assert.equal(ok.status, 200, ok.raw);
+    const unknown = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: 'x'.repeat(43), password: PASSWORD },
+    });
+    assert.equal(unknown.body.error.code, 'link_invalid');
+  });
+
+  test('an email is one user, across accounts', async () => {
+    assert.equal(
+      await createUser(
+        t.store,
+        { email: 'ADMIN@example.com', accountName: 'other', role: 'viewer' },
+        clock.now(),
+      ),
+      null,
+    );
+  });
+});
+
+describe('sessions', () => {
+  test('sign-in sets an HTTP-only, SameSite=Strict cookie and answers the user with a CSRF token', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'Admin@Example.com', password: PASSWORD },
+    });
+    assert.equal(res.status, 200, res.raw);
+    const cookie = String(res.headers['set-cookie']);
+    assert.match(cookie, /^vitals_session=[A-Za-z0-9_-]{43};/);
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    assert.match(cookie, /Path=\//);
+    assert.doesNotMatch(cookie, /Secure/, 'plain HTTP: Secure would drop it');
+    assert.deepEqual(Object.keys(res.body).sort(), ['csrf_token', 'user']);
+    assert.equal(res.body.user.role, 'admin');
+  });
+
+  test('a viewer reads and cannot change anything; nothing changes', async () => {
+    const viewer = await signIn('viewer@example.com');
+    assert.equal((await viewer.request('GET', '/api/customers')).status, 200);
+    for (const [method, url, body] of [
+      ['POST', '/api/customers', customerBody('cus_v')],
+      ['PATCH', '/api/customers/cus_1', { name: 'V' }],
+      ['DELETE', '/api/customers/cus_1', undefined],
+      ['PATCH', '/api/settings/health-score/weights', { weights: { usage: 1 } }],
+    ] as const) {
+      const res = await write(viewer, method, url, body);
+      assert.equal(res.status, 403, `${method} ${url}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'permission_denied');
+    }
+    assert.deepEqual(
+      (await t.api.get('/api/customers')).body.customers.map((c: { id: string }) => c.id),
+      ['cus_1'],
+    );
+  });
+
+  test('an editor changes customers and scores, not settings or webhooks', async () => {
+    const editor = await signIn('editor@example.com');
+    assert.equal((await write(editor, 'POST', '/api/customers', customerBody('cus_e'))).status, 201);
+    assert.equal(
+      (await write(editor, 'POST', '/api/customers/cus_e/health-score', { factors: { usage: 0.5 } })).status,
+      200,
+    );
+    for (const [method, url, body] of [
+      ['PATCH', '/api/settings/health-score/weights', { weights: { usage: 1 } }],
+      ['POST', '/api/webhooks', { url: 'http://127.0.0.1:9/x', events: ['customer.created'] }],
+    ] as const) {
+      const res = await write(editor, method, url, body);
+      assert.equal(res.status, 403, `${method} ${url}`);
+      assert.equal(res.body.error.code, 'permission_denied');
+    }
+    assert.equal((await write(editor, 'DELETE', '/api/customers/cus_e')).status, 200);
+  });
+
+  test('a change without the CSRF token, or with another session’s, is refused and not made', async () => {
+    const admin = await signIn('admin@example.com');
+    const viewer = await signIn('viewer@example.com');
+    const tries: Record<string, string>[] = [{}, { 'x-csrf-token': 'nope' }, { 'x-csrf-token': viewer.csrf }];
+    for (const headers of tries) {
+      const res = await admin.request('POST', '/api/customers', customerBody('cus_csrf'), headers);
+      assert.equal(res.status, 403, res.raw);
+      assert.equal(res.body.error.code, 'csrf_token_invalid');
+    }
+    assert.equal((await t.api.get('/api/customers/cus_csrf')).status, 404);
+    assert.equal((await write(admin, 'POST', '/api/customers', customerBody('cus_csrf'))).status, 201);
+  });
+
+  test('a session of another account sees nothing of this one (404)', async () => {
+    const other = await signIn('other@example.com');
+    assert.equal((await other.request('GET', '/api/customers/cus_1')).status, 404);
+    assert.deepEqual((await other.request('GET', '/api/customers')).body, { customers: [], has_more: false });
+  });
+
+  test('a removed user’s session stops working at once', async () => {
+    await person('gone@example.com', 'admin');
+    const gone = await signIn('gone@example.com');
+    assert.equal((await gone.request('GET', '/api/customers')).status, 200);
+    assert.equal(await t.store.removeUser('gone@example.com'), true);
+    const res = await gone.request('GET', '/api/customers');
+    assert.equal(res.status, 401);
+    assert.equal((await gone.request('GET', '/auth/session')).body.error.code, 'session_missing');
+  });
+
+  test('logout ends the session; 12 hours idle end it too', async () => {
+    const admin = await signIn('admin@example.com');
+    assert.equal((await admin.request('GET', '/auth/session')).status, 200);
+    assert.equal((await admin.request('POST', '/auth/logout')).status, 204);
+    assert.equal((await admin.request('GET', '/api/customers')).status, 401);
+
+    const idle = await signIn('admin@example.com');
+    clock.advance(12 * 3_600_000 - 1000);
+    assert.equal(
+      (await idle.request('GET', '/api/customers')).status,
+      200,
+      'used: the idle time starts again',
+    );
+    clock.advance(12 * 3_600_000 - 1000);
+    assert.equal((await idle.request('GET', '/api/customers')).status, 200);
+    clock.advance(12 * 3_600_000 + 1);
+    assert.equal((await idle.request('GET', '/api/customers')).status, 401);
+    clock.set('2026-05-01T09:00:00.000Z');
+  });
+});
+
+describe('signing in wrong', () => {
+  test('an unknown email and a wrong password get the same answer', async () => {
+    const unknown = await t.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'nobody@example.com', password: PASSWORD },
+    });
+    const wrong = await t.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'editor@example.com', password: 'not the password' },
+    });
+    assert.equal(unknown.status, 401);
+    assert.equal(unknown.raw, wrong.raw);
+    assert.equal(unknown.headers['set-cookie'], undefined);
+  });
+
+  test('10 failures in 15 minutes lock the email, the right password included, until they age out', async () => {
+    await person('locked@example.com', 'viewer');
+    for (let i = 0; i < 10; i++) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { email: 'locked@example.com', password: `wrong ${i}` },
+      });
+      assert.equal(res.status, 401);
+      clock.advance(1000);
+    }
+    const locked = await t.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'locked@example.com', password: PASSWORD },
+    });
+    assert.equal(locked.status, 429, locked.raw);
+    assert.equal(locked.body.error.code, 'sign_in_locked');
+    assert.equal(locked.headers['retry-after'], String(15 * 60 - 10));
+    clock.advance(15 * 60_000);
+    await signIn('locked@example.com');
+    clock.set('2026-05-01T09:00:00.000Z');
+  });
+
+  test('no password, hash, session id or CSRF token in answers or logs', async () => {
+    const admin = await signIn('admin@example.com');
+    const session = await admin.request('GET', '/auth/session');
+    const sid = admin.cookie.split('=')[1] as string;
+    const logs = t.logs();
+    for (const secret of [PASSWORD, sid, admin.csrf, 'scrypt$']) {
+      assert.equal(logs.includes(secret), false, `${secret.slice(0, 8)}… in the logs`);
+    }
+    for (const secret of [PASSWORD, sid, 'scrypt$']) assert.equal(session.raw.includes(secret), false);
+  });
+});
