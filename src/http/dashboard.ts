@@ -11,7 +11,15 @@ import { ApiError } from '../domain/errors.ts';
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
 
 /** The paths the dashboard routes in the browser (web/src/router.ts); each answers index.html. */
-const PAGES = ['/', '/sign-in', '/customers/:customer_id', '/settings', '/webhooks', '/webhooks/:webhook_id'];
+const PAGES = [
+  '/',
+  '/sign-in',
+  '/set-password',
+  '/customers/:customer_id',
+  '/settings',
+  '/webhooks',
+  '/webhooks/:webhook_id',
+];
 
 // The API key lives in the page's sessionStorage: no script, style or connection from anywhere else.
 const CSP = [

@@ -71,7 +71,7 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     await page.goto(`${base}/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('API key').fill('vk_00000000000000000000000000000000');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
     assert.match(await text(alert), /That API key was not accepted\. The API key is not valid/);

@@ -157,18 +157,48 @@ export class ApiError extends Error {
 
 const KEY = 'vitals.apiKey';
 
-/** The API key of this browser tab: sessionStorage, so it goes when the tab closes. */
+/** A person signed in with email and password (docs/people.md). */
+export interface User {
+  id: string;
+  email: string;
+  role: 'admin' | 'editor' | 'viewer';
+  account: string;
+}
+
+let person: { user: User; csrf: string } | null = null;
+
+/**
+ * Who this tab is: an API key (sessionStorage, so it goes when the tab closes) or a person,
+ * whose session is an HTTP-only cookie the page never sees; only its CSRF token is kept, in memory.
+ */
 export const session = {
   get key(): string | null {
     return sessionStorage.getItem(KEY);
   },
+  get user(): User | null {
+    return person?.user ?? null;
+  },
   signIn(key: string): void {
     sessionStorage.setItem(KEY, key);
   },
+  signedIn(user: User, csrf: string): void {
+    person = { user, csrf };
+  },
   signOut(): void {
     sessionStorage.removeItem(KEY);
+    person = null;
   },
 };
+
+/**
+ * What the signed-in role may do (the API refuses the rest anyway): customers and scores need
+ * an editor, settings and webhooks an admin. A key may do what it may; the API says if not.
+ */
+export function can(what: 'edit customers' | 'administer'): boolean {
+  const role = session.user?.role;
+  if (!role) return true;
+  return what === 'edit customers' ? role !== 'viewer' : role === 'admin';
+}
 
 let unauthorized: (err: ApiError) => void = () => {};
 /** Called when the API refuses the session's key (revoked while signed in, say). */
@@ -182,12 +212,11 @@ export async function request<T>(
   body?: unknown,
   opts: { key?: string; signal?: AbortSignal; headers?: Record<string, string> } = {},
 ): Promise<T> {
-  const key = opts.key ?? session.key ?? '';
-  const headers: Record<string, string> = {
-    ...opts.headers,
-    authorization: `Bearer ${key}`,
-    accept: 'application/json',
-  };
+  const key = opts.key ?? session.key;
+  const headers: Record<string, string> = { ...opts.headers, accept: 'application/json' };
+  // A person's requests ride on the session cookie; their changes carry its CSRF token.
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  else if (person && method !== 'GET') headers['x-csrf-token'] = person.csrf;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
@@ -220,7 +249,7 @@ export async function request<T>(
     envelope?.message ?? `Vitals answered ${res.status} ${res.statusText}.`,
     envelope?.param,
   );
-  if (res.status === 401 && opts.key === undefined) unauthorized(err);
+  if (res.status === 401 && opts.key === undefined && path.startsWith('/api/')) unauthorized(err);
   throw err;
 }
 

@@ -1,8 +1,9 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { onUnauthorized, session } from './api.ts';
+import { can, onUnauthorized, request, session, type User } from './api.ts';
 import { CustomerPage } from './pages/customer.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
+import { SetPasswordPage } from './pages/set-password.tsx';
 import { SettingsPage } from './pages/settings.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { WebhookPage } from './pages/webhook.tsx';
@@ -12,10 +13,24 @@ import { Page } from './ui.tsx';
 import './styles.css';
 
 const NAV = [
-  { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'] },
-  { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'] },
-  { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'] },
+  { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
+  { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
+  { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
 ];
+
+/** A person's session lives in an HTTP-only cookie: ask the server whether there is one. */
+async function restoreSession(): Promise<boolean> {
+  if (session.key !== null) return true;
+  try {
+    const found = await request<{ user: User; csrf_token: string }>('GET', '/auth/session', undefined, {
+      headers: {},
+    });
+    session.signedIn(found.user, found.csrf_token);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function Content({ route }: { route: Route }) {
   switch (route.page) {
@@ -30,6 +45,8 @@ function Content({ route }: { route: Route }) {
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookPage key={route.id} id={route.id} />;
+    case 'set-password':
+      return <SetPasswordPage />;
     case 'not-found':
       return (
         <Page title="Page not found">
@@ -44,12 +61,21 @@ function Content({ route }: { route: Route }) {
 function App() {
   const route = useRoute();
   const [signedIn, setSignedIn] = useState(() => session.key !== null);
+  const [checked, setChecked] = useState(() => session.key !== null);
   const [notice, setNotice] = useState<string>();
+
+  useEffect(() => {
+    if (checked) return;
+    restoreSession().then((found) => {
+      setSignedIn(found);
+      setChecked(true);
+    });
+  }, [checked]);
 
   useEffect(() => {
     onUnauthorized((err) => {
       session.signOut();
-      setNotice(`Vitals no longer accepts this API key: ${err.message} Sign in again.`);
+      setNotice(`Vitals no longer accepts this sign-in: ${err.message} Sign in again.`);
       setSignedIn(false);
     });
   }, []);
@@ -58,6 +84,7 @@ function App() {
   }, [signedIn, route.page]);
 
   const signOut = () => {
+    if (session.user) request('POST', '/auth/logout').catch(() => {});
     session.signOut();
     setNotice(undefined);
     setSignedIn(false);
@@ -78,7 +105,7 @@ function App() {
           {signedIn && (
             <nav aria-label="Main">
               <ul>
-                {NAV.map((item) => (
+                {NAV.filter((item) => !item.admin || can('administer')).map((item) => (
                   <li key={item.href}>
                     <Link
                       href={item.href}
@@ -94,6 +121,11 @@ function App() {
               </ul>
             </nav>
           )}
+          {signedIn && session.user && (
+            <span class="who" data-testid="who">
+              {session.user.email} ({session.user.role})
+            </span>
+          )}
           {signedIn && (
             <button type="button" class="secondary sign-out" onClick={signOut}>
               Sign out
@@ -102,7 +134,9 @@ function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {signedIn ? (
+        {route.page === 'set-password' ? (
+          <SetPasswordPage />
+        ) : !checked ? null : signedIn ? (
           <Content route={route} />
         ) : (
           <SignInPage

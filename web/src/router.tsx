@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 export type Route =
   | { page: 'portfolio' }
   | { page: 'sign-in' }
+  | { page: 'set-password' }
   | { page: 'customer'; id: string }
   | { page: 'settings' }
   | { page: 'webhooks' }
@@ -15,6 +16,7 @@ export type Route =
 export const paths = {
   portfolio: '/',
   signIn: '/sign-in',
+  setPassword: '/set-password',
   settings: '/settings',
   webhooks: '/webhooks',
   customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
@@ -25,6 +27,7 @@ export function parse(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/') return { page: 'portfolio' };
   if (path === '/sign-in') return { page: 'sign-in' };
+  if (path === '/set-password') return { page: 'set-password' };
   if (path === '/settings') return { page: 'settings' };
   if (path === '/webhooks') return { page: 'webhooks' };
   const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);

@@ -4,6 +4,7 @@ import {
   ApiError,
   api,
   type Customer,
+  can,
   customerPath,
   type HealthScore,
   type HistoryEntry,
@@ -118,18 +119,20 @@ export function CustomerPage({ id }: { id: string }) {
         {history.loading && !history.data && <Loading what="the history" />}
         {history.data && <History {...history.data} thresholds={thresholds} />}
       </section>
-      <section aria-labelledby="edit-title" class="card">
-        <h2 id="edit-title">Edit customer</h2>
-        {saved && <Notice>Saved.</Notice>}
-        <EditCustomer
-          customer={customer}
-          onSaved={(updated) => {
-            loaded.set({ ...data, customer: updated });
-            setSaved(true);
-          }}
-          onChange={() => setSaved(false)}
-        />
-      </section>
+      {can('edit customers') && (
+        <section aria-labelledby="edit-title" class="card">
+          <h2 id="edit-title">Edit customer</h2>
+          {saved && <Notice>Saved.</Notice>}
+          <EditCustomer
+            customer={customer}
+            onSaved={(updated) => {
+              loaded.set({ ...data, customer: updated });
+              setSaved(true);
+            }}
+            onChange={() => setSaved(false)}
+          />
+        </section>
+      )}
     </Page>
   );
 }

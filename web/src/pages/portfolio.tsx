@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import {
   api,
   type Customer,
+  can,
   type PortfolioEntry,
   query,
   type Segment,
@@ -61,7 +62,7 @@ export function PortfolioPage() {
       {(summary.data || summary.error) && (
         <ScoreList key={`${round} ${seg}`} counts={summary.data?.counts} segment={segment} />
       )}
-      <CsvImport onImported={() => setRound((r) => r + 1)} />
+      {can('edit customers') && <CsvImport onImported={() => setRound((r) => r + 1)} />}
     </Page>
   );
 }

@@ -1,0 +1,139 @@
+// People in the dashboard, in Chromium (docs/people.md): a one-time link sets the password, then
+// each role signs in with email and password and sees what it may do; the API refuses the rest
+// to that same browser session. Users are made with the real CLI on the server's data directory.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { tempDir } from '../helpers/app.ts';
+import { runCli, serverEnv } from '../helpers/server.ts';
+import { type Dashboard, openDashboard, skipReason } from './browser.ts';
+
+const PASSWORD = 'a long enough password';
+
+describe('people sign in to the dashboard in Chromium', { skip: skipReason(), timeout: 120_000 }, () => {
+  let dashboard: Dashboard;
+  let page: Page;
+  const dataDir = tempDir();
+  const links: Record<string, string> = {};
+
+  before(async () => {
+    dashboard = await openDashboard({ VITALS_DATA_DIR: dataDir });
+    page = dashboard.page;
+    for (const role of ['admin', 'editor', 'viewer']) {
+      const out = await runCli(
+        ['users', 'create', `${role}@example.com`, '--role', role, '--url', dashboard.base],
+        serverEnv({ VITALS_DATA_DIR: dataDir }),
+      );
+      assert.equal(out.code, 0, out.stderr);
+      links[role] = out.stdout.trim();
+    }
+    await dashboard.call('POST', '/api/customers', {
+      customer_id: 'acme',
+      name: 'Acme',
+      email: 'ops@acme.example',
+    });
+  });
+
+  after(async () => {
+    await dashboard?.close();
+  });
+
+  async function signIn(email: string): Promise<void> {
+    await page.goto(`${dashboard.base}/sign-in`);
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in with email' }).click();
+    await page.getByRole('heading', { name: 'Portfolio', level: 1 }).waitFor();
+    assert.match((await page.getByTestId('who').textContent()) ?? '', new RegExp(email));
+  }
+
+  async function signOut(): Promise<void> {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  }
+
+  /** A change through this browser's own session cookie and CSRF token, as the pages make them. */
+  async function changeAsThisBrowser(): Promise<number> {
+    const session = await page.request.get(`${dashboard.base}/auth/session`);
+    const { csrf_token } = (await session.json()) as { csrf_token: string };
+    const res = await page.request.patch(`${dashboard.base}/api/customers/acme`, {
+      data: { name: 'Changed' },
+      headers: { 'x-csrf-token': csrf_token },
+    });
+    return res.status();
+  }
+
+  test('a one-time link sets the password once', async () => {
+    await page.goto(links.admin as string);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('The same again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByText('The password of admin@example.com is set.').waitFor();
+    assert.equal(new URL(page.url()).hash, '', 'the spent token leaves the address bar');
+    await dashboard.shoot('set-password');
+    await page.goto('about:blank'); // a new document: the same address again would only change its fragment
+    await page.goto(links.admin as string);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('The same again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByText(/This sign-in link cannot be used/).waitFor();
+    for (const role of ['editor', 'viewer']) {
+      await page.goto('about:blank');
+      await page.goto(links[role] as string);
+      await page.getByLabel('New password').fill(PASSWORD);
+      await page.getByLabel('The same again').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Set password' }).click();
+      await page.getByText(`The password of ${role}@example.com is set.`).waitFor();
+    }
+  });
+
+  test('an admin sees every page and may change anything', async () => {
+    await signIn('admin@example.com');
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Webhooks' }).waitFor();
+    await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).waitFor();
+    await page.getByRole('heading', { name: 'Import a CSV file' }).waitFor();
+    await dashboard.shoot('signed-in-admin');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Portfolio', level: 1 }).waitFor();
+    assert.match(
+      (await page.getByTestId('who').textContent()) ?? '',
+      /admin@example\.com \(admin\)/,
+      'the session survives a reload',
+    );
+    assert.equal(await changeAsThisBrowser(), 200);
+    await signOut();
+  });
+
+  test('an editor edits customers; settings and webhooks are hidden, and the API refuses them', async () => {
+    await signIn('editor@example.com');
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    assert.equal(await nav.getByRole('link', { name: 'Webhooks' }).count(), 0);
+    assert.equal(await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).count(), 0);
+    await page.goto(`${dashboard.base}/customers/acme`);
+    await page.getByLabel('Name', { exact: true }).fill('Acme Editor');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const session = await page.request.get(`${dashboard.base}/auth/session`);
+    const { csrf_token } = (await session.json()) as { csrf_token: string };
+    const weights = await page.request.patch(`${dashboard.base}/api/settings/health-score/weights`, {
+      data: { weights: { usage: 1 } },
+      headers: { 'x-csrf-token': csrf_token },
+    });
+    assert.equal(weights.status(), 403);
+    await signOut();
+  });
+
+  test('a viewer reads; every control that changes data is hidden, and the API refuses a change', async () => {
+    await signIn('viewer@example.com');
+    assert.equal(await page.getByRole('heading', { name: 'Import a CSV file' }).count(), 0);
+    await page.goto(`${dashboard.base}/customers/acme`);
+    await page.getByRole('heading', { name: 'Acme Editor', level: 1 }).waitFor();
+    assert.equal(await page.getByRole('heading', { name: 'Edit customer' }).count(), 0);
+    await dashboard.shoot('signed-in-viewer');
+    assert.equal(await changeAsThisBrowser(), 403);
+    await signOut();
+    assert.equal(await changeAsThisBrowser(), 401, 'signed out: the cookie no longer works');
+    assert.deepEqual(dashboard.pageErrors, []);
+  });
+});
