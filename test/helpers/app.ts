@@ -86,6 +86,8 @@ export interface TestApp {
   dir: string;
   /** PostgreSQL: the app's database, for a connection of the test's own. */
   databaseUrl: string | undefined;
+  /** Another store on the app's database, as a second process would open it; closed with the app. */
+  openStore(): Store;
   /** A client authenticated as the default account. */
   api: Client;
   /** Everything the app logged, as text. */
@@ -183,6 +185,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     dispatcher,
     dir,
     databaseUrl: db.url,
+    openStore: () => db.open(),
     api: client(`Bearer ${key}`, key),
     logs: () => logged,
     as: (authorization) => client(authorization),

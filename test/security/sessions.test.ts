@@ -3,6 +3,7 @@
 // a clock the test moves; cookies are carried by hand, as a browser would.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../../src/http/app.ts';
 import { createUser } from '../../src/keys.ts';
 import { buildTestApp, customerBody, type Response, type TestApp, TestClock } from '../helpers/app.ts';
 
@@ -292,6 +293,61 @@ describe('signing in wrong', () => {
     clock.advance(15 * 60_000);
     await signIn('locked@example.com');
     clock.set('2026-05-01T09:00:00.000Z');
+  });
+
+  test('the lock holds across processes: failures through either count for both', async () => {
+    await person('shared@example.com', 'viewer');
+    // A second app on its own store of the same database: another Vitals process.
+    const second = await buildApp({
+      store: t.openStore(),
+      config: { keyCacheTtlMs: 0, logLevel: 'warn', webhook: { blockPrivate: false } },
+      now: clock.now,
+    });
+    try {
+      const login = (app: { inject: typeof second.inject }, password: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/auth/login',
+          payload: { email: 'shared@example.com', password },
+        });
+      for (let i = 0; i < 10; i++) {
+        const res = await login(i % 2 === 0 ? t.app : second, `wrong ${i}`);
+        assert.equal(res.statusCode, 401);
+      }
+      for (const app of [t.app, second]) {
+        const res = await login(app, PASSWORD);
+        assert.equal(res.statusCode, 429, res.body);
+      }
+    } finally {
+      await second.close();
+      clock.advance(15 * 60_000 + 1);
+      await signIn('shared@example.com');
+      clock.set('2026-05-01T09:00:00.000Z');
+    }
+  });
+
+  test('an unknown email costs the same order of time as a wrong password (no enumeration by timing)', async () => {
+    const timed = async (email: string, password: string) => {
+      const started = performance.now();
+      const res = await t.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
+      assert.equal(res.status, 401);
+      return performance.now() - started;
+    };
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      unknown.push(await timed(`nobody${i}@example.com`, 'not the password'));
+      wrong.push(await timed('editor@example.com', `not the password ${i}`));
+    }
+    await t.store.clearSignInFailures('editor@example.com', clock.now());
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
+    // Both run one scrypt (an unknown email against a decoy hash); without it an unknown email
+    // answers about 100 times faster. The bound is loose: this is a relation, not a benchmark.
+    const ratio = median(unknown) / median(wrong);
+    assert.ok(
+      ratio > 1 / 3 && ratio < 3,
+      `unknown ${median(unknown).toFixed(1)} ms, wrong ${median(wrong).toFixed(1)} ms`,
+    );
   });
 
   test('no password, hash, session id or CSRF token in answers or logs', async () => {
