@@ -22,8 +22,10 @@ export const ERRORS = {
   webhook_not_found: { status: 404, type: 'invalid_request_error' },
   delivery_not_found: { status: 404, type: 'invalid_request_error' },
   event_not_found: { status: 404, type: 'invalid_request_error' },
+  user_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
+  user_exists: { status: 409, type: 'invalid_request_error' },
   delivery_in_progress: { status: 409, type: 'invalid_request_error' },
   webhook_disabled: { status: 409, type: 'invalid_request_error' },
   idempotency_request_in_progress: { status: 409, type: 'invalid_request_error' },
@@ -74,4 +76,5 @@ export const notFound = {
   healthScore: (id: string) =>
     new ApiError('health_score_not_found', `Customer '${id}' has no health score yet.`),
   webhook: (id: string) => new ApiError('webhook_not_found', `No webhook with id '${id}'.`),
+  user: (id: string) => new ApiError('user_not_found', `No user with id '${id}'.`),
 };

@@ -19,9 +19,14 @@ const READS = new Set(['GET', 'HEAD']);
 /** The routes an editor may change: customers and their scores, one at a time or in batches. */
 const EDITOR_WRITES = /^\/api\/(customers(\/|$|\?)|health-scores\/batch(\?|$))/;
 
+/** Who else signs in is an admin's business, reading included. */
+const PEOPLE = /^\/api\/users(\/|$|\?)/;
+
 /** Whether a user of this role may make this request (docs/people.md, "Roles"). */
 export function roleAllows(role: UserRole, method: string, url: string): boolean {
-  if (READS.has(method) || role === 'admin') return true;
+  if (role === 'admin') return true;
+  if (PEOPLE.test(url)) return false;
+  if (READS.has(method)) return true;
   return role === 'editor' && EDITOR_WRITES.test(url);
 }
 

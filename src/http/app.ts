@@ -32,6 +32,7 @@ import { ErrorSchema } from './schemas.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
+import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
 import { WebhookSchemas } from './webhook-schemas.ts';
 import { webhooksRoutes } from './webhooks.ts';
@@ -242,6 +243,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(settingsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook));
+    await api.register(usersRoutes(deps.store, now));
   };
 }
 

@@ -92,7 +92,7 @@ function login(app: FastifyInstance, { store, now }: Deps): void {
       const user = await store.findUserByEmail(email);
       // An unknown email or a user without a password costs one scrypt too: no telling them apart.
       const matches = await verifyPassword(req.body.password, user?.passwordHash ?? DECOY_HASH);
-      if (!user || !user.passwordHash || !matches) {
+      if (!user?.passwordHash || !matches) {
         await store.recordSignInFailure(email, at);
         throw new ApiError('credentials_invalid', INVALID);
       }

@@ -11,6 +11,12 @@ export const PEOPLE_SQL = {
     ON CONFLICT (email) DO NOTHING`,
   insertLink: 'INSERT INTO sign_in_links (token_hash, user_id, expires_at) VALUES ($1, $2, $3)',
   listUsers: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id ORDER BY a.name, u.email`,
+  accountUsers: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = $1
+    ORDER BY u.email`,
+  removeAccountUser: 'DELETE FROM users WHERE account_id = $1 AND id = $2',
+  setRole: `UPDATE users SET role = $3 WHERE account_id = $1 AND id = $2`,
+  accountUser: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id
+    WHERE u.account_id = $1 AND u.id = $2`,
   userByEmail: `SELECT ${USER_COLUMNS}, u.password_hash FROM users u JOIN accounts a ON a.id = u.account_id
     WHERE u.email = $1`,
   userById: `SELECT ${USER_COLUMNS} FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.id = $1`,

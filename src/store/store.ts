@@ -464,7 +464,14 @@ export interface People {
     user: { id: string; accountId: string; email: string; role: UserRole; createdAt: number },
     link: { tokenHash: string; expiresAt: number },
   ): Promise<boolean>;
-  listUsers(): Promise<UserRecord[]>;
+  /** Every account's users (the CLI), or one account's, by email. */
+  listUsers(accountId?: string): Promise<UserRecord[]>;
+  /** One user of the account, or null. */
+  getUser(accountId: string, id: string): Promise<UserRecord | null>;
+  /** The user with this role; null when the account has no such user. */
+  setUserRole(accountId: string, id: string, role: UserRole): Promise<UserRecord | null>;
+  /** Removes the account's user; their sessions and links go with them. */
+  removeAccountUser(accountId: string, id: string): Promise<boolean>;
   /** With the stored password hash (null before the link is used), for signing in. */
   findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string | null }) | null>;
   /** Removes the user; their sessions and links go with them. */

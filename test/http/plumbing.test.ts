@@ -303,6 +303,8 @@ describe('plumbing', () => {
           '/api/webhooks/{webhook_id}/test post',
           '/api/webhooks/{webhook_id}/deliveries get',
           '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry post',
+          '/api/users get,post',
+          '/api/users/{user_id} patch,delete',
         ],
         'the document describes every /api operation',
       );

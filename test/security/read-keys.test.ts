@@ -22,6 +22,7 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/webhooks',
     '/api/events?limit=100',
     `/api/webhooks/${ids.webhook_id}/deliveries?limit=100`,
+    '/api/users',
   ];
   return Promise.all(paths.map(async (p) => (await api.get(p)).body));
 }
@@ -49,6 +50,7 @@ before(async () => {
   assert.equal((await api.patch(`/api/customers/${ids.customer_id}`, { name: 'Renamed' })).status, 200);
   ids.delivery_id = (await api.get(`/api/webhooks/${ids.webhook_id}/deliveries?limit=1`)).body.data[0].id;
   ids.event_id = (await api.get('/api/events?limit=1')).body.data[0].id;
+  ids.user_id = (await api.post('/api/users', { email: 'ro@example.com', role: 'viewer' })).body.user.id;
   const { key } = await createApiKey(t.store, 'default', undefined, { scope: 'read' });
   reader = t.as(`Bearer ${key}`);
   const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body as {
@@ -70,7 +72,7 @@ describe('a read key', () => {
   test('is refused with 403 permission_denied on every write route, and nothing changes', async () => {
     const before = await snapshot(t.api);
     for (const { method, path } of routes.filter((r) => r.method !== 'GET')) {
-      const body = method === 'DELETE' ? undefined : { name: 'X', factors: { usage: 0.1 } };
+      const body = method === 'DELETE' ? undefined : { name: 'X', factors: { usage: 0.1 }, role: 'admin' };
       const res = await reader.request(method, fill(path), body);
       const what = `${method} ${path}`;
       assert.equal(res.status, 403, `${what}: ${res.raw}`);

@@ -191,8 +191,29 @@ export class PostgresStore extends PgReader implements Store {
     });
   }
 
-  async listUsers(): Promise<UserRecord[]> {
-    return (await this.#pool.unsafe<UserRow[]>(SQL.listUsers)).map(toUser);
+  async listUsers(accountId?: string): Promise<UserRecord[]> {
+    const rows =
+      accountId === undefined
+        ? await this.#pool.unsafe<UserRow[]>(SQL.listUsers)
+        : await this.#pool.unsafe<UserRow[]>(SQL.accountUsers, [accountId]);
+    return rows.map(toUser);
+  }
+
+  async getUser(accountId: string, id: string): Promise<UserRecord | null> {
+    if (hasNul(id)) return null;
+    const [row] = await this.#pool.unsafe<UserRow[]>(SQL.accountUser, [accountId, id]);
+    return row ? toUser(row) : null;
+  }
+
+  async setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
+    if (hasNul(id)) return null;
+    if ((await this.#pool.unsafe(SQL.setRole, [accountId, id, role])).count !== 1) return null;
+    return this.getUser(accountId, id);
+  }
+
+  async removeAccountUser(accountId: string, id: string): Promise<boolean> {
+    if (hasNul(id)) return false;
+    return (await this.#pool.unsafe(SQL.removeAccountUser, [accountId, id])).count === 1;
   }
 
   async findUserByEmail(email: string) {

@@ -22,6 +22,14 @@ export const PEOPLE_WRITE_OPS = {
 
   removeUser: (conn: Connection, email: string) => conn.run(q(SQL.removeUser), email) === 1,
 
+  removeAccountUser: (conn: Connection, accountId: string, id: string) =>
+    conn.run(q(SQL.removeAccountUser), accountId, id) === 1,
+
+  setUserRole(conn: Connection, accountId: string, id: string, role: UserRole): UserRecord | null {
+    if (conn.run(q(SQL.setRole), accountId, id, role) !== 1) return null;
+    return getUser(conn, accountId, id);
+  },
+
   redeemSignInLink(
     conn: Connection,
     tokenHash: string,
@@ -52,8 +60,15 @@ export const PEOPLE_WRITE_OPS = {
   },
 };
 
-export const listUsers = (conn: Connection): UserRecord[] =>
-  conn.all(q(SQL.listUsers)).map((r) => toUser(r as unknown as UserRow));
+export const listUsers = (conn: Connection, accountId?: string): UserRecord[] =>
+  (accountId === undefined ? conn.all(q(SQL.listUsers)) : conn.all(q(SQL.accountUsers), accountId)).map((r) =>
+    toUser(r as unknown as UserRow),
+  );
+
+export function getUser(conn: Connection, accountId: string, id: string): UserRecord | null {
+  const row = conn.get(q(SQL.accountUser), accountId, id);
+  return row ? toUser(row as unknown as UserRow) : null;
+}
 
 export function findUserByEmail(conn: Connection, email: string) {
   const row = conn.get(q(SQL.userByEmail), email);

@@ -122,8 +122,20 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('createUser', ...args);
   }
 
-  async listUsers(): Promise<UserRecord[]> {
-    return people.listUsers(this.conn);
+  async listUsers(accountId?: string): Promise<UserRecord[]> {
+    return people.listUsers(this.conn, accountId);
+  }
+
+  async getUser(accountId: string, id: string): Promise<UserRecord | null> {
+    return people.getUser(this.conn, accountId, id);
+  }
+
+  setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
+    return this.#op('setUserRole', accountId, id, role);
+  }
+
+  removeAccountUser(accountId: string, id: string): Promise<boolean> {
+    return this.#op('removeAccountUser', accountId, id);
   }
 
   async findUserByEmail(email: string) {
