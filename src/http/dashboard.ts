@@ -15,6 +15,7 @@ const PAGES = [
   '/',
   '/sign-in',
   '/set-password',
+  '/people',
   '/customers/:customer_id',
   '/settings',
   '/webhooks',

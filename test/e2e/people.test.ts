@@ -102,6 +102,33 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
       'the session survives a reload',
     );
     assert.equal(await changeAsThisBrowser(), 200);
+
+    // People: add someone (their link is shown once), change their role, remove them.
+    await nav.getByRole('link', { name: 'People' }).click();
+    await page.getByRole('heading', { name: 'People', level: 1 }).waitFor();
+    await page.getByLabel('Email', { exact: true }).fill('dan@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('editor');
+    await page.getByRole('button', { name: 'Add person' }).click();
+    const link = page.getByLabel('Sign-in link');
+    await link.waitFor();
+    assert.match(await link.inputValue(), /\/set-password#token=[A-Za-z0-9_-]{43}$/);
+    await dashboard.shoot('people');
+    await page.getByRole('button', { name: 'I have sent it' }).click();
+    await page.getByLabel('Role of dan@example.com').selectOption('viewer');
+    await page.getByText('Role saved.').waitFor();
+    const dan = (await dashboard.call('GET', '/api/users')).data.find(
+      (u: { email: string }) => u.email === 'dan@example.com',
+    );
+    assert.equal(dan.role, 'viewer');
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Remove dan@example.com' }).click();
+    await page.getByLabel('Role of dan@example.com').waitFor({ state: 'detached' });
+    assert.equal(
+      (await dashboard.call('GET', '/api/users')).data.some(
+        (u: { email: string }) => u.email === 'dan@example.com',
+      ),
+      false,
+    );
     await signOut();
   });
 
@@ -110,6 +137,7 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
     const nav = page.getByRole('navigation', { name: 'Main' });
     assert.equal(await nav.getByRole('link', { name: 'Webhooks' }).count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).count(), 0);
+    assert.equal(await nav.getByRole('link', { name: 'People' }).count(), 0);
     await page.goto(`${dashboard.base}/customers/acme`);
     await page.getByLabel('Name', { exact: true }).fill('Acme Editor');
     await page.getByRole('button', { name: 'Save changes' }).click();

@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { can, onUnauthorized, request, session, type User } from './api.ts';
 import { CustomerPage } from './pages/customer.tsx';
+import { PeoplePage } from './pages/people.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SettingsPage } from './pages/settings.tsx';
@@ -16,6 +17,7 @@ const NAV = [
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
   { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
+  { href: paths.people, label: 'People', pages: ['people'], admin: true },
 ];
 
 /** A person's session lives in an HTTP-only cookie: ask the server whether there is one. */
@@ -47,6 +49,8 @@ function Content({ route }: { route: Route }) {
       return <WebhookPage key={route.id} id={route.id} />;
     case 'set-password':
       return <SetPasswordPage />;
+    case 'people':
+      return <PeoplePage />;
     case 'not-found':
       return (
         <Page title="Page not found">

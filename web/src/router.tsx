@@ -7,6 +7,7 @@ export type Route =
   | { page: 'portfolio' }
   | { page: 'sign-in' }
   | { page: 'set-password' }
+  | { page: 'people' }
   | { page: 'customer'; id: string }
   | { page: 'settings' }
   | { page: 'webhooks' }
@@ -17,6 +18,7 @@ export const paths = {
   portfolio: '/',
   signIn: '/sign-in',
   setPassword: '/set-password',
+  people: '/people',
   settings: '/settings',
   webhooks: '/webhooks',
   customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
@@ -28,6 +30,7 @@ export function parse(pathname: string): Route {
   if (path === '/') return { page: 'portfolio' };
   if (path === '/sign-in') return { page: 'sign-in' };
   if (path === '/set-password') return { page: 'set-password' };
+  if (path === '/people') return { page: 'people' };
   if (path === '/settings') return { page: 'settings' };
   if (path === '/webhooks') return { page: 'webhooks' };
   const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);
