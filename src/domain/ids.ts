@@ -78,6 +78,7 @@ export const newId = {
   // Time-ordered so that bulk inserts append to the index instead of scattering across it.
   event: monotonic('evt_'),
   delivery: monotonic('dlv_'),
+  audit: monotonic('aud_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

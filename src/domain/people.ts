@@ -20,7 +20,7 @@ const READS = new Set(['GET', 'HEAD']);
 const EDITOR_WRITES = /^\/api\/(customers(\/|$|\?)|health-scores\/batch(\?|$))/;
 
 /** Who else signs in is an admin's business, reading included. */
-const PEOPLE = /^\/api\/users(\/|$|\?)/;
+const PEOPLE = /^\/api\/(users|audit-log)(\/|$|\?)/;
 
 /** Whether a user of this role may make this request (docs/people.md, "Roles"). */
 export function roleAllows(role: UserRole, method: string, url: string): boolean {

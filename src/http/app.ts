@@ -17,6 +17,7 @@ import { newId } from '../domain/ids.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { ScoreWriter } from '../writes/coalesce.ts';
+import { auditRoutes, registerAudit } from './audit.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { authRoutes } from './auth-routes.ts';
 import { batchRoutes } from './batch.ts';
@@ -230,6 +231,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     const limit = deps.config.rateLimit;
     if (limit) await registerRateLimit(api, limit);
     registerIdempotency(api, deps.store);
+    registerAudit(api, deps.store, deps.now ?? Date.now);
     await api.register(customersRoutes(deps.store));
     const metrics = deps.metrics;
     const now = deps.now ?? Date.now;
@@ -244,6 +246,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook));
     await api.register(usersRoutes(deps.store, now));
+    await api.register(auditRoutes(deps.store));
   };
 }
 

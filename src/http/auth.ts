@@ -14,6 +14,8 @@ declare module 'fastify' {
     accountId: string;
     apiKeyId: string;
     apiKeyScope: KeyScope;
+    /** Who made the request, as the audit log names them. */
+    actor: { type: 'key' | 'user'; id: string; label: string };
     /** The signed-in person, when the session cookie (not a key) authenticated the request. */
     user?: UserRecord;
   }
@@ -25,7 +27,10 @@ const MAX_CACHED = 10_000;
 export class KeyAuthenticator {
   readonly #store: Store;
   readonly #ttlMs: number;
-  readonly #cache = new Map<string, { keyId: string; accountId: string; scope: KeyScope; expires: number }>();
+  readonly #cache = new Map<
+    string,
+    { keyId: string; accountId: string; scope: KeyScope; prefix: string; expires: number }
+  >();
 
   constructor(store: Store, ttlMs: number) {
     this.#store = store;
@@ -57,6 +62,14 @@ export class KeyAuthenticator {
     req.accountId = found.accountId;
     req.apiKeyId = found.keyId;
     req.apiKeyScope = found.scope;
+    req.actor = { type: 'key', id: found.keyId, label: `${found.prefix}…` };
+    // The audit log is for admins and write keys (docs/people.md, "Audit log").
+    if (found.scope === 'read' && req.url.startsWith('/api/audit-log')) {
+      throw new ApiError(
+        'permission_denied',
+        'The audit log is for write keys and admins; this key is read-only.',
+      );
+    }
     if (found.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
       throw new ApiError(
         'permission_denied',
@@ -70,6 +83,7 @@ export class KeyAuthenticator {
     req.apiKeyId = `user:${user.id}`; // what the rate limit counts by
     req.apiKeyScope = user.role === 'viewer' ? 'read' : 'write';
     req.user = user;
+    req.actor = { type: 'user', id: user.id, label: user.email };
     if (!roleAllows(user.role, req.method, req.url)) {
       throw new ApiError(
         'permission_denied',

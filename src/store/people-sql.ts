@@ -1,7 +1,7 @@
 // Users, their one-time sign-in links, sessions and failed sign-ins (docs/people.md), as
 // statements both backends run ($1, $2, … : SQLite's connection numbers them), and their rows.
 import type { UserRole } from '../domain/people.ts';
-import type { UserRecord } from './store.ts';
+import type { AuditEntry, UserRecord } from './store.ts';
 
 const USER_COLUMNS = `u.id, u.account_id, a.name AS account_name, u.email, u.role,
   (u.password_hash IS NOT NULL) AS has_password, u.created_at`;
@@ -35,6 +35,11 @@ export const PEOPLE_SQL = {
     JOIN accounts a ON a.id = u.account_id WHERE s.id_hash = $1 AND s.expires_at > $2`,
   deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
   pruneSessions: 'DELETE FROM sessions WHERE expires_at <= $1',
+  appendAudit: `INSERT INTO audit_log (account_id, id, actor_type, actor_id, actor_label, action, object_id, at, request_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  /** Newest first; $2 an exclusive upper bound on the id ('' for none), $3 the limit. */
+  listAudit: `SELECT id, actor_type, actor_id, actor_label, action, object_id, at, request_id FROM audit_log
+    WHERE account_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`,
 } as const;
 
 export interface UserRow {
@@ -55,4 +60,24 @@ export const toUser = (r: UserRow): UserRecord => ({
   role: r.role,
   hasPassword: Boolean(r.has_password),
   createdAt: Number(r.created_at),
+});
+
+export interface AuditRow {
+  id: string;
+  actor_type: 'key' | 'user';
+  actor_id: string;
+  actor_label: string;
+  action: string;
+  object_id: string | null;
+  at: number;
+  request_id: string;
+}
+
+export const toAudit = (r: AuditRow): AuditEntry => ({
+  id: r.id,
+  actor: { type: r.actor_type, id: r.actor_id, label: r.actor_label },
+  action: r.action,
+  objectId: r.object_id ?? null,
+  at: Number(r.at),
+  requestId: r.request_id,
 });

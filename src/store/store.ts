@@ -457,6 +457,16 @@ export interface UserRecord {
   createdAt: number;
 }
 
+/** One change in the audit log (docs/people.md, "Audit log"): ids and names, never a secret. */
+export interface AuditEntry {
+  id: string;
+  actor: { type: 'key' | 'user'; id: string; label: string };
+  action: string;
+  objectId: string | null;
+  at: number;
+  requestId: string;
+}
+
 /** Users, their links, sessions and failed sign-ins. Sign-in goes by email, across accounts. */
 export interface People {
   /** Adds the user with a one-time link; false (and nothing written) when the email is taken. */
@@ -486,6 +496,12 @@ export interface People {
   putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void>;
   getSession(idHash: string, now: number): Promise<{ user: UserRecord; data: string } | null>;
   deleteSession(idHash: string): Promise<void>;
+  appendAudit(accountId: string, entry: AuditEntry): Promise<void>;
+  /** Newest first; `startingAfter` an entry id. */
+  listAudit(
+    accountId: string,
+    opts: { startingAfter?: string | undefined; limit: number },
+  ): Promise<Page<AuditEntry>>;
 }
 
 export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retention, People {
@@ -512,7 +528,9 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
    */
   insertApiKey(key: NewApiKey, opts?: { onlyIfNone?: boolean }): Promise<boolean>;
   /** The one lookup not scoped by account: it is how a request finds its account. */
-  findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null>;
+  findApiKey(
+    hash: string,
+  ): Promise<{ keyId: string; accountId: string; scope: KeyScope; prefix: string } | null>;
   listApiKeys(): Promise<ApiKeyRecord[]>;
   countActiveApiKeys(): Promise<number>;
   revokeApiKey(id: string, now: number): Promise<boolean>;

@@ -305,6 +305,7 @@ describe('plumbing', () => {
           '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry post',
           '/api/users get,post',
           '/api/users/{user_id} patch,delete',
+          '/api/audit-log get',
         ],
         'the document describes every /api operation',
       );

@@ -105,8 +105,10 @@ describe('a read key', () => {
     );
   });
 
-  test('answers every GET route, as a write key would', async () => {
-    for (const { path } of routes.filter((r) => r.method === 'GET')) {
+  test('answers every GET route as a write key would, but the audit log (write keys and admins only)', async () => {
+    const audit = await reader.get('/api/audit-log');
+    assert.deepEqual([audit.status, audit.body.error.code], [403, 'permission_denied']);
+    for (const { path } of routes.filter((r) => r.method === 'GET' && r.path !== '/api/audit-log')) {
       const res = await reader.get(fill(path));
       assert.equal(res.status, 200, `GET ${path}: ${res.raw}`);
       assert.deepEqual(res.body, (await t.api.get(fill(path))).body, `GET ${path}`);

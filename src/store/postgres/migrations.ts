@@ -240,3 +240,20 @@ MIGRATIONS.push(
   CREATE INDEX sign_in_failures_by_email ON sign_in_failures (email, at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 11: the audit log (docs/people.md, "Audit log"): who changed what, never with a secret */ `
+  CREATE TABLE audit_log (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    id text COLLATE "C" NOT NULL,
+    actor_type text NOT NULL,
+    actor_id text NOT NULL,
+    actor_label text NOT NULL,
+    action text NOT NULL,
+    object_id text,
+    at bigint NOT NULL,
+    request_id text NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  `,
+);

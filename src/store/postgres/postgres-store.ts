@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
-import { PEOPLE_SQL as SQL, toUser, type UserRow } from '../people-sql.ts';
+import { page } from '../page.ts';
+import { type AuditRow, PEOPLE_SQL as SQL, toAudit, toUser, type UserRow } from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
   ApiKeyRecord,
   AttemptOutcome,
+  AuditEntry,
   ClaimedDelivery,
   ClaimOptions,
   CustomerRecord,
@@ -159,10 +161,10 @@ export class PostgresStore extends PgReader implements Store {
     });
   }
 
-  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null> {
-    const [row] = await this.#pool<{ id: string; account_id: string; scope: KeyScope }[]>`
-      SELECT id, account_id, scope FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-    return row ? { keyId: row.id, accountId: row.account_id, scope: row.scope } : null;
+  async findApiKey(hash: string) {
+    const [row] = await this.#pool<{ id: string; account_id: string; scope: KeyScope; prefix: string }[]>`
+      SELECT id, account_id, scope, prefix FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+    return row ? { keyId: row.id, accountId: row.account_id, scope: row.scope, prefix: row.prefix } : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
@@ -263,6 +265,30 @@ export class PostgresStore extends PgReader implements Store {
 
   async deleteSession(idHash: string): Promise<void> {
     await this.#pool.unsafe(SQL.deleteSession, [idHash]);
+  }
+
+  async appendAudit(accountId: string, e: AuditEntry): Promise<void> {
+    await this.#pool.unsafe(SQL.appendAudit, [
+      accountId,
+      e.id,
+      e.actor.type,
+      e.actor.id,
+      e.actor.label,
+      e.action,
+      e.objectId,
+      e.at,
+      e.requestId,
+    ]);
+  }
+
+  async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {
+    if (opts.startingAfter !== undefined && hasNul(opts.startingAfter)) return { data: [], hasMore: false };
+    const rows = await this.#pool.unsafe<AuditRow[]>(SQL.listAudit, [
+      accountId,
+      opts.startingAfter ?? '',
+      opts.limit + 1,
+    ]);
+    return page(rows, opts.limit, toAudit);
   }
 
   async revokeApiKey(id: string, now: number): Promise<boolean> {

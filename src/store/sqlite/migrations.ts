@@ -270,3 +270,20 @@ MIGRATIONS.push(
   CREATE INDEX sign_in_failures_by_email ON sign_in_failures (email, at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 11: the audit log (docs/people.md, "Audit log"): who changed what, never with a secret */ `
+  CREATE TABLE audit_log (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    id TEXT NOT NULL,
+    actor_type TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    actor_label TEXT NOT NULL,
+    action TEXT NOT NULL,
+    object_id TEXT,
+    at INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) WITHOUT ROWID, STRICT;
+  `,
+);

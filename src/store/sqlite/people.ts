@@ -1,8 +1,9 @@
 // Users, links, sessions and failed sign-ins on SQLite (../people-sql.ts has the statements):
 // the writes run where the write connection lives (write-ops.ts), the reads on the caller's.
 import type { UserRole } from '../../domain/people.ts';
-import { PEOPLE_SQL as SQL, toUser, type UserRow } from '../people-sql.ts';
-import type { UserRecord } from '../store.ts';
+import { page } from '../page.ts';
+import { type AuditRow, PEOPLE_SQL as SQL, toAudit, toUser, type UserRow } from '../people-sql.ts';
+import type { AuditEntry, UserRecord } from '../store.ts';
 import { type Connection, numbered } from './connection.ts';
 
 const q = (sql: string) => numbered(sql);
@@ -58,6 +59,21 @@ export const PEOPLE_WRITE_OPS = {
   deleteSession: (conn: Connection, idHash: string) => {
     conn.run(q(SQL.deleteSession), idHash);
   },
+
+  appendAudit: (conn: Connection, accountId: string, e: AuditEntry) => {
+    conn.run(
+      q(SQL.appendAudit),
+      accountId,
+      e.id,
+      e.actor.type,
+      e.actor.id,
+      e.actor.label,
+      e.action,
+      e.objectId,
+      e.at,
+      e.requestId,
+    );
+  },
 };
 
 export const listUsers = (conn: Connection, accountId?: string): UserRecord[] =>
@@ -83,4 +99,13 @@ export const signInFailures = (conn: Connection, email: string, since: number): 
 export function getSession(conn: Connection, idHash: string, now: number) {
   const row = conn.get(q(SQL.getSession), idHash, now);
   return row ? { user: toUser(row as unknown as UserRow), data: row.data as string } : null;
+}
+
+export function listAudit(
+  conn: Connection,
+  accountId: string,
+  opts: { startingAfter?: string | undefined; limit: number },
+) {
+  const rows = conn.all(q(SQL.listAudit), accountId, opts.startingAfter ?? '', opts.limit + 1);
+  return page(rows as unknown as AuditRow[], opts.limit, toAudit);
 }

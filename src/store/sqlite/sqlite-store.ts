@@ -7,6 +7,7 @@ import type {
   Account,
   ApiKeyRecord,
   AttemptOutcome,
+  AuditEntry,
   ClaimedDelivery,
   ClaimOptions,
   IdempotencyClaim,
@@ -100,13 +101,18 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('insertApiKey', key, opts.onlyIfNone ?? false);
   }
 
-  async findApiKey(hash: string): Promise<{ keyId: string; accountId: string; scope: KeyScope } | null> {
+  async findApiKey(hash: string) {
     const row = this.conn.get(
-      'SELECT id, account_id, scope FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
+      'SELECT id, account_id, scope, prefix FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
       hash,
     );
     return row
-      ? { keyId: row.id as string, accountId: row.account_id as string, scope: row.scope as KeyScope }
+      ? {
+          keyId: row.id as string,
+          accountId: row.account_id as string,
+          scope: row.scope as KeyScope,
+          prefix: row.prefix as string,
+        }
       : null;
   }
 
@@ -172,6 +178,14 @@ export class SqliteStore extends SqliteReader implements Store {
 
   async deleteSession(idHash: string): Promise<void> {
     await this.#op('deleteSession', idHash);
+  }
+
+  async appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
+    await this.#op('appendAudit', accountId, entry);
+  }
+
+  async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {
+    return people.listAudit(this.conn, accountId, opts);
   }
 
   revokeApiKey(id: string, now: number): Promise<boolean> {

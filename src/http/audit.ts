@@ -1,0 +1,136 @@
+// The audit log (docs/people.md, "Audit log"): every successful change through /api is recorded
+// with who made it (a key or a person), what it was and which object, never a body, a secret or
+// a password. Recorded as the answer goes out, after the change has committed.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { newId } from '../domain/ids.ts';
+import { iso } from '../domain/time.ts';
+import type { Store } from '../store/store.ts';
+import { errorResponses, Limit } from './schemas.ts';
+
+/** Route (as registered) and method → the action recorded. Routes that change nothing are absent. */
+const ACTIONS: Record<string, string> = {
+  'POST /api/customers': 'customer.created',
+  'PATCH /api/customers/:customer_id': 'customer.updated',
+  'DELETE /api/customers/:customer_id': 'customer.deleted',
+  'POST /api/customers/:customer_id/health-score': 'health_score.replaced',
+  'PATCH /api/customers/:customer_id/health-score': 'health_score.merged',
+  'POST /api/customers/batch': 'customers.batch_upserted',
+  'POST /api/health-scores/batch': 'health_scores.batch_updated',
+  'PATCH /api/settings/health-score/weights': 'weights.updated',
+  'PATCH /api/settings/health-score/thresholds': 'thresholds.updated',
+  'PATCH /api/settings/health-score/alerts': 'alerts.updated',
+  'POST /api/webhooks': 'webhook.created',
+  'PATCH /api/webhooks/:webhook_id': 'webhook.updated',
+  'DELETE /api/webhooks/:webhook_id': 'webhook.deleted',
+  'POST /api/webhooks/:webhook_id/rotate-secret': 'webhook.secret_rotated',
+  'POST /api/webhooks/:webhook_id/test': 'webhook.test_sent',
+  'POST /api/webhooks/:webhook_id/deliveries/:delivery_id/retry': 'delivery.retried',
+  'POST /api/users': 'user.created',
+  'PATCH /api/users/:user_id': 'user.updated',
+  'DELETE /api/users/:user_id': 'user.deleted',
+};
+
+/** The object a change was about: a path id, or the id of what a create made. */
+function objectOf(req: FastifyRequest, payload: unknown): string | null {
+  const params = req.params as Record<string, string> | undefined;
+  const id = params?.delivery_id ?? params?.user_id ?? params?.webhook_id ?? params?.customer_id;
+  if (id !== undefined) return id;
+  if (req.url.startsWith('/api/settings/')) return null;
+  if (typeof payload !== 'string' || payload.length > 1_000_000) return null;
+  try {
+    const body = JSON.parse(payload) as { id?: unknown; user?: { id?: unknown } };
+    const made = body.id ?? body.user?.id;
+    return typeof made === 'string' ? made : null;
+  } catch {
+    return null;
+  }
+}
+
+export function registerAudit(api: FastifyInstance, store: Store, now: () => number): void {
+  api.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const action = ACTIONS[`${req.method} ${req.routeOptions.url}`];
+    // A replayed Idempotency-Key answer changed nothing this time.
+    if (!action || reply.statusCode >= 300 || reply.getHeader('idempotent-replayed') || !req.actor) {
+      return payload;
+    }
+    const entry = {
+      id: newId.audit(),
+      actor: req.actor,
+      action,
+      objectId: objectOf(req, payload),
+      at: now(),
+      requestId: req.id,
+    };
+    try {
+      await store.appendAudit(req.accountId, entry);
+    } catch (err) {
+      // The change has committed: its answer must still go out (a client told 5xx would retry it).
+      req.log.error(
+        { err, audit: { action, objectId: entry.objectId } },
+        'the audit log could not record a change',
+      );
+    }
+    return payload;
+  });
+}
+
+const Query = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(
+      Type.String({ maxLength: 255, description: 'An entry id: the page starts just older.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Entry = Type.Object({
+  id: Type.String(),
+  actor: Type.Object({
+    type: Type.Union([Type.Literal('key'), Type.Literal('user')]),
+    id: Type.String(),
+    label: Type.String({ description: "A key's first characters, or a person's email." }),
+  }),
+  action: Type.String({
+    description: 'What was done, e.g. customer.updated, weights.updated, user.created.',
+  }),
+  object_id: Type.Union([Type.String(), Type.Null()]),
+  at: Type.String(),
+  request_id: Type.String(),
+});
+
+export const auditRoutes =
+  (store: Store): FastifyPluginAsync =>
+  async (app) => {
+    app.get<{ Querystring: Static<typeof Query> }>(
+      '/audit-log',
+      {
+        schema: {
+          tags: ['people'],
+          summary: 'Who changed what, newest first (admins and write keys)',
+          querystring: Query,
+          response: {
+            200: Type.Object({ data: Type.Array(Entry), has_more: Type.Boolean() }),
+            ...errorResponses(400, 401, 403),
+          },
+        },
+      },
+      async (req) => {
+        const page = await store.listAudit(req.accountId, {
+          startingAfter: req.query.starting_after,
+          limit: req.query.limit ?? 10,
+        });
+        return {
+          data: page.data.map((e) => ({
+            id: e.id,
+            actor: e.actor,
+            action: e.action,
+            object_id: e.objectId,
+            at: iso(e.at),
+            request_id: e.requestId,
+          })),
+          has_more: page.hasMore,
+        };
+      },
+    );
+  };
