@@ -239,7 +239,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
       now,
     });
-    await api.register(healthScoresRoutes(deps.store, writer));
+    await api.register(healthScoresRoutes(deps.store, writer, now));
     await api.register(portfolioRoutes(deps.store, now));
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));

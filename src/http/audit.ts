@@ -1,11 +1,12 @@
 // The audit log (docs/people.md, "Audit log"): every successful change through /api is recorded
 // with who made it (a key or a person), what it was and which object, never a body, a secret or
-// a password. Recorded as the answer goes out, after the change has committed.
+// a password. The score writes record it in their own transaction; the others as the answer
+// goes out, just after the change has committed.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { newId } from '../domain/ids.ts';
 import { iso } from '../domain/time.ts';
-import type { Store } from '../store/store.ts';
+import type { AuditEntry, Store } from '../store/store.ts';
 import { errorResponses, Limit } from './schemas.ts';
 
 /** Route (as registered) and method → the action recorded. Routes that change nothing are absent. */
@@ -31,6 +32,22 @@ const ACTIONS: Record<string, string> = {
   'DELETE /api/users/:user_id': 'user.deleted',
 };
 
+/**
+ * Routes whose writes record their entry in their own transaction (the score writes, the
+ * busiest): the hook leaves them alone.
+ */
+const IN_TRANSACTION = new Set([
+  'POST /api/customers/:customer_id/health-score',
+  'PATCH /api/customers/:customer_id/health-score',
+]);
+
+/** The entry for this request's change, for a write that records it in its own transaction. */
+export function auditEntry(req: FastifyRequest, objectId: string | null, at: number): AuditEntry | undefined {
+  const action = ACTIONS[`${req.method} ${req.routeOptions.url}`];
+  if (!action || !req.actor) return undefined;
+  return { id: newId.audit(), actor: req.actor, action, objectId, at, requestId: req.id };
+}
+
 /** The object a change was about: a path id, or the id of what a create made. */
 function objectOf(req: FastifyRequest, payload: unknown): string | null {
   const params = req.params as Record<string, string> | undefined;
@@ -49,7 +66,8 @@ function objectOf(req: FastifyRequest, payload: unknown): string | null {
 
 export function registerAudit(api: FastifyInstance, store: Store, now: () => number): void {
   api.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const action = ACTIONS[`${req.method} ${req.routeOptions.url}`];
+    const route = `${req.method} ${req.routeOptions.url}`;
+    const action = IN_TRANSACTION.has(route) ? undefined : ACTIONS[route];
     // A replayed Idempotency-Key answer changed nothing this time.
     if (!action || reply.statusCode >= 300 || reply.getHeader('idempotent-replayed') || !req.actor) {
       return payload;

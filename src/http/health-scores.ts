@@ -8,6 +8,7 @@ import type { ScoreCursor, Store } from '../store/store.ts';
 import type { ScoreWriter } from '../writes/coalesce.ts';
 import { MAX_FACTORS } from '../writes/factor-updates.ts';
 import { healthScoreJson } from '../writes/score-json.ts';
+import { auditEntry } from './audit.ts';
 import { sendJson } from './customers.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { errorResponses, Limit, Timestamp } from './schemas.ts';
@@ -118,13 +119,14 @@ function decodeCursor(cursor: string): ScoreCursor {
 
 interface Deps {
   store: Store;
+  now: () => number;
   /** The score write path (../writes/coalesce.ts): updates of one account commit in batches. */
   writer: ScoreWriter;
 }
 
 const HealthScoreRef = Type.Ref('HealthScore');
 
-function replaceFactors(app: FastifyInstance, { writer }: Deps): void {
+function replaceFactors(app: FastifyInstance, { writer, now }: Deps): void {
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
     '/customers/:customer_id/health-score',
     {
@@ -142,6 +144,7 @@ function replaceFactors(app: FastifyInstance, { writer }: Deps): void {
         factors: req.body.factors,
         merge: false,
         answer: claimToAnswer(req),
+        audit: auditEntry(req, req.params.customer_id, now()),
       });
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);
@@ -150,7 +153,7 @@ function replaceFactors(app: FastifyInstance, { writer }: Deps): void {
   );
 }
 
-function patchFactors(app: FastifyInstance, { writer }: Deps): void {
+function patchFactors(app: FastifyInstance, { writer, now }: Deps): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
     '/customers/:customer_id/health-score',
     {
@@ -167,6 +170,7 @@ function patchFactors(app: FastifyInstance, { writer }: Deps): void {
         customerId: req.params.customer_id,
         factors: req.body.factors,
         merge: true,
+        audit: auditEntry(req, req.params.customer_id, now()),
       });
       return sendJson(reply, healthScoreJson(record));
     },
@@ -271,8 +275,8 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
 const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores];
 
 export const healthScoresRoutes =
-  (store: Store, writer: ScoreWriter): FastifyPluginAsync =>
+  (store: Store, writer: ScoreWriter, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    const deps: Deps = { store, writer };
+    const deps: Deps = { store, writer, now };
     for (const route of ROUTES) route(app, deps);
   };

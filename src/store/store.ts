@@ -351,6 +351,8 @@ export interface Tx extends Reader {
    * writing nothing, when the claim made at `claimedAt` is no longer there: a retry took it
    * over as stale, and this transaction must not commit.
    */
+  /** Audit entries recorded with the change they describe (the score writes, docs/people.md). */
+  appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void>;
   recordIdempotentAnswer(
     accountId: string,
     key: string,

@@ -6,7 +6,7 @@ import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors } from '../domain/scoring.ts';
-import type { Tx } from '../store/store.ts';
+import type { AuditEntry, Tx } from '../store/store.ts';
 import { healthScoreJson } from './score-json.ts';
 
 /**
@@ -23,6 +23,8 @@ export interface FactorUpdate {
    * batch with idempotency_request_in_progress (docs/api.md, "Idempotency keys").
    */
   answer?: { key: string; claimedAt: number } | undefined;
+  /** The audit entry of the request, recorded in the write's transaction if the update is applied. */
+  audit?: AuditEntry | undefined;
 }
 
 /** The factor set an update leaves, from the current one ({} before the first score). */
@@ -115,6 +117,8 @@ export async function applyFactorUpdates(
   const all = events.flat();
   if (all.length > 0) await tx.insertEvents(accountId, all);
   if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
+  const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
+  if (audits.length > 0) await tx.appendAudits(accountId, audits);
   for (const [i, item] of items.entries()) {
     const result = results[i] as FactorResult;
     if (!result.ok || !item.answer) continue;

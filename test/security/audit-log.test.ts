@@ -17,11 +17,16 @@ const actions = async () =>
   );
 
 describe('the audit log', () => {
-  test('records each change with its actor, action and object, newest first; reads and refusals are not changes', async () => {
+  test('records each change with its actor, action and object, newest first (score writes in their own transaction); reads and refusals are not changes', async () => {
     const api = t.api;
     assert.equal((await api.post('/api/customers', customerBody('cus_a'))).status, 201);
     await api.patch('/api/customers/cus_a', { name: 'A' });
     await api.post('/api/customers/cus_a/health-score', { factors: { usage: 0.5 } });
+    await api.patch('/api/customers/cus_a/health-score', { factors: { support: 0.7 } });
+    assert.equal(
+      (await api.post('/api/customers/cus_none/health-score', { factors: { usage: 1 } })).status,
+      404,
+    );
     await api.patch('/api/settings/health-score/weights', { weights: { usage: 1 } });
     await api.post('/api/settings/health-score/weights/preview', { weights: { usage: 1 } });
     const hook = await api.post('/api/webhooks', {
@@ -37,6 +42,7 @@ describe('the audit log', () => {
       ['webhook.secret_rotated', hook.body.id],
       ['webhook.created', hook.body.id],
       ['weights.updated', null],
+      ['health_score.merged', 'cus_a'],
       ['health_score.replaced', 'cus_a'],
       ['customer.updated', 'cus_a'],
       ['customer.created', 'cus_a'],

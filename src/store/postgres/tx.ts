@@ -4,6 +4,7 @@ import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
 import { DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
 import type {
+  AuditEntry,
   CustomerRecord,
   EventRecord,
   ScoreReason,
@@ -424,6 +425,18 @@ export class PgTx extends PgReader implements Tx {
         AND (lease_until IS NULL OR lease_until <= ${now})`;
     if (result.count === 1) this.deliveriesDue = true;
     return result.count === 1;
+  }
+
+  async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const col = <K extends keyof AuditEntry>(k: K) => entries.map((e) => e[k]);
+    await this.sql`
+      INSERT INTO audit_log (account_id, id, actor_type, actor_id, actor_label, action, object_id, at, request_id)
+      SELECT ${accountId}, * FROM unnest(${col('id') as string[]}::text[],
+        ${entries.map((e) => e.actor.type)}::text[], ${entries.map((e) => e.actor.id)}::text[],
+        ${entries.map((e) => e.actor.label)}::text[], ${col('action') as string[]}::text[],
+        ${col('objectId') as (string | null)[]}::text[], ${col('at') as number[]}::int8[],
+        ${col('requestId') as string[]}::text[])`;
   }
 
   async recordIdempotentAnswer(

@@ -4,8 +4,17 @@ import { addChange, type DayDelta } from '../../domain/portfolio.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
+import { PEOPLE_SQL } from '../people-sql.ts';
 import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
-import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord, Tx, WebhookRecord } from '../store.ts';
+import type {
+  AuditEntry,
+  CustomerRecord,
+  EventRecord,
+  ScoreReason,
+  ScoreRecord,
+  Tx,
+  WebhookRecord,
+} from '../store.ts';
 import { numbered } from './connection.ts';
 import * as portfolio from './portfolio.ts';
 import { SqliteReader, toScore } from './reader.ts';
@@ -321,6 +330,23 @@ export class SqliteTx extends SqliteReader implements Tx {
     );
     if (changed === 1) this.deliveriesDue = true;
     return changed === 1;
+  }
+
+  async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
+    const insert = this.conn.statement(numbered(PEOPLE_SQL.appendAudit));
+    for (const e of entries) {
+      insert.run(
+        accountId,
+        e.id,
+        e.actor.type,
+        e.actor.id,
+        e.actor.label,
+        e.action,
+        e.objectId,
+        e.at,
+        e.requestId,
+      );
+    }
   }
 
   async recordIdempotentAnswer(
