@@ -81,3 +81,17 @@ export const toAudit = (r: AuditRow): AuditEntry => ({
   at: Number(r.at),
   requestId: r.request_id,
 });
+
+/** appendAudit's parameters, in order. */
+export const auditParams = (accountId: string, e: AuditEntry) =>
+  [
+    accountId,
+    e.id,
+    e.actor.type,
+    e.actor.id,
+    e.actor.label,
+    e.action,
+    e.objectId,
+    e.at,
+    e.requestId,
+  ] as const;

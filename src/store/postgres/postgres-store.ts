@@ -2,7 +2,14 @@ import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import { page } from '../page.ts';
-import { type AuditRow, PEOPLE_SQL as SQL, toAudit, toUser, type UserRow } from '../people-sql.ts';
+import {
+  type AuditRow,
+  auditParams,
+  PEOPLE_SQL as SQL,
+  toAudit,
+  toUser,
+  type UserRow,
+} from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
@@ -268,17 +275,7 @@ export class PostgresStore extends PgReader implements Store {
   }
 
   async appendAudit(accountId: string, e: AuditEntry): Promise<void> {
-    await this.#pool.unsafe(SQL.appendAudit, [
-      accountId,
-      e.id,
-      e.actor.type,
-      e.actor.id,
-      e.actor.label,
-      e.action,
-      e.objectId,
-      e.at,
-      e.requestId,
-    ]);
+    await this.#pool.unsafe(SQL.appendAudit, [...auditParams(accountId, e)]);
   }
 
   async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {

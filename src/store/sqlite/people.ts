@@ -2,7 +2,14 @@
 // the writes run where the write connection lives (write-ops.ts), the reads on the caller's.
 import type { UserRole } from '../../domain/people.ts';
 import { page } from '../page.ts';
-import { type AuditRow, PEOPLE_SQL as SQL, toAudit, toUser, type UserRow } from '../people-sql.ts';
+import {
+  type AuditRow,
+  auditParams,
+  PEOPLE_SQL as SQL,
+  toAudit,
+  toUser,
+  type UserRow,
+} from '../people-sql.ts';
 import type { AuditEntry, UserRecord } from '../store.ts';
 import { type Connection, numbered } from './connection.ts';
 
@@ -61,18 +68,7 @@ export const PEOPLE_WRITE_OPS = {
   },
 
   appendAudit: (conn: Connection, accountId: string, e: AuditEntry) => {
-    conn.run(
-      q(SQL.appendAudit),
-      accountId,
-      e.id,
-      e.actor.type,
-      e.actor.id,
-      e.actor.label,
-      e.action,
-      e.objectId,
-      e.at,
-      e.requestId,
-    );
+    conn.run(q(SQL.appendAudit), ...auditParams(accountId, e));
   },
 };
 

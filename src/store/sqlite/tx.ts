@@ -4,7 +4,7 @@ import { addChange, type DayDelta } from '../../domain/portfolio.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
-import { PEOPLE_SQL } from '../people-sql.ts';
+import { auditParams, PEOPLE_SQL } from '../people-sql.ts';
 import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
 import type {
   AuditEntry,
@@ -334,19 +334,7 @@ export class SqliteTx extends SqliteReader implements Tx {
 
   async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
     const insert = this.conn.statement(numbered(PEOPLE_SQL.appendAudit));
-    for (const e of entries) {
-      insert.run(
-        accountId,
-        e.id,
-        e.actor.type,
-        e.actor.id,
-        e.actor.label,
-        e.action,
-        e.objectId,
-        e.at,
-        e.requestId,
-      );
-    }
+    for (const e of entries) insert.run(...auditParams(accountId, e));
   }
 
   async recordIdempotentAnswer(
