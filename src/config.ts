@@ -114,6 +114,8 @@ export interface Config {
   roles: Role[];
   /** Events (and their finished deliveries) older than this are removed; null keeps them all. */
   eventRetentionMs: number | null;
+  /** How long audit log entries are kept (docs/people.md); null keeps them all. */
+  auditRetentionMs: number | null;
   webhook: {
     backoffMs: number[];
     maxRetries: number;
@@ -168,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: read(env, 'VITALS_RATE_LIMIT', rate, '1000/s'),
     roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
     eventRetentionMs: read(env, 'VITALS_EVENT_RETENTION', keepFor, '30d'),
+    auditRetentionMs: read(env, 'VITALS_AUDIT_RETENTION', keepFor, '365d'),
     webhook: {
       backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
       maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),

@@ -37,11 +37,12 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     : undefined;
 
   const retention =
-    config.eventRetentionMs === null
+    config.eventRetentionMs === null && config.auditRetentionMs === null
       ? undefined
       : new RetentionJob({
           store,
           keepMs: config.eventRetentionMs,
+          auditKeepMs: config.auditRetentionMs,
           log: app.log.child({ role: 'retention' }),
           metrics,
         });

@@ -27,7 +27,7 @@ export class Metrics {
     });
     this.pruned = new Counter({
       name: 'vitals_retention_pruned_total',
-      help: 'Rows removed by event retention (VITALS_EVENT_RETENTION), by kind: events or deliveries.',
+      help: 'Rows removed by retention (VITALS_EVENT_RETENTION, VITALS_AUDIT_RETENTION), by kind: events, deliveries or audit.',
       labelNames: ['kind'],
       registers: [this.registry],
     });

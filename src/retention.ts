@@ -1,5 +1,6 @@
 // The retention job (docs/operations.md, "Retention"): removes events older than
-// VITALS_EVENT_RETENTION with their finished deliveries, in small batches, each its own short
+// VITALS_EVENT_RETENTION with their finished deliveries, and audit log entries older than
+// VITALS_AUDIT_RETENTION (docs/people.md), in small batches, each its own short
 // transaction, with a pause between them so requests interleave and none waits more than one
 // batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,9 +10,11 @@ import type { Store } from './store/store.ts';
 import { logJobFailure } from './store/unavailable.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'pruneEvents'>;
-  /** Events older than this are removed. */
-  keepMs: number;
+  store: Pick<Store, 'pruneEvents' | 'pruneAudit'>;
+  /** Events older than this are removed; null keeps them. */
+  keepMs: number | null;
+  /** Audit log entries older than this are removed; null (the default here) keeps them. */
+  auditKeepMs?: number | null;
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
   metrics?: Metrics;
   /** The clock (tests move it). */
@@ -29,6 +32,7 @@ export interface PassResult {
   events: number;
   deliveries: number;
   batches: number;
+  audit: number;
 }
 
 export class RetentionJob {
@@ -44,6 +48,7 @@ export class RetentionJob {
       pauseMs: 5,
       intervalMs: 600_000,
       firstMs: 30_000,
+      auditKeepMs: null,
       ...opts,
     };
   }
@@ -78,8 +83,24 @@ export class RetentionJob {
   }
 
   async #pass(): Promise<PassResult> {
-    const before = this.#o.now() - this.#o.keepMs;
-    const total: PassResult = { events: 0, deliveries: 0, batches: 0 };
+    const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0 };
+    if (this.#o.keepMs !== null) await this.#events(this.#o.now() - this.#o.keepMs, total);
+    if (this.#o.auditKeepMs !== null) await this.#audit(this.#o.now() - this.#o.auditKeepMs, total);
+    return total;
+  }
+
+  async #audit(before: number, total: PassResult): Promise<void> {
+    for (;;) {
+      const removed = await this.#o.store.pruneAudit(before, this.#o.batch);
+      total.audit += removed;
+      this.#o.metrics?.pruned.inc({ kind: 'audit' }, removed);
+      if (removed < this.#o.batch || this.#stopped) break;
+      await sleep(this.#o.pauseMs);
+    }
+    if (total.audit > 0) this.#o.log.info({ audit: total.audit }, 'retention removed old audit log entries');
+  }
+
+  async #events(before: number, total: PassResult): Promise<void> {
     let after = 0;
     for (;;) {
       const batch = await this.#o.store.pruneEvents(before, { after, limit: this.#o.batch });
@@ -98,6 +119,5 @@ export class RetentionJob {
         'event retention removed old events',
       );
     }
-    return total;
   }
 }

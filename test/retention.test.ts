@@ -53,7 +53,7 @@ describe('retention job', () => {
       metrics: t.metrics,
       now: () => Date.now() + 31 * DAY,
     });
-    assert.deepEqual(await job.runOnce(), { events: 2, deliveries: 1, batches: 1 });
+    assert.deepEqual(await job.runOnce(), { events: 2, deliveries: 1, batches: 1, audit: 0 });
 
     const left = (await api.get('/api/events?limit=100')).body.data;
     assert.deepEqual(
@@ -77,7 +77,7 @@ describe('retention job', () => {
     }
     const at = (days: number) => () => Date.now() + days * DAY;
     const early = new RetentionJob({ store: t.store, keepMs: 30 * DAY, log: quiet, now: at(29) });
-    assert.deepEqual(await early.runOnce(), { events: 0, deliveries: 0, batches: 1 });
+    assert.deepEqual(await early.runOnce(), { events: 0, deliveries: 0, batches: 1, audit: 0 });
     const jobs = [t.store, t.store].map(
       (store) => new RetentionJob({ store, keepMs: 30 * DAY, log: quiet, now: at(31), batch: 7, pauseMs: 0 }),
     );
@@ -117,6 +117,48 @@ describe('retention job', () => {
     // its pending delivery): at most one of these 20 is gone.
     const left = (await api.get('/api/events?limit=100')).body.data.length;
     assert.equal(left + result.events, 20, 'the other events are left for the next pass');
+  });
+});
+
+describe('audit log retention', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+  });
+  after(() => t.close());
+
+  test('entries older than VITALS_AUDIT_RETENTION go, in batches, from every account; newer ones stay', async () => {
+    const api = await t.newAccount('audit-retention');
+    const other = await t.newAccount('audit-retention-2');
+    for (let i = 0; i < 5; i++)
+      assert.equal((await api.post('/api/customers', customerBody(`cus_${i}`))).status, 201);
+    assert.equal((await other.post('/api/customers', customerBody('cus_o'))).status, 201);
+    const job = (days: number) =>
+      new RetentionJob({
+        store: t.store,
+        keepMs: null,
+        auditKeepMs: 365 * DAY,
+        log: quiet,
+        batch: 2,
+        pauseMs: 0,
+        now: () => Date.now() + days * DAY,
+      });
+    assert.deepEqual(await job(364).runOnce(), { events: 0, deliveries: 0, batches: 0, audit: 0 });
+    assert.equal((await api.get('/api/audit-log?limit=100')).body.data.length, 5);
+    assert.equal((await job(366).runOnce()).audit, 6);
+    assert.deepEqual((await api.get('/api/audit-log')).body, { data: [], has_more: false });
+    assert.deepEqual((await other.get('/api/audit-log')).body, { data: [], has_more: false });
+    assert.equal((await api.get('/api/customers?limit=100')).body.customers.length, 5, 'only the log goes');
+  });
+
+  test('VITALS_AUDIT_RETENTION defaults to 365 days; off keeps everything', () => {
+    assert.equal(loadConfig({}).auditRetentionMs, 365 * DAY);
+    assert.equal(loadConfig({ VITALS_AUDIT_RETENTION: '90d' }).auditRetentionMs, 90 * DAY);
+    assert.equal(loadConfig({ VITALS_AUDIT_RETENTION: 'off' }).auditRetentionMs, null);
+    assert.throws(
+      () => loadConfig({ VITALS_AUDIT_RETENTION: 'forever' }),
+      /^ConfigError: VITALS_AUDIT_RETENTION=/,
+    );
   });
 });
 

@@ -16,6 +16,7 @@ const PAGES = [
   '/sign-in',
   '/set-password',
   '/people',
+  '/audit-log',
   '/customers/:customer_id',
   '/settings',
   '/webhooks',

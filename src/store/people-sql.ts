@@ -37,6 +37,9 @@ export const PEOPLE_SQL = {
   pruneSessions: 'DELETE FROM sessions WHERE expires_at <= $1',
   appendAudit: `INSERT INTO audit_log (account_id, id, actor_type, actor_id, actor_label, action, object_id, at, request_id)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  /** Up to $2 entries older than $1, any account: retention's batch. */
+  pruneAudit: `DELETE FROM audit_log WHERE (account_id, id) IN
+    (SELECT account_id, id FROM audit_log WHERE at < $1 LIMIT $2)`,
   /** Newest first; $2 an exclusive upper bound on the id ('' for none), $3 the limit. */
   listAudit: `SELECT id, actor_type, actor_id, actor_label, action, object_id, at, request_id FROM audit_log
     WHERE account_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`,

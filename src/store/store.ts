@@ -499,6 +499,8 @@ export interface People {
   getSession(idHash: string, now: number): Promise<{ user: UserRecord; data: string } | null>;
   deleteSession(idHash: string): Promise<void>;
   appendAudit(accountId: string, entry: AuditEntry): Promise<void>;
+  /** Removes up to `limit` entries older than `before` (any account); answers how many. */
+  pruneAudit(before: number, limit: number): Promise<number>;
   /** Newest first; `startingAfter` an entry id. */
   listAudit(
     accountId: string,

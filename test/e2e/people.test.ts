@@ -129,6 +129,12 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
       ),
       false,
     );
+    // The audit log names the admin for what they did, newest first.
+    await nav.getByRole('link', { name: 'Audit log' }).click();
+    const first = page.locator('table.audit tbody tr').first();
+    await first.waitFor();
+    assert.match((await first.textContent()) ?? '', /admin@example\.com[\s\S]*user\.deleted/);
+    await dashboard.shoot('audit-log');
     await signOut();
   });
 
@@ -138,6 +144,7 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
     assert.equal(await nav.getByRole('link', { name: 'Webhooks' }).count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'People' }).count(), 0);
+    assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0);
     await page.goto(`${dashboard.base}/customers/acme`);
     await page.getByLabel('Name', { exact: true }).fill('Acme Editor');
     await page.getByRole('button', { name: 'Save changes' }).click();

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { can, onUnauthorized, request, session, type User } from './api.ts';
+import { AuditPage } from './pages/audit.tsx';
 import { CustomerPage } from './pages/customer.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
@@ -18,6 +19,7 @@ const NAV = [
   { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
   { href: paths.people, label: 'People', pages: ['people'], admin: true },
+  { href: paths.audit, label: 'Audit log', pages: ['audit'], admin: true },
 ];
 
 /** A person's session lives in an HTTP-only cookie: ask the server whether there is one. */
@@ -51,6 +53,8 @@ function Content({ route }: { route: Route }) {
       return <SetPasswordPage />;
     case 'people':
       return <PeoplePage />;
+    case 'audit':
+      return <AuditPage />;
     case 'not-found':
       return (
         <Page title="Page not found">

@@ -8,6 +8,7 @@ export type Route =
   | { page: 'sign-in' }
   | { page: 'set-password' }
   | { page: 'people' }
+  | { page: 'audit' }
   | { page: 'customer'; id: string }
   | { page: 'settings' }
   | { page: 'webhooks' }
@@ -19,6 +20,7 @@ export const paths = {
   signIn: '/sign-in',
   setPassword: '/set-password',
   people: '/people',
+  audit: '/audit-log',
   settings: '/settings',
   webhooks: '/webhooks',
   customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
@@ -31,6 +33,7 @@ export function parse(pathname: string): Route {
   if (path === '/sign-in') return { page: 'sign-in' };
   if (path === '/set-password') return { page: 'set-password' };
   if (path === '/people') return { page: 'people' };
+  if (path === '/audit-log') return { page: 'audit' };
   if (path === '/settings') return { page: 'settings' };
   if (path === '/webhooks') return { page: 'webhooks' };
   const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);

@@ -274,6 +274,10 @@ export class PostgresStore extends PgReader implements Store {
     await this.#pool.unsafe(SQL.deleteSession, [idHash]);
   }
 
+  async pruneAudit(before: number, limit: number): Promise<number> {
+    return (await this.#pool.unsafe(SQL.pruneAudit, [before, limit])).count;
+  }
+
   async appendAudit(accountId: string, e: AuditEntry): Promise<void> {
     await this.#pool.unsafe(SQL.appendAudit, [...auditParams(accountId, e)]);
   }

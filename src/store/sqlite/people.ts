@@ -67,6 +67,8 @@ export const PEOPLE_WRITE_OPS = {
     conn.run(q(SQL.deleteSession), idHash);
   },
 
+  pruneAudit: (conn: Connection, before: number, limit: number) => conn.run(q(SQL.pruneAudit), before, limit),
+
   appendAudit: (conn: Connection, accountId: string, e: AuditEntry) => {
     conn.run(q(SQL.appendAudit), ...auditParams(accountId, e));
   },

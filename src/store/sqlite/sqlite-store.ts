@@ -180,6 +180,10 @@ export class SqliteStore extends SqliteReader implements Store {
     await this.#op('deleteSession', idHash);
   }
 
+  pruneAudit(before: number, limit: number): Promise<number> {
+    return this.#op('pruneAudit', before, limit);
+  }
+
   async appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
     await this.#op('appendAudit', accountId, entry);
   }
