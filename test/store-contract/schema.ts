@@ -78,11 +78,13 @@ export function schemaContract(c: ContractContext): void {
         keyId: key.id,
         accountId: acct.id,
         scope: 'write',
+        prefix: 'vk_abcd',
       });
       assert.deepEqual(await store.findApiKey(reader.hash), {
         keyId: reader.id,
         accountId: acct.id,
         scope: 'read',
+        prefix: 'vk_abcd',
       });
       assert.equal(await store.findApiKey('c'.repeat(64)), null);
       assert.equal(await store.countActiveApiKeys(), 2);
