@@ -1,5 +1,5 @@
 // A bounded mixed workload in CI (issue 7): reads, writes and score updates with a subscribed
-// webhook at 50 connections, paced at 500 requests/s, for 60 s (after a 45 s warm-up) against a
+// webhook at 50 connections, paced at 500 requests/s, for 60 s (after a 75 s warm-up) against a
 // real server process. Zero 5xx, zero events lost, and memory after warm-up grows by less than
 // 20%. `npm run soak` runs it for 30 minutes.
 // VITALS_LOAD_SECONDS shortens or lengthens it; the backend follows VITALS_TEST_BACKEND.
@@ -11,12 +11,15 @@ import { appBackend } from '../helpers/stores.ts';
 const SECONDS = Number(process.env.VITALS_LOAD_SECONDS ?? 60);
 
 test(`mixed load, 50 connections, ${SECONDS} s on ${appBackend()}: no 5xx, nothing lost, no leak`, {
-  // The run, the 45 s warm-up, up to 10 minutes of draining the outbox, and the set-up.
-  timeout: (SECONDS + 720) * 1000,
+  // The run, the 75 s warm-up, up to 10 minutes of draining the outbox, and the set-up.
+  timeout: (SECONDS + 750) * 1000,
 }, async () => {
   const r = await soak({
     seconds: SECONDS,
-    warmupSeconds: 45,
+    // 45 s was too short on SQLite once the writer thread came: across nine CI runs the warm-up
+    // peak was 332-386 MB and every run ended at 389-420 MB with a shrinking heap, so 45 s
+    // measured 9-22% "growth" that was the process still reaching its size (RELIABILITY.md, "Load").
+    warmupSeconds: 75,
     connections: 50,
     rate: 500,
     backend: appBackend(),
