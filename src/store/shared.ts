@@ -77,6 +77,19 @@ export function deliveriesFor(
   return deliveries;
 }
 
+/** How a row of score_days takes more changes of its day: they are added to it. */
+export const ADD_TO_DAY = `
+  ON CONFLICT (account_id, day, slot) DO UPDATE SET
+    critical = score_days.critical + excluded.critical,
+    at_risk = score_days.at_risk + excluded.at_risk,
+    healthy = score_days.healthy + excluded.healthy,
+    score_micros = score_days.score_micros + excluded.score_micros`;
+
+/** A score in millionths, as an integer (domain/portfolio.ts, `micros`), of table `t`. */
+export const microsOf = (t: string) => `CAST(round(${t}.score * 1000000) AS bigint)`;
+/** The scores of `s` added up in millionths. */
+export const SCORE_MICROS = `SUM(${microsOf('s')})`;
+
 /**
  * The per-day rollup of the portfolio (score_days, docs/operations.md, "The trend rollup"), from
  * score history: each entry moves its customer from the band and score of the entry before it
@@ -93,29 +106,21 @@ export function historyToDays(o: { where: string; sign: string; slot: string }):
   SELECT account_id, day, ${o.slot}, ${count('critical')}, ${count('at_risk')}, ${count('healthy')},
     ${o.sign} * SUM(micros - COALESCE(prev_micros, 0))
   FROM (
-    SELECT account_id, created_at / 86400000 AS day, status, CAST(round(score * 1000000) AS bigint) AS micros,
-      lag(status) OVER w AS prev_status, lag(CAST(round(score * 1000000) AS bigint)) OVER w AS prev_micros
-    FROM score_history WHERE ${o.where}
+    SELECT account_id, created_at / 86400000 AS day, status, ${microsOf('h')} AS micros,
+      lag(status) OVER w AS prev_status, lag(${microsOf('h')}) OVER w AS prev_micros
+    FROM score_history h WHERE ${o.where}
     WINDOW w AS (PARTITION BY account_id, customer_id ORDER BY version)
   ) h
   WHERE true
   GROUP BY account_id, day
-  ON CONFLICT (account_id, day, slot) DO UPDATE SET
-    critical = score_days.critical + excluded.critical,
-    at_risk = score_days.at_risk + excluded.at_risk,
-    healthy = score_days.healthy + excluded.healthy,
-    score_micros = score_days.score_micros + excluded.score_micros`;
+  ${ADD_TO_DAY}`;
 }
 
 /** Adds day deltas ($1 account, $2 day, $3 slot, then critical, at_risk, healthy, micros). */
 export const ADD_DAY = `
   INSERT INTO score_days (account_id, day, slot, critical, at_risk, healthy, score_micros)
   VALUES ($1, $2, $3, $4, $5, $6, $7)
-  ON CONFLICT (account_id, day, slot) DO UPDATE SET
-    critical = score_days.critical + excluded.critical,
-    at_risk = score_days.at_risk + excluded.at_risk,
-    healthy = score_days.healthy + excluded.healthy,
-    score_micros = score_days.score_micros + excluded.score_micros`;
+  ${ADD_TO_DAY}`;
 
 const bandSum = (band: number) => `COALESCE(SUM(CASE WHEN s.band = ${band} THEN 1 ELSE 0 END), 0)`;
 const statusSum = (status: string) =>
@@ -131,10 +136,9 @@ const statusSum = (status: string) =>
  * in the window is read, each entry with the one before (`p`), as the rollup was made.
  */
 export function trendInputsSql(segment: string | null): string {
-  const micros = (t: string) => `CAST(round(${t}.score * 1000000) AS bigint)`;
   const now = `
     SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
-      COALESCE(SUM(${micros('s')}), 0) AS micros`;
+      COALESCE(${SCORE_MICROS}, 0) AS micros`;
   if (segment === null) {
     return `${now} FROM health_scores s WHERE s.account_id = $1
     UNION ALL
@@ -146,7 +150,7 @@ export function trendInputsSql(segment: string | null): string {
     WHERE c.account_id = $1 ${segment}
     UNION ALL
     SELECT h.created_at / 86400000, ${statusSum('critical')}, ${statusSum('at_risk')}, ${statusSum('healthy')},
-      SUM(${micros('h')} - COALESCE(${micros('p')}, 0))
+      SUM(${microsOf('h')} - COALESCE(${microsOf('p')}, 0))
     FROM customers c
     JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
     LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
@@ -163,13 +167,27 @@ export interface TrendRow {
   micros: number;
 }
 
+/** A row of a tally query: customers of one band, and their scores added up in millionths. */
+export interface TallyRow {
+  band: number;
+  n: number;
+  micros: number;
+}
+
+/** Adds tally rows to `t` (a driver may answer the sums as numeric text). */
+export function addTallyRows(t: Tally, rows: readonly TallyRow[]): Tally {
+  for (const r of rows) {
+    t.counts[statusOf(r.band)] += Number(r.n);
+    t.micros += Number(r.micros);
+  }
+  return t;
+}
+
 /**
  * Per-value tallies from (value, band, n, micros) rows, a value's JSON text as read ('null', a
  * stored JSON null, counts as no value).
  */
-export function groupTallies(
-  rows: readonly { value: string | null; band: number; n: number; micros: number }[],
-): GroupTally[] {
+export function groupTallies(rows: readonly (TallyRow & { value: string | null })[]): GroupTally[] {
   const groups = new Map<string | null, GroupTally>();
   for (const r of rows) {
     const value = r.value === 'null' ? null : r.value;
@@ -178,8 +196,7 @@ export function groupTallies(
       g = { value, ...emptyTally() };
       groups.set(value, g);
     }
-    g.counts[statusOf(r.band)] += Number(r.n);
-    g.micros += Number(r.micros);
+    addTallyRows(g, [r]);
   }
   return [...groups.values()];
 }
@@ -196,6 +213,9 @@ export function trendInputsFrom(rows: readonly TrendRow[]): { now: Tally; days: 
     days: rows.filter((r) => r.day !== null).map((r) => ({ day: Number(r.day), ...tally(r) })),
   };
 }
+
+/** Movers read beyond the limit, so that changes equal once rounded are ordered by id (moversFrom). */
+export const MOVER_SLACK = 100;
 
 /**
  * Movers as the API lists them, from rows a query ordered by the raw change and read with some

@@ -6,7 +6,17 @@ import type { DropWatch } from '../../domain/alerts.ts';
 import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { groupTallies, moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import {
+  addTallyRows,
+  groupTallies,
+  MOVER_SLACK,
+  moversFrom,
+  SCORE_MICROS,
+  type TallyRow,
+  type TrendRow,
+  trendInputsFrom,
+  trendInputsSql,
+} from '../shared.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { type ScoreRow, toScore } from './reader.ts';
@@ -29,32 +39,16 @@ export function segmentWhere(sql: Queryable, segment: Segment | undefined): Frag
   return where;
 }
 
-const MICROS = 'SUM(round(s.score * 1000000)::bigint)::bigint';
-
-interface TallyRow {
-  band: number;
-  n: number;
-  micros: number;
-}
-
-function addRows(t: Tally, rows: readonly TallyRow[]): Tally {
-  for (const r of rows) {
-    t.counts[statusOf(r.band)] += Number(r.n);
-    t.micros += Number(r.micros);
-  }
-  return t;
-}
-
 export async function tally(sql: Queryable, accountId: string, segment?: Segment): Promise<Tally> {
   const rows = segment?.length
     ? await sql<TallyRow[]>`
-        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
+        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros
         FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
         WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY s.band`
     : await sql<TallyRow[]>`
-        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros FROM health_scores s
+        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros FROM health_scores s
         WHERE s.account_id = ${accountId} GROUP BY s.band`;
-  return addRows(emptyTally(), rows);
+  return addTallyRows(emptyTally(), rows);
 }
 
 export async function tallyBy(
@@ -66,7 +60,7 @@ export async function tallyBy(
   // The value's JSON text: json parses the document on every ->, so once per customer ('null'
   // only if stored so).
   const rows = await sql<(TallyRow & { value: string | null })[]>`
-    SELECT (c.metadata -> ${key})::text AS value, s.band, COUNT(*)::int AS n, ${sql.unsafe(MICROS)} AS micros
+    SELECT (c.metadata -> ${key})::text AS value, s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros
     FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
     WHERE c.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
   return groupTallies(rows);
@@ -101,9 +95,6 @@ export async function trendInputs(
   ]);
   return trendInputsFrom(rows);
 }
-
-/** Rows read beyond the limit, so that changes equal once rounded are ordered by id (shared.ts). */
-const MOVER_SLACK = 100;
 
 export async function movers(
   sql: Queryable,

@@ -2,7 +2,14 @@ import type { DropRule } from '../../domain/alerts.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
-import { DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
+import {
+  ADD_TO_DAY,
+  DELETE_WEBHOOK,
+  deliveriesFor,
+  historyToDays,
+  microsOf,
+  subscribersByType,
+} from '../shared.ts';
 import type {
   AuditEntry,
   CustomerRecord,
@@ -259,17 +266,13 @@ export class PgTx extends PgReader implements Tx {
             ${this.sql.unsafe(bandDelta(0))} AS critical,
             ${this.sql.unsafe(bandDelta(1))} AS at_risk,
             ${this.sql.unsafe(bandDelta(2))} AS healthy,
-            SUM(round(i.score * 1000000)::bigint - COALESCE(round(p.score * 1000000)::bigint, 0)) AS micros
+            SUM(${this.sql.unsafe(microsOf('i'))} - COALESCE(${this.sql.unsafe(microsOf('p'))}, 0)) AS micros
           FROM input i LEFT JOIN previous p ON p.customer_id = i.customer_id
           GROUP BY 1
         )
         INSERT INTO score_days (account_id, day, slot, critical, at_risk, healthy, score_micros)
         SELECT ${accountId}, day, ${this.sql.unsafe(SLOT)}, critical, at_risk, healthy, micros FROM days
-        ON CONFLICT (account_id, day, slot) DO UPDATE SET
-          critical = score_days.critical + excluded.critical,
-          at_risk = score_days.at_risk + excluded.at_risk,
-          healthy = score_days.healthy + excluded.healthy,
-          score_micros = score_days.score_micros + excluded.score_micros`;
+        ${this.sql.unsafe(ADD_TO_DAY)}`;
     }
   }
 

@@ -5,9 +5,19 @@ import type { DropWatch } from '../../domain/alerts.ts';
 import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { groupTallies, moversFrom, type TrendRow, trendInputsFrom, trendInputsSql } from '../shared.ts';
+import {
+  addTallyRows,
+  groupTallies,
+  MOVER_SLACK,
+  moversFrom,
+  SCORE_MICROS,
+  type TallyRow,
+  type TrendRow,
+  trendInputsFrom,
+  trendInputsSql,
+} from '../shared.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
-import { type Connection, numbered, type Row } from './connection.ts';
+import { type Connection, numbered } from './connection.ts';
 import { toScore } from './reader.ts';
 
 /** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
@@ -40,47 +50,37 @@ const SCORES_WITH_CUSTOMERS =
 const CUSTOMERS_WITH_SCORES =
   'customers c CROSS JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id';
 
-const MICROS = 'SUM(CAST(round(s.score * 1000000) AS INTEGER))';
-
-function addRows(t: Tally, rows: Row[]): Tally {
-  for (const r of rows) {
-    t.counts[statusOf(r.band as number)] += r.n as number;
-    t.micros += r.micros as number;
-  }
-  return t;
-}
-
 export function tally(conn: Connection, accountId: string, segment?: Segment): Tally {
   if (!segment?.length) {
     // The portfolio index holds band and score: no table row is read.
     const rows = conn.all(
-      `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM health_scores s
+      `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM health_scores s
        WHERE s.account_id = ? GROUP BY s.band`,
       accountId,
     );
-    return addRows(emptyTally(), rows);
+    return addTallyRows(emptyTally(), rows as unknown as TallyRow[]);
   }
   const seg = segmentWhere(segment);
   const rows = conn.all(
-    `SELECT s.band, COUNT(*) AS n, ${MICROS} AS micros FROM ${CUSTOMERS_WITH_SCORES}
+    `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${CUSTOMERS_WITH_SCORES}
      WHERE c.account_id = ?${seg.sql} GROUP BY s.band`,
     accountId,
     ...seg.params,
   );
-  return addRows(emptyTally(), rows);
+  return addTallyRows(emptyTally(), rows as unknown as TallyRow[]);
 }
 
 export function tallyBy(conn: Connection, accountId: string, key: string, segment?: Segment): GroupTally[] {
   const seg = segmentWhere(segment);
   // The value's JSON text: one parse of the metadata per customer ('null' only if stored so).
   const rows = conn.all(
-    `SELECT c.metadata -> ? AS value, s.band, COUNT(*) AS n, ${MICROS} AS micros
+    `SELECT c.metadata -> ? AS value, s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros
      FROM ${CUSTOMERS_WITH_SCORES} WHERE c.account_id = ?${seg.sql} GROUP BY 1, s.band`,
     path(key),
     accountId,
     ...seg.params,
   );
-  return groupTallies(rows as unknown as Parameters<typeof groupTallies>[0]);
+  return groupTallies(rows as unknown as (TallyRow & { value: string | null })[]);
 }
 
 export function trendInputs(
@@ -101,9 +101,6 @@ export function trendInputs(
   });
   return trendInputsFrom(conn.all(sql, ...params) as unknown as TrendRow[]);
 }
-
-/** Rows read beyond the limit, so that changes equal once rounded are ordered by id (shared.ts). */
-const MOVER_SLACK = 100;
 
 export function movers(
   conn: Connection,
