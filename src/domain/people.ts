@@ -15,12 +15,22 @@ export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const LOCK_FAILURES = 10;
 export const LOCK_WINDOW_MS = 15 * 60_000;
 
-const READS = new Set(['GET', 'HEAD']);
+export const READS = new Set(['GET', 'HEAD']);
 /** The routes an editor may change: customers and their scores, one at a time or in batches. */
 const EDITOR_WRITES = /^\/api\/(customers(\/|$|\?)|health-scores\/batch(\?|$))/;
 
 /** Who else signs in is an admin's business, reading included. */
 const PEOPLE = /^\/api\/(users|audit-log)(\/|$|\?)/;
+/** The audit log is read by admins and write keys only. */
+export const AUDIT_LOG = /^\/api\/audit-log(\/|$|\?)/;
+
+/**
+ * Whether a key of this scope may make this request (docs/api.md, "Key scopes"): a write key
+ * anything, a read key every GET but the audit log's.
+ */
+export function scopeAllows(scope: 'read' | 'write', method: string, url: string): boolean {
+  return scope === 'write' || (READS.has(method) && !AUDIT_LOG.test(url));
+}
 
 /** Whether a user of this role may make this request (docs/people.md, "Roles"). */
 export function roleAllows(role: UserRole, method: string, url: string): boolean {

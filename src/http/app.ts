@@ -14,6 +14,7 @@ import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { ScoreWriter } from '../writes/coalesce.ts';
@@ -77,8 +78,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerDocs(app);
   registerOperations(app, deps);
   if (deps.routes === 'operations') return app;
-  await registerSessions(app, deps.store, deps.now ?? Date.now);
-  await app.register(authRoutes(deps.store, deps.now ?? Date.now));
+  const now = deps.now ?? Date.now;
+  await registerSessions(app, deps.store, now);
+  await app.register(authRoutes(deps.store, now));
   await app.register(apiRoutes(deps), { prefix: '/api' });
   await registerDashboard(app, deps.dashboardDir);
   return app;
@@ -221,20 +223,20 @@ function registerOperations(app: FastifyInstance, deps: AppDeps): void {
 /** /api: every route behind the key, then the rate limit, then Idempotency-Key replays. */
 function apiRoutes(deps: AppDeps): FastifyPluginAsync {
   const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
+  const now = deps.now ?? Date.now;
   return async (api) => {
     api.addHook('onRequest', async (req) => auth.authenticate(req));
     // A change made with the session cookie carries its CSRF token (a key's request has no cookie to ride on).
     api.addHook('onRequest', (req, reply, done) => {
-      if (!req.user || req.method === 'GET' || req.method === 'HEAD') return done();
+      if (!req.user || READS.has(req.method)) return done();
       api.csrfProtection(req, reply, done);
     });
     const limit = deps.config.rateLimit;
     if (limit) await registerRateLimit(api, limit);
     registerIdempotency(api, deps.store);
-    registerAudit(api, deps.store, deps.now ?? Date.now);
+    registerAudit(api, deps.store, now);
     await api.register(customersRoutes(deps.store));
     const metrics = deps.metrics;
-    const now = deps.now ?? Date.now;
     const writer = new ScoreWriter(deps.store, {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
       now,

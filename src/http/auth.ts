@@ -6,14 +6,13 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { hashApiKey } from '../domain/ids.ts';
-import { roleAllows } from '../domain/people.ts';
+import { READS, roleAllows, scopeAllows } from '../domain/people.ts';
 import type { KeyScope, Store, UserRecord } from '../store/store.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     accountId: string;
     apiKeyId: string;
-    apiKeyScope: KeyScope;
     /** Who made the request, as the audit log names them. */
     actor: { type: 'key' | 'user'; id: string; label: string };
     /** The signed-in person, when the session cookie (not a key) authenticated the request. */
@@ -61,19 +60,13 @@ export class KeyAuthenticator {
     }
     req.accountId = found.accountId;
     req.apiKeyId = found.keyId;
-    req.apiKeyScope = found.scope;
     req.actor = { type: 'key', id: found.keyId, label: `${found.prefix}…` };
-    // The audit log is for admins and write keys (docs/people.md, "Audit log").
-    if (found.scope === 'read' && req.url.startsWith('/api/audit-log')) {
+    if (!scopeAllows(found.scope, req.method, req.url)) {
       throw new ApiError(
         'permission_denied',
-        'The audit log is for write keys and admins; this key is read-only.',
-      );
-    }
-    if (found.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
-      throw new ApiError(
-        'permission_denied',
-        `This API key is read-only: it may only read (GET), and ${req.method} changes data. Use a write key.`,
+        READS.has(req.method)
+          ? 'The audit log is for write keys and admins; this key is read-only.'
+          : `This API key is read-only: it may only read (GET), and ${req.method} changes data. Use a write key.`,
       );
     }
   }
@@ -81,7 +74,6 @@ export class KeyAuthenticator {
   #signedIn(req: FastifyRequest, user: UserRecord): void {
     req.accountId = user.accountId;
     req.apiKeyId = `user:${user.id}`; // what the rate limit counts by
-    req.apiKeyScope = user.role === 'viewer' ? 'read' : 'write';
     req.user = user;
     req.actor = { type: 'user', id: user.id, label: user.email };
     if (!roleAllows(user.role, req.method, req.url)) {
