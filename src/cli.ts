@@ -97,10 +97,7 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
       if (sub === 'create') {
         const accountName = values.account ?? 'default';
-        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(accountName)) {
-          console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
-          return 2;
-        }
+        if (!accountNameValid(accountName)) return 2;
         const scope = values.scope ?? 'write';
         if (scope !== 'read' && scope !== 'write') {
           console.error('--scope must be read (GET only) or write (everything).');
@@ -141,8 +138,7 @@ async function main(argv: string[]): Promise<number> {
       if (sub && positionals.length === 2) return backup(sub, values.force ?? false);
       break;
   }
-  console.error(USAGE);
-  return 2;
+  return usage();
 }
 
 /**
@@ -209,10 +205,7 @@ async function users(
     console.error('EMAIL must be an email address.');
     return 2;
   }
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(accountName)) {
-    console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
-    return 2;
-  }
+  if (!accountNameValid(accountName)) return 2;
   if (role !== 'admin' && role !== 'editor' && role !== 'viewer') {
     console.error('--role must be admin, editor or viewer.');
     return 2;
@@ -227,6 +220,13 @@ async function users(
   console.error(`Added ${email} (${role}) to account '${accountName}'. Their one-time link, valid 24 hours:`);
   console.log(`${base}/set-password#token=${made.token}`);
   return 0;
+}
+
+/** Whether --account names an account; says why not. */
+function accountNameValid(name: string): boolean {
+  if (/^[A-Za-z0-9_.-]{1,64}$/.test(name)) return true;
+  console.error('--account must be 1-64 letters, digits, dots, dashes or underscores.');
+  return false;
 }
 
 function usage(): number {

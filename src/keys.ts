@@ -53,10 +53,21 @@ export async function createUser(
   now: number = Date.now(),
 ): Promise<{ id: string; token: string } | null> {
   const account = await store.ensureAccount(opts.accountName, now);
+  return addUser(store, account.id, opts.email, opts.role, now);
+}
+
+/** A user of an existing account with their one-time link's token, or null when the email is taken. */
+export async function addUser(
+  store: Store,
+  accountId: string,
+  email: string,
+  role: UserRole,
+  now: number,
+): Promise<{ id: string; token: string } | null> {
   const id = newId.user();
   const token = newToken();
   const created = await store.createUser(
-    { id, accountId: account.id, email: normalizeEmail(opts.email), role: opts.role, createdAt: now },
+    { id, accountId, email: normalizeEmail(email), role, createdAt: now },
     { tokenHash: hashToken(token), expiresAt: now + SIGN_IN_LINK_MS },
   );
   return created ? { id, token } : null;

@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
-import { hashToken, newToken, normalizeEmail, SIGN_IN_LINK_MS, USER_ROLES } from '../domain/people.ts';
+import { normalizeEmail, USER_ROLES } from '../domain/people.ts';
+import { addUser } from '../keys.ts';
 import type { Store } from '../store/store.ts';
 import { userJson } from './auth-routes.ts';
 import { errorResponses } from './schemas.ts';
@@ -70,21 +70,15 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
       },
     },
     async (req, reply) => {
-      const id = newId.user();
-      const token = newToken();
-      const at = now();
-      const email = normalizeEmail(req.body.email);
-      const created = await store.createUser(
-        { id, accountId: req.accountId, email, role: req.body.role, createdAt: at },
-        { tokenHash: hashToken(token), expiresAt: at + SIGN_IN_LINK_MS },
-      );
-      if (!created) {
+      const made = await addUser(store, req.accountId, req.body.email, req.body.role, now());
+      if (!made) {
+        const email = normalizeEmail(req.body.email);
         throw new ApiError('user_exists', `A user with the email '${email}' exists already.`, 'email');
       }
-      const user = await store.getUser(req.accountId, id);
-      if (!user) throw notFound.user(id);
+      const user = await store.getUser(req.accountId, made.id);
+      if (!user) throw notFound.user(made.id);
       reply.code(201);
-      return { user: userJson(user), sign_in_link: `${dashboardUrl(req)}/set-password#token=${token}` };
+      return { user: userJson(user), sign_in_link: `${dashboardUrl(req)}/set-password#token=${made.token}` };
     },
   );
 }
