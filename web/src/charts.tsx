@@ -22,6 +22,41 @@ function useWidth() {
 const HEIGHT = 220;
 const M = { top: 14, right: 14, bottom: 30, left: 42 };
 
+/** Horizontal gridlines at the count ticks, labelled on the left. */
+function CountGridlines({ ticks, w, y }: { ticks: number[]; w: number; y: (c: number) => number }) {
+  return (
+    <>
+      {ticks.map((t) => (
+        <g key={t} class="gridlines">
+          <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
+          <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+            {count(t)}
+          </text>
+        </g>
+      ))}
+    </>
+  );
+}
+
+/** The bottom axis with its time labels, the first and last kept inside the chart. */
+function TimeAxis({ w, h, labels }: { w: number; h: number; labels: { x: number; text: string }[] }) {
+  return (
+    <g class="axis">
+      <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
+      {labels.map((l, i) => (
+        <text
+          key={l.x}
+          x={l.x}
+          y={HEIGHT - 8}
+          text-anchor={i === 0 ? 'start' : i === labels.length - 1 ? 'end' : 'middle'}
+        >
+          {l.text}
+        </text>
+      ))}
+    </g>
+  );
+}
+
 /** How many scores fall in each 0.05-wide bin, bars coloured by the band of the bin's middle. */
 export function Histogram({ scores, thresholds }: { scores: number[]; thresholds: Thresholds }) {
   const [ref, width] = useWidth();
@@ -43,14 +78,7 @@ export function Histogram({ scores, thresholds }: { scores: number[]; thresholds
     <div class="chart" ref={ref}>
       {width > 0 && (
         <svg class="histogram" width={width} height={HEIGHT} role="img" aria-label={label}>
-          {yTicks.map((t) => (
-            <g key={t} class="gridlines">
-              <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
-              <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
-                {count(t)}
-              </text>
-            </g>
-          ))}
+          <CountGridlines ticks={yTicks} w={w} y={y} />
           {counts.map((c, i) => {
             const from = i / bins;
             const status = statusFor(from + 0.5 / bins, thresholds);
@@ -153,19 +181,7 @@ export function HistoryChart({ points, thresholds }: { points: HistoryPoint[]; t
                 <title>{`Version ${p.version}: ${score(p.score)} (${STATUS_LABEL[p.status]})`}</title>
               </circle>
             ))}
-          <g class="axis">
-            <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
-            {xTicks.map((t, i) => (
-              <text
-                key={t}
-                x={x(t)}
-                y={HEIGHT - 8}
-                text-anchor={i === 0 ? 'start' : i === xTicks.length - 1 ? 'end' : 'middle'}
-              >
-                {tick(t)}
-              </text>
-            ))}
-          </g>
+          <TimeAxis w={w} h={h} labels={xTicks.map((t) => ({ x: x(t), text: tick(t) }))} />
         </svg>
       )}
     </div>
@@ -218,32 +234,17 @@ export function TrendChart({ days }: { days: TrendDay[] }) {
           aria-label={label}
           data-days={days.length}
         >
-          {yTicks.map((t) => (
-            <g key={t} class="gridlines">
-              <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
-              <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
-                {count(t)}
-              </text>
-            </g>
-          ))}
+          <CountGridlines ticks={yTicks} w={w} y={y} />
           {areas.map((a) => (
             <path key={a.status} class={`area ${a.status}`} d={a.d}>
               <title>{STATUS_LABEL[a.status]}</title>
             </path>
           ))}
-          <g class="axis">
-            <line x1={M.left} x2={M.left + w} y1={M.top + h} y2={M.top + h} />
-            {xTicks.map((i, k) => (
-              <text
-                key={i}
-                x={x(i)}
-                y={HEIGHT - 8}
-                text-anchor={k === 0 ? 'start' : k === xTicks.length - 1 ? 'end' : 'middle'}
-              >
-                {days[i]?.date.slice(5)}
-              </text>
-            ))}
-          </g>
+          <TimeAxis
+            w={w}
+            h={h}
+            labels={xTicks.map((i) => ({ x: x(i), text: days[i]?.date.slice(5) ?? '' }))}
+          />
         </svg>
       )}
     </div>
