@@ -16,28 +16,34 @@ export const LOCK_FAILURES = 10;
 export const LOCK_WINDOW_MS = 15 * 60_000;
 
 export const READS = new Set(['GET', 'HEAD']);
-/** The routes an editor may change: customers and their scores, one at a time or in batches. */
-const EDITOR_WRITES = /^\/api\/(customers(\/|$|\?)|health-scores\/batch(\?|$))/;
 
-/** Who else signs in is an admin's business, reading included. */
-const PEOPLE = /^\/api\/(users|audit-log)(\/|$|\?)/;
-/** The audit log is read by admins and write keys only. */
-export const AUDIT_LOG = /^\/api\/audit-log(\/|$|\?)/;
+/**
+ * What a route touches, declared in its route config (`config: { area }`), which decides who may
+ * call it (docs/people.md, "Roles"). It is read off the route that serves the request, never off
+ * the request's target, so no spelling of a path (percent-escapes, an absolute-form target, a
+ * `#`) changes the answer. A route that declares none is `account`, the strictest for writes.
+ * - `customers`: customers and their scores, one at a time or in batches; editors change them.
+ * - `account`: settings, webhooks, events; everyone reads, admins (and write keys) change.
+ * - `people`: who signs in; admins and write keys only (a read key may list them).
+ * - `audit`: the audit log; admins and write keys only.
+ */
+export const AREAS = ['customers', 'account', 'people', 'audit'] as const;
+export type Area = (typeof AREAS)[number];
 
 /**
  * Whether a key of this scope may make this request (docs/api.md, "Key scopes"): a write key
  * anything, a read key every GET but the audit log's.
  */
-export function scopeAllows(scope: 'read' | 'write', method: string, url: string): boolean {
-  return scope === 'write' || (READS.has(method) && !AUDIT_LOG.test(url));
+export function scopeAllows(scope: 'read' | 'write', method: string, area: Area): boolean {
+  return scope === 'write' || (READS.has(method) && area !== 'audit');
 }
 
 /** Whether a user of this role may make this request (docs/people.md, "Roles"). */
-export function roleAllows(role: UserRole, method: string, url: string): boolean {
+export function roleAllows(role: UserRole, method: string, area: Area): boolean {
   if (role === 'admin') return true;
-  if (PEOPLE.test(url)) return false;
+  if (area === 'people' || area === 'audit') return false;
   if (READS.has(method)) return true;
-  return role === 'editor' && EDITOR_WRITES.test(url);
+  return role === 'editor' && area === 'customers';
 }
 
 const SCRYPT: ScryptOptions = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };

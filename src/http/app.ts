@@ -61,6 +61,8 @@ const BODY_LIMIT = 1024 * 1024;
 /** /readyz answers 503 when the database has not answered a ping by then. */
 const READY_TIMEOUT_MS = 2000;
 const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
+/** An absolute-form target: scheme and authority, then the path (or nothing: the root). */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([/?#].*)?$/i;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
 const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
@@ -106,6 +108,7 @@ function createServer(deps: AppDeps): FastifyInstance {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId.requestId();
     },
     routerOptions: ROUTER_OPTIONS,
+    rewriteUrl: originForm,
     return503OnClosing: true,
     frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
@@ -114,6 +117,21 @@ function createServer(deps: AppDeps): FastifyInstance {
       reply.code(api.status).send(api.toBody());
     },
   });
+}
+
+/**
+ * The request target as every part of the app reads it: an absolute-form target
+ * (`GET http://host/api/…`, which HTTP/1.1 servers must accept) loses its scheme and host, and a
+ * `#fragment` (never part of a target; the router would read it as a query) is dropped. So the
+ * session cookie's path, the logs and the idempotency fingerprint see one spelling; permissions
+ * are decided on the matched route in any case (docs/people.md, "Roles").
+ */
+function originForm(req: { url?: string }): string {
+  let url = req.url ?? '/';
+  const absolute = url.startsWith('/') ? null : ABSOLUTE_FORM.exec(url);
+  if (absolute) url = `/${(absolute[1] ?? '').replace(/^\//, '')}`;
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
 }
 
 /**

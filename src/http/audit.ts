@@ -53,7 +53,7 @@ function objectOf(req: FastifyRequest, payload: unknown): string | null {
   const params = req.params as Record<string, string> | undefined;
   const id = params?.delivery_id ?? params?.user_id ?? params?.webhook_id ?? params?.customer_id;
   if (id !== undefined) return id;
-  if (req.url.startsWith('/api/settings/')) return null;
+  if (req.routeOptions.url?.startsWith('/api/settings/')) return null;
   if (typeof payload !== 'string' || payload.length > 1_000_000) return null;
   try {
     const body = JSON.parse(payload) as { id?: unknown; user?: { id?: unknown } };
@@ -123,6 +123,7 @@ export const auditRoutes =
     app.get<{ Querystring: Static<typeof Query> }>(
       '/audit-log',
       {
+        config: { area: 'audit' },
         schema: {
           tags: ['people'],
           summary: 'Who changed what, newest first (admins and write keys)',

@@ -1,15 +1,21 @@
 // Bearer key → account and scope. Keys are looked up by their SHA-256 hash; found keys are
 // cached for a short TTL so the hot path skips the database, and a revoked key stops working
 // within that TTL. A read key answers GET and HEAD only (docs/api.md, "Authentication").
+// What a scope or a role may do is decided on the route that serves the request (its declared
+// area), never on the text of the request target.
 // Without an Authorization header, a signed-in person's session cookie authenticates instead,
 // with what their role allows (docs/people.md).
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { hashApiKey } from '../domain/ids.ts';
-import { READS, roleAllows, scopeAllows } from '../domain/people.ts';
+import { type Area, READS, roleAllows, scopeAllows } from '../domain/people.ts';
 import type { KeyScope, Store, UserRecord } from '../store/store.ts';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route (domain/people.ts, AREAS); `account` when not given. */
+    area?: Area;
+  }
   interface FastifyRequest {
     accountId: string;
     apiKeyId: string;
@@ -61,7 +67,7 @@ export class KeyAuthenticator {
     req.accountId = found.accountId;
     req.apiKeyId = found.keyId;
     req.actor = { type: 'key', id: found.keyId, label: `${found.prefix}…` };
-    if (!scopeAllows(found.scope, req.method, req.url)) {
+    if (!scopeAllows(found.scope, req.method, areaOf(req))) {
       throw new ApiError(
         'permission_denied',
         READS.has(req.method)
@@ -76,11 +82,14 @@ export class KeyAuthenticator {
     req.apiKeyId = `user:${user.id}`; // what the rate limit counts by
     req.user = user;
     req.actor = { type: 'user', id: user.id, label: user.email };
-    if (!roleAllows(user.role, req.method, req.url)) {
+    if (!roleAllows(user.role, req.method, areaOf(req))) {
       throw new ApiError(
         'permission_denied',
-        `Your role (${user.role}) may not ${req.method} ${req.url.split('?')[0]}. Ask an admin of your account.`,
+        `Your role (${user.role}) may not ${req.method} ${req.routeOptions.url}. Ask an admin of your account.`,
       );
     }
   }
 }
+
+/** The area the matched route declares: what the request is decided on, however its path was spelled. */
+const areaOf = (req: FastifyRequest): Area => req.routeOptions.config.area ?? 'account';

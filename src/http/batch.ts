@@ -45,9 +45,10 @@ function entries<T>(
   });
 }
 
-/** The route's options: the batch body limit and the OpenAPI description. */
+/** The route's options: the batch body limit, who may call it and the OpenAPI description. */
 const options = (tag: string, summary: string, body: object, answer: object) => ({
   bodyLimit: BATCH_BODY_LIMIT,
+  config: { area: 'customers' as const },
   schema: {
     tags: [tag],
     summary,

@@ -78,6 +78,7 @@ function createCustomer(app: FastifyInstance, store: Store): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/customers',
     {
+      config: { area: 'customers' },
       schema: {
         tags: ['customers'],
         summary: 'Create a customer',
@@ -164,6 +165,7 @@ function updateCustomer(app: FastifyInstance, store: Store): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
     '/customers/:customer_id',
     {
+      config: { area: 'customers' },
       schema: {
         tags: ['customers'],
         summary: 'Update a customer (metadata merges; a null value removes a key)',
@@ -203,6 +205,7 @@ function deleteCustomer(app: FastifyInstance, store: Store): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/customers/:customer_id',
     {
+      config: { area: 'customers' },
       schema: {
         tags: ['customers'],
         summary: 'Delete a customer with its score and history',

@@ -130,6 +130,7 @@ function replaceFactors(app: FastifyInstance, { writer, now }: Deps): void {
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
     '/customers/:customer_id/health-score',
     {
+      config: { area: 'customers' },
       schema: {
         tags: ['health scores'],
         summary: "Replace a customer's factors and recompute its health score",
@@ -157,6 +158,7 @@ function patchFactors(app: FastifyInstance, { writer, now }: Deps): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
     '/customers/:customer_id/health-score',
     {
+      config: { area: 'customers' },
       schema: {
         tags: ['health scores'],
         summary: 'Merge factors into the current set (null removes one) and recompute',

@@ -42,6 +42,7 @@ function listUsers(app: FastifyInstance, { store }: Deps): void {
   app.get(
     '/users',
     {
+      config: { area: 'people' },
       schema: {
         tags: ['people'],
         summary: "The account's people, by email",
@@ -56,6 +57,7 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/users',
     {
+      config: { area: 'people' },
       schema: {
         tags: ['people'],
         summary: 'Add a person; the answer holds their one-time sign-in link, shown only this once',
@@ -87,6 +89,7 @@ function updateUser(app: FastifyInstance, { store }: Deps): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
     '/users/:user_id',
     {
+      config: { area: 'people' },
       schema: {
         tags: ['people'],
         summary: "Change a person's role; their open sessions follow at once",
@@ -107,6 +110,7 @@ function removeUser(app: FastifyInstance, { store }: Deps): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/users/:user_id',
     {
+      config: { area: 'people' },
       schema: {
         tags: ['people'],
         summary: 'Remove a person; their sessions end at once',
