@@ -1,4 +1,4 @@
-// Customer rules that a schema cannot say: metadata size and the PATCH merge law.
+// Customer rules that a schema cannot say: metadata size, its numbers, and the PATCH merge law.
 import { ApiError } from './errors.ts';
 
 export const METADATA_MAX_KEYS = 50;
@@ -19,8 +19,31 @@ export function mergeMetadata(current: Metadata, patch: Metadata): Metadata {
   return next;
 }
 
+/**
+ * Where the first number JSON cannot hold is, as a dotted path, or null. 1e309 parses to
+ * Infinity, which JSON.stringify would store as null: what is sent must read back as sent.
+ * Metadata nests at most 64 levels (text-rules.ts), so recursion is safe here.
+ */
+function nonFinite(value: unknown, path: string): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : path;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, child] of Object.entries(value)) {
+    const found = nonFinite(child, `${path}.${key}`);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** Limits hold for the stored result, so a merge cannot grow metadata past them. */
 export function checkMetadata(metadata: Metadata): void {
+  const infinite = nonFinite(metadata, 'metadata');
+  if (infinite) {
+    throw new ApiError(
+      'parameter_invalid',
+      `'${infinite}' is a number beyond what a double holds (±1.8e308), so it could not be kept as sent.`,
+      infinite,
+    );
+  }
   if (Object.keys(metadata).length > METADATA_MAX_KEYS) {
     throw new ApiError(
       'parameter_invalid',

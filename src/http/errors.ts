@@ -19,7 +19,11 @@ export function sendUnavailable(reply: FastifyReply): FastifyReply {
   return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send(err.toBody());
 }
 
-export function translate(err: FastifyError): ApiError | null {
+/** 1048576 → "1 MiB": body limits are whole MiB; anything else is told in bytes. */
+const size = (bytes: number) => (bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`);
+
+/** `bodyLimit`: the route's (req.routeOptions.bodyLimit), which a 413 names: batches take more. */
+export function translate(err: FastifyError, bodyLimit?: number): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err.validation && err.validation.length > 0) {
     return toApiError(err.validation[0] as Parameters<typeof toApiError>[0], err.validationContext ?? 'body');
@@ -32,7 +36,12 @@ export function translate(err: FastifyError): ApiError | null {
         'Send the request body as JSON with Content-Type: application/json.',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('body_too_large', 'The request body is larger than the 1 MiB limit.');
+      return new ApiError(
+        'body_too_large',
+        bodyLimit
+          ? `The request body is larger than the ${size(bodyLimit)} limit of this route.`
+          : 'The request body is larger than the limit of this route.',
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('invalid_json', 'The request body is not valid JSON.');
@@ -59,10 +68,11 @@ export function registerErrorHandling(app: FastifyInstance, allowed: (path: stri
   // and is over at the next success of /api (every /api route reads or writes the database).
   const outage = new OutageLog(app.log, 'requests');
   app.addHook('onResponse', async (req, reply) => {
-    if (outage.down && reply.statusCode < 300 && req.url.startsWith('/api/')) outage.recovered();
+    if (outage.down && reply.statusCode < 300 && req.routeOptions.url?.startsWith('/api/'))
+      outage.recovered();
   });
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const api = translate(err);
+    const api = translate(err, req.routeOptions.bodyLimit);
     if (api) {
       if (api.status === 401) reply.header('www-authenticate', 'Bearer');
       return reply.code(api.status).send(api.toBody());

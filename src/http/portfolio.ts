@@ -29,10 +29,16 @@ export const SummaryQuery = Type.Object(
 );
 const Group = Type.Object({
   value: Type.Union(
-    [Type.String(), Type.Number(), Type.Boolean(), Type.Null(), Type.Object({}), Type.Array(Type.Unknown())],
-    {
-      description: 'The metadata value; null for customers without the key.',
-    },
+    [
+      Type.String(),
+      Type.Number(),
+      Type.Boolean(),
+      Type.Null(),
+      // Open: the serializer drops properties a schema does not list, and a closed {} emptied every object.
+      Type.Object({}, { additionalProperties: true }),
+      Type.Array(Type.Unknown()),
+    ],
+    { description: 'The metadata value as stored; null for customers without the key.' },
   ),
   total: Type.Integer(),
   counts: Counts,

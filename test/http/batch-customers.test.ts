@@ -248,6 +248,7 @@ describe('body size', () => {
     const res: Response = await batch(api, sized(600, 8.5 * 1024 * 1024));
     assert.equal(res.status, 413, res.raw.slice(0, 200));
     assert.equal(res.body.error.code, 'body_too_large');
+    assert.match(res.body.error.message, /\b8 MiB\b/, 'the batch limit, not the 1 MiB of other routes');
     assert.deepEqual(await stored(api), { customers: [], events: [] });
   });
 });

@@ -210,6 +210,17 @@ describe('request-level errors', () => {
       assert.deepEqual(await stored(api), before);
     });
   }
+
+  test('a body over 8 MiB: 413 body_too_large naming the 8 MiB limit, nothing stored', async () => {
+    const api = await account();
+    const before = await stored(api);
+    const item = { customer_id: 'a', factors: { usage: 0.5 }, pad: 'p'.repeat(9000) };
+    const res = await api.post('/api/health-scores/batch', { scores: Array(1000).fill(item) });
+    assert.equal(res.status, 413, res.raw.slice(0, 200));
+    assert.equal(res.body.error.code, 'body_too_large');
+    assert.match(res.body.error.message, /\b8 MiB\b/);
+    assert.deepEqual(await stored(api), before);
+  });
 });
 
 describe('Idempotency-Key', () => {

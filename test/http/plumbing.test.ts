@@ -122,6 +122,7 @@ describe('plumbing', () => {
       const res = await send('POST', '/api/customers', oversized(), { 'content-type': 'application/json' });
       assertEnvelope(res, 413, 'body_too_large');
       assert.equal(res.body.error.type, 'invalid_request_error');
+      assert.match(res.body.error.message, /\b1 MiB\b/);
       assert.deepEqual(await stored(), before);
     });
 

@@ -179,6 +179,40 @@ describe('summary grouped by a metadata key', () => {
     });
   });
 
+  test('object and array values are shown as stored, beside strings, numbers and null', async () => {
+    const api = await t.newAccount('grouped objects');
+    const shapes: Record<string, unknown> = {
+      o1: { tier: { level: 2, name: 'gold' } },
+      o2: { tier: { level: 3, flags: [true, null], nested: { deep: 'x' } } },
+      arr: { tier: ['a', 1, { b: 2 }] },
+      str: { tier: 'plain' },
+      num: { tier: 7 },
+      none: {},
+    };
+    const scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+    for (const [i, [id, metadata]] of Object.entries(shapes).entries()) {
+      await customer(api, id, metadata as Record<string, unknown>);
+      await score(api, id, scores[i] as number);
+    }
+    const res = await api.get('/api/health-scores/summary?group_by=metadata.tier');
+    assert.equal(res.status, 200, res.raw);
+    const groups: [unknown, number][] = res.body.groups.map((g: { value: unknown; average: number }) => [
+      g.value,
+      g.average,
+    ]);
+    assert.deepEqual(groups, [
+      [{ level: 2, name: 'gold' }, 0.1],
+      [{ level: 3, flags: [true, null], nested: { deep: 'x' } }, 0.2],
+      [['a', 1, { b: 2 }], 0.3],
+      ['plain', 0.4],
+      [7, 0.5],
+      [null, 0.6],
+    ]);
+    for (const [i, id] of ['o1', 'o2', 'arr'].entries()) {
+      assert.deepEqual(groups[i]?.[0], (await api.get(`/api/customers/${id}`)).body.metadata.tier, id);
+    }
+  });
+
   for (const groupBy of ['plan', 'metadata.', `metadata.${'k'.repeat(65)}`, 'metadata.a%00b']) {
     test(`group_by=${groupBy.slice(0, 20)}: 400 naming group_by`, async () => {
       const res = await t.api.get(`/api/health-scores/summary?group_by=${groupBy}`);
