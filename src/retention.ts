@@ -1,16 +1,17 @@
 // The retention job (docs/operations.md, "Retention"): removes events older than
 // VITALS_EVENT_RETENTION with their finished deliveries, and audit log entries older than
-// VITALS_AUDIT_RETENTION (docs/people.md), in small batches, each its own short
+// VITALS_AUDIT_RETENTION (docs/people.md) and failed sign-ins past the lock's window, in small batches, each its own short
 // transaction, with a pause between them so requests interleave and none waits more than one
 // batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { LOCK_WINDOW_MS } from './domain/people.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
 import { logJobFailure } from './store/unavailable.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'pruneEvents' | 'pruneAudit'>;
+  store: Pick<Store, 'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures'>;
   /** Events older than this are removed; null keeps them. */
   keepMs: number | null;
   /** Audit log entries older than this are removed; null (the default here) keeps them. */
@@ -86,6 +87,8 @@ export class RetentionJob {
     const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0 };
     if (this.#o.keepMs !== null) await this.#events(this.#o.now() - this.#o.keepMs, total);
     if (this.#o.auditKeepMs !== null) await this.#audit(this.#o.now() - this.#o.auditKeepMs, total);
+    // Failures outside the window lock nothing; sign-in forgets only its own email's.
+    await this.#o.store.pruneSignInFailures(this.#o.now() - LOCK_WINDOW_MS);
     return total;
   }
 

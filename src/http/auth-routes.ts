@@ -60,13 +60,6 @@ interface Deps {
   now: () => number;
 }
 
-/** The lock (docs/people.md, "Sign-in"): the seconds until this email may try again, or 0. */
-async function lockedFor(store: Store, email: string, now: number): Promise<number> {
-  const failures = await store.signInFailures(email, now - LOCK_WINDOW_MS);
-  const tenth = failures[LOCK_FAILURES - 1];
-  return tenth === undefined ? 0 : Math.ceil((tenth + LOCK_WINDOW_MS - now) / 1000);
-}
-
 function login(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof LoginBody> }>(
     '/auth/login',
@@ -81,8 +74,14 @@ function login(app: FastifyInstance, { store, now }: Deps): void {
     async (req, reply) => {
       const email = normalizeEmail(req.body.email);
       const at = now();
-      const wait = await lockedFor(store, email, at);
-      if (wait > 0) {
+      // The attempt is counted before the password is checked, in one atomic step, so a burst
+      // in parallel has at most LOCK_FAILURES checked; a right password gives its count back.
+      const claim = await store.claimSignInAttempt(email, at, {
+        since: at - LOCK_WINDOW_MS,
+        limit: LOCK_FAILURES,
+      });
+      if (!claim.claimed) {
+        const wait = Math.max(1, Math.ceil((claim.oldest + LOCK_WINDOW_MS - at) / 1000));
         reply.header('retry-after', String(wait));
         throw new ApiError(
           'sign_in_locked',
@@ -92,11 +91,8 @@ function login(app: FastifyInstance, { store, now }: Deps): void {
       const user = await store.findUserByEmail(email);
       // An unknown email or a user without a password costs one scrypt too: no telling them apart.
       const matches = await verifyPassword(req.body.password, user?.passwordHash ?? DECOY_HASH);
-      if (!user?.passwordHash || !matches) {
-        await store.recordSignInFailure(email, at);
-        throw new ApiError('credentials_invalid', INVALID);
-      }
-      await store.clearSignInFailures(email, at - LOCK_WINDOW_MS);
+      if (!user?.passwordHash || !matches) throw new ApiError('credentials_invalid', INVALID);
+      await store.releaseSignInAttempt(email, at);
       await req.session.regenerate(); // a new id: one set before sign-in is never signed in
       req.session.userId = user.id;
       return { user: userJson(user), csrf_token: reply.generateCsrf() };

@@ -25,9 +25,11 @@ export const PEOPLE_SQL = {
   redeemLink: `UPDATE sign_in_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
     RETURNING user_id`,
   setPassword: 'UPDATE users SET password_hash = $2 WHERE id = $1',
-  recentFailures: 'SELECT at FROM sign_in_failures WHERE email = $1 AND at > $2 ORDER BY at DESC',
+  /** This email's failures (and claims) after $2, newest first: the $3th is the one the lock waits on. */
+  recentFailures: 'SELECT at FROM sign_in_failures WHERE email = $1 AND at > $2 ORDER BY at DESC LIMIT $3',
   recordFailure: 'INSERT INTO sign_in_failures (email, at) VALUES ($1, $2)',
-  clearFailures: 'DELETE FROM sign_in_failures WHERE email = $1 OR at < $2',
+  forgetOldFailures: 'DELETE FROM sign_in_failures WHERE email = $1 AND at <= $2',
+  pruneFailures: 'DELETE FROM sign_in_failures WHERE at <= $1',
   putSession: `INSERT INTO sessions (id_hash, user_id, data, expires_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (id_hash) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
   /** A live session with its user as the user is now (a removed user has none). */

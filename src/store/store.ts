@@ -490,11 +490,21 @@ export interface People {
   removeUser(email: string): Promise<boolean>;
   /** Uses a live link once: sets the password; the user, or null when the link is unknown, used or expired. */
   redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null>;
-  /** Failed sign-ins of this email after `since`, newest first. */
-  signInFailures(email: string, since: number): Promise<number[]>;
-  recordSignInFailure(email: string, at: number): Promise<void>;
-  /** Forgets this email's failures (a good sign-in) and everyone's older than `before`. */
-  clearSignInFailures(email: string, before: number): Promise<void>;
+  /**
+   * Check-and-count in one atomic step (docs/people.md, "Sign-in"): when this email has fewer than
+   * `limit` failures after `since`, records one at `at` (the attempt counts as failed until
+   * released) and answers claimed; otherwise records nothing and answers when the `limit`-th
+   * newest failure was. Atomic across processes: of any burst, at most `limit` are claimed.
+   */
+  claimSignInAttempt(
+    email: string,
+    at: number,
+    window: { since: number; limit: number },
+  ): Promise<{ claimed: true } | { claimed: false; oldest: number }>;
+  /** The attempt claimed at `at` had the right password: it was no failure. */
+  releaseSignInAttempt(email: string, at: number): Promise<void>;
+  /** Forgets every failure at or before `before` (the retention job); answers how many. */
+  pruneSignInFailures(before: number): Promise<number>;
   putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void>;
   getSession(idHash: string, now: number): Promise<{ user: UserRecord; data: string } | null>;
   deleteSession(idHash: string): Promise<void>;

@@ -26,9 +26,17 @@ const principals: Principal[] = [];
 async function signedIn(email: string, role: 'viewer' | 'editor'): Promise<Principal> {
   const made = await createUser(t.store, { email, accountName: 'default', role });
   assert.ok(made);
-  const set = await t.inject({ method: 'POST', url: '/auth/password', payload: { token: made.token, password: PASSWORD } });
+  const set = await t.inject({
+    method: 'POST',
+    url: '/auth/password',
+    payload: { token: made.token, password: PASSWORD },
+  });
   assert.equal(set.status, 200, set.raw);
-  const login = await t.inject({ method: 'POST', url: '/auth/login', payload: { email, password: PASSWORD } });
+  const login = await t.inject({
+    method: 'POST',
+    url: '/auth/login',
+    payload: { email, password: PASSWORD },
+  });
   assert.equal(login.status, 200, login.raw);
   const cookie = /vitals_session=[^;]+/.exec(String(login.headers['set-cookie']))?.[0] as string;
   return { name: role, headers: { cookie, 'x-csrf-token': login.body.csrf_token } };
@@ -90,7 +98,13 @@ describe('permissions under every spelling of a path', () => {
 
   test('the answers the spellings share are the refusals each role is due', async () => {
     const answer = async (who: Principal, method: string, target: string) => {
-      const res = await rawRequest(port, method, target, { ...who.headers }, method === 'GET' ? undefined : '{}');
+      const res = await rawRequest(
+        port,
+        method,
+        target,
+        { ...who.headers },
+        method === 'GET' ? undefined : '{}',
+      );
       return res.status;
     };
     const [reader, viewer, editor] = principals as [Principal, Principal, Principal];

@@ -54,6 +54,10 @@ async function signIn(email: string, password = PASSWORD): Promise<Browser> {
   return browser;
 }
 
+/** One sign-in attempt through `app` (the test's, or a second process's). */
+const login = (app: { inject: TestApp['app']['inject'] }, email: string, password: string) =>
+  app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
+
 const write = (b: Browser, method: string, url: string, body?: unknown) =>
   b.request(method, url, body, { 'x-csrf-token': b.csrf });
 
@@ -326,6 +330,65 @@ describe('signing in wrong', () => {
     }
   });
 
+  test('a parallel burst of wrong passwords: at most 10 are checked, and then the right one is refused too', async () => {
+    await person('burst@example.com', 'viewer');
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => login(t.app, 'burst@example.com', `wrong ${i}`)),
+    );
+    const statuses = answers.map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 10, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 429).length, 50);
+    const after = await login(t.app, 'burst@example.com', PASSWORD);
+    assert.equal(after.statusCode, 429, after.body);
+    clock.advance(15 * 60_000 + 1);
+    await signIn('burst@example.com');
+    clock.set('2026-05-01T09:00:00.000Z');
+  });
+
+  test('the right password inside a burst gives back only its own count: 10 wrong ones in all, then locked', async () => {
+    await person('inside@example.com', 'viewer');
+    const passwords = Array.from({ length: 40 }, (_, i) => (i === 5 ? PASSWORD : `wrong ${i}`));
+    const answers = await Promise.all(passwords.map((p) => login(t.app, 'inside@example.com', p)));
+    const statuses = answers.map((r) => r.statusCode);
+    // The right one was checked (200) or came after the lock (429); it never wiped the count.
+    assert.ok([200, 429].includes(statuses[5] as number), statuses.join(' '));
+    let wrongChecked = statuses.filter((s) => s === 401).length;
+    for (let i = 0; ; i++) {
+      const more = await login(t.app, 'inside@example.com', `more ${i}`);
+      if (more.statusCode === 429) break;
+      assert.equal(more.statusCode, 401);
+      wrongChecked++;
+    }
+    assert.equal(wrongChecked, 10, statuses.join(' '));
+    const after = await login(t.app, 'inside@example.com', PASSWORD);
+    assert.equal(after.statusCode, 429, after.body);
+    assert.equal(after.json().error.code, 'sign_in_locked');
+    clock.advance(15 * 60_000 + 1);
+    await signIn('inside@example.com');
+    clock.set('2026-05-01T09:00:00.000Z');
+  });
+
+  test('a burst split across two processes of one database checks at most 10 in all', async () => {
+    await person('split@example.com', 'viewer');
+    const second = await buildApp({
+      store: t.openStore(),
+      config: { keyCacheTtlMs: 0, logLevel: 'warn', webhook: { blockPrivate: false } },
+      now: clock.now,
+    });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          login(i % 2 === 0 ? t.app : second, 'split@example.com', `w${i}`),
+        ),
+      );
+      const statuses = answers.map((r) => r.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, 10, statuses.join(' '));
+      assert.equal((await login(second, 'split@example.com', PASSWORD)).statusCode, 429);
+    } finally {
+      await second.close();
+    }
+  });
+
   test('an unknown email costs the same order of time as a wrong password (no enumeration by timing)', async () => {
     const timed = async (email: string, password: string) => {
       const started = performance.now();
@@ -333,13 +396,13 @@ describe('signing in wrong', () => {
       assert.equal(res.status, 401);
       return performance.now() - started;
     };
+    await person('timed@example.com', 'viewer');
     const unknown: number[] = [];
     const wrong: number[] = [];
     for (let i = 0; i < 8; i++) {
       unknown.push(await timed(`nobody${i}@example.com`, 'not the password'));
-      wrong.push(await timed('editor@example.com', `not the password ${i}`));
+      wrong.push(await timed('timed@example.com', `not the password ${i}`));
     }
-    await t.store.clearSignInFailures('editor@example.com', clock.now());
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
     // Both run one scrypt (an unknown email against a decoy hash); without it an unknown email
     // answers about 100 times faster. The bound is loose: this is a relation, not a benchmark.

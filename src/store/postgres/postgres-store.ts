@@ -247,18 +247,36 @@ export class PostgresStore extends PgReader implements Store {
     });
   }
 
-  async signInFailures(email: string, since: number): Promise<number[]> {
-    return (await this.#pool.unsafe<{ at: number }[]>(SQL.recentFailures, [email, since])).map((r) =>
-      Number(r.at),
+  /** Serialized per email by a transaction-scoped advisory lock: every process takes the same one. */
+  claimSignInAttempt(
+    email: string,
+    at: number,
+    window: { since: number; limit: number },
+  ): Promise<{ claimed: true } | { claimed: false; oldest: number }> {
+    return this.#pool.begin(async (sql) => {
+      await sql.unsafe("SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))", [email]);
+      await sql.unsafe(SQL.forgetOldFailures, [email, window.since]);
+      const recent = await sql.unsafe<{ at: string }[]>(SQL.recentFailures, [
+        email,
+        window.since,
+        window.limit,
+      ]);
+      if (recent.length >= window.limit)
+        return { claimed: false as const, oldest: Number(recent.at(-1)?.at) };
+      await sql.unsafe(SQL.recordFailure, [email, at]);
+      return { claimed: true as const };
+    });
+  }
+
+  async releaseSignInAttempt(email: string, at: number): Promise<void> {
+    await this.#pool.unsafe(
+      `DELETE FROM sign_in_failures WHERE ctid = (SELECT ctid FROM sign_in_failures WHERE email = $1 AND at = $2 LIMIT 1)`,
+      [email, at],
     );
   }
 
-  async recordSignInFailure(email: string, at: number): Promise<void> {
-    await this.#pool.unsafe(SQL.recordFailure, [email, at]);
-  }
-
-  async clearSignInFailures(email: string, before: number): Promise<void> {
-    await this.#pool.unsafe(SQL.clearFailures, [email, before]);
+  async pruneSignInFailures(before: number): Promise<number> {
+    return (await this.#pool.unsafe(SQL.pruneFailures, [before])).count;
   }
 
   async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {

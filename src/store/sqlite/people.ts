@@ -51,13 +51,29 @@ export const PEOPLE_WRITE_OPS = {
     return row ? toUser(row as unknown as UserRow) : null;
   },
 
-  recordSignInFailure: (conn: Connection, email: string, at: number) => {
+  /** Atomic as every write here is: one writer connection, inside its transaction. */
+  claimSignInAttempt(
+    conn: Connection,
+    email: string,
+    at: number,
+    window: { since: number; limit: number },
+  ): { claimed: true } | { claimed: false; oldest: number } {
+    conn.run(q(SQL.forgetOldFailures), email, window.since);
+    const recent = conn.all(q(SQL.recentFailures), email, window.since, window.limit);
+    if (recent.length >= window.limit) return { claimed: false, oldest: recent.at(-1)?.at as number };
     conn.run(q(SQL.recordFailure), email, at);
+    return { claimed: true };
   },
 
-  clearSignInFailures: (conn: Connection, email: string, before: number) => {
-    conn.run(q(SQL.clearFailures), email, before);
+  releaseSignInAttempt: (conn: Connection, email: string, at: number) => {
+    conn.run(
+      'DELETE FROM sign_in_failures WHERE rowid = (SELECT rowid FROM sign_in_failures WHERE email = ? AND at = ? LIMIT 1)',
+      email,
+      at,
+    );
   },
+
+  pruneSignInFailures: (conn: Connection, before: number) => conn.run(q(SQL.pruneFailures), before),
 
   putSession: (conn: Connection, idHash: string, userId: string, data: string, expiresAt: number) => {
     conn.run(q(SQL.putSession), idHash, userId, data, expiresAt);
@@ -90,9 +106,6 @@ export function findUserByEmail(conn: Connection, email: string) {
     ? { ...toUser(row as unknown as UserRow), passwordHash: (row.password_hash as string | null) ?? null }
     : null;
 }
-
-export const signInFailures = (conn: Connection, email: string, since: number): number[] =>
-  conn.all(q(SQL.recentFailures), email, since).map((r) => r.at as number);
 
 export function getSession(conn: Connection, idHash: string, now: number) {
   const row = conn.get(q(SQL.getSession), idHash, now);

@@ -156,16 +156,16 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('redeemSignInLink', tokenHash, passwordHash, now);
   }
 
-  async signInFailures(email: string, since: number): Promise<number[]> {
-    return people.signInFailures(this.conn, email, since);
+  claimSignInAttempt(email: string, at: number, window: { since: number; limit: number }) {
+    return this.#op('claimSignInAttempt', email, at, window);
   }
 
-  async recordSignInFailure(email: string, at: number): Promise<void> {
-    await this.#op('recordSignInFailure', email, at);
+  async releaseSignInAttempt(email: string, at: number): Promise<void> {
+    await this.#op('releaseSignInAttempt', email, at);
   }
 
-  async clearSignInFailures(email: string, before: number): Promise<void> {
-    await this.#op('clearSignInFailures', email, before);
+  pruneSignInFailures(before: number): Promise<number> {
+    return this.#op('pruneSignInFailures', before);
   }
 
   async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
