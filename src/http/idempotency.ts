@@ -4,7 +4,9 @@
 // authentication are not recorded, and neither are answers that failed on our side (5xx).
 // A request that writes stores its answer in the transaction of its writes (recordAnswer):
 // a crash cannot commit the one without the other, so a retry never runs a write twice
-// (docs/api.md, "Idempotency keys"). Answers that wrote nothing are stored once sent.
+// (docs/api.md, "Idempotency keys"). Answers that wrote nothing are stored once sent. What a
+// route shows only once (its config's `shownOnce` fields: a one-time sign-in link) is left out
+// of the stored answer, so it is never at rest in plain text and a replay does not show it again.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
@@ -28,6 +30,26 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: Claim;
   }
+  interface FastifyContextConfig {
+    /** Top-level answer fields shown only in the first answer, never stored for a replay. */
+    shownOnce?: readonly string[];
+  }
+}
+
+/** The answer as it may be kept: without the fields the route shows only once. */
+function storable(req: FastifyRequest, body: string): string {
+  const fields = req.routeOptions.config.shownOnce;
+  if (!fields) return body;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (parsed === null || typeof parsed !== 'object') return body;
+  const kept = { ...(parsed as Record<string, unknown>) };
+  for (const field of fields) delete kept[field];
+  return JSON.stringify(kept);
 }
 
 /**
@@ -45,7 +67,7 @@ export async function recordAnswer(
   const claim = req.idempotency;
   if (claim === undefined) return;
   reply.code(status);
-  const body = String(reply.serialize(payload));
+  const body = storable(req, String(reply.serialize(payload)));
   if (!(await tx.recordIdempotentAnswer(req.accountId, claim.key, claim.claimedAt, { status, body }))) {
     throw inProgress();
   }
@@ -120,7 +142,14 @@ export function registerIdempotency(api: FastifyInstance, store: Store): void {
     if (claim.answered && reply.statusCode < 500) return payload;
     try {
       if (reply.statusCode >= 500) await store.releaseIdempotencyKey(req.accountId, key);
-      else await store.completeIdempotencyKey(req.accountId, key, reply.statusCode, String(payload));
+      else {
+        await store.completeIdempotencyKey(
+          req.accountId,
+          key,
+          reply.statusCode,
+          storable(req, String(payload)),
+        );
+      }
     } catch (err) {
       // The database went away after the request was handled: the answer stands (a 503 from
       // the handler, or what it did, which is done). The key stays claimed; a retry with it is

@@ -57,7 +57,7 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/users',
     {
-      config: { area: 'people' },
+      config: { area: 'people', shownOnce: ['sign_in_link'] },
       schema: {
         tags: ['people'],
         summary: 'Add a person; the answer holds their one-time sign-in link, shown only this once',
@@ -65,7 +65,12 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
         response: {
           201: Type.Object({
             user: User,
-            sign_in_link: Type.String({ description: 'Valid 24 hours, once. Send it to the person.' }),
+            sign_in_link: Type.Optional(
+              Type.String({
+                description:
+                  'Valid 24 hours, once. Send it to the person. Only in the first answer: a replayed Idempotency-Key answer leaves it out (it is kept only as a hash).',
+              }),
+            ),
           }),
           ...errorResponses(400, 401, 403, 409, 413, 415),
         },
