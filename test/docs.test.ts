@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
+import { EVENT_TYPES } from '../src/domain/events.ts';
 import { newId } from '../src/domain/ids.ts';
 import {
   anchors,
@@ -270,6 +271,18 @@ test('every relative link in the docs points at a file, and every #anchor at a h
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test('the event lists of docs/api.md and docs/webhooks.md name every event type Vitals emits', () => {
+  const api = read('docs/api.md');
+  const types = /- \*\*Types:\*\*([\s\S]*?)\n- \*\*/.exec(api)?.[1] ?? '';
+  const payloads = /- \*\*Payloads \(`data`\):\*\*([\s\S]*?)\n- \*\*/.exec(api)?.[1] ?? '';
+  const webhooks = read('docs/webhooks.md');
+  for (const type of EVENT_TYPES) {
+    assert.ok(types.includes(`\`${type}\``), `docs/api.md's Types leave out ${type}`);
+    assert.ok(payloads.includes(`\`${type}\``), `docs/api.md's Payloads leave out ${type}`);
+    assert.ok(webhooks.includes(`\`${type}\``), `docs/webhooks.md leaves out ${type}`);
+  }
 });
 
 test('the docs test reads blocks, commands and headings as intended', () => {

@@ -270,6 +270,8 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
   };
 }
 
+const WINDOW_NAMES: Record<number, string> = { 1000: 'second', 60000: 'minute', 3600000: 'hour' };
+
 /** Counted per API key, after authentication, in this process's memory. */
 async function registerRateLimit(
   api: FastifyInstance,
@@ -291,10 +293,11 @@ async function registerRateLimit(
       'x-ratelimit-reset': false,
       'retry-after': true,
     },
-    errorResponseBuilder: (_req, ctx) =>
+    // The configured rate, not the plugin's time to reset (which said "3 per 2 seconds" for 3/min).
+    errorResponseBuilder: () =>
       new ApiError(
         'rate_limited',
-        `Too many requests for this API key: at most ${ctx.max} per ${ctx.after === '1 second' ? 'second' : ctx.after}. Retry after the Retry-After header's seconds.`,
+        `Too many requests for this API key: at most ${limit.max} per ${WINDOW_NAMES[limit.windowMs] ?? `${limit.windowMs} ms`}. Retry after the Retry-After header's seconds.`,
       ),
   });
 }

@@ -21,6 +21,8 @@ describe('rate limiting per API key', () => {
     assert.equal(refused.status, 429);
     assert.equal(refused.body.error.type, 'rate_limit_error');
     assert.equal(refused.body.error.code, 'rate_limited');
+    // The configured rate (5/min), not the time the window has left.
+    assert.match(refused.body.error.message, /at most 5 per minute\./);
     // Seconds left in the window, which opened a moment ago: a bound, since the clock runs meanwhile.
     const retryAfter = Number(refused.headers['retry-after']);
     assert.ok(
