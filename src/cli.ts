@@ -28,7 +28,8 @@ const USAGE = `Usage: vitals <command>
         [--batch-size N] [--concurrency N]   rows per request (1000), requests in flight (4)
   export customers|scores [FILE] write every customer or score as CSV or NDJSON (default stdout)
     both: [--url URL] (http://localhost:3000) [--key KEY] ($VITALS_API_KEY)
-          [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv)
+          [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv;
+                                 import from -: ndjson if the input starts with {, else csv)
 
 Configuration comes from the environment; see README.md.`;
 

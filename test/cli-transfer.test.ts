@@ -192,6 +192,77 @@ describe('import scores', () => {
   });
 });
 
+describe('standard input without --format: NDJSON if its first non-blank character is {, else CSV', () => {
+  test('NDJSON scores and customers are imported, exit 0', async () => {
+    const { key, client } = await account();
+    const people = [
+      { customer_id: 'p1', name: 'P1', email: 'p1@example.com' },
+      { customer_id: 'p2', name: 'P2', email: 'p2@example.com' },
+    ];
+    const added = await vitals(
+      key,
+      ['import', 'customers', '-'],
+      `\n  \n${people.map((p) => JSON.stringify(p)).join('\n')}\n`,
+    );
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(added.stderr, /2 created/);
+    assert.deepEqual(
+      (await customers(client)).map((c) => [c.id, c.email]),
+      [
+        ['p1', 'p1@example.com'],
+        ['p2', 'p2@example.com'],
+      ],
+    );
+    const scores = [
+      { customer_id: 'p1', factors: { usage: 0.9 } },
+      { customer_id: 'p2', factors: { usage: 0.2, support: 0.4 } },
+    ];
+    const scored = await vitals(
+      key,
+      ['import', 'scores', '-'],
+      scores.map((s) => JSON.stringify(s)).join('\n'),
+    );
+    assert.equal(scored.code, 0, scored.stderr);
+    assert.match(scored.stderr, /2 scored, 0 refused/);
+    assert.deepEqual((await client.healthScores.retrieve('p2')).factors, { usage: 0.2, support: 0.4 });
+  });
+
+  test('CSV is still read as CSV', async () => {
+    const { key, client } = await account();
+    const run = await vitals(
+      key,
+      ['import', 'customers', '-'],
+      'customer_id,name,email\nc1,"C, One",c1@example.com\n',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      (await customers(client)).map((c) => [c.id, c.name]),
+      [['c1', 'C, One']],
+    );
+  });
+
+  test('--format wins over what the input looks like', async () => {
+    const { key, client } = await account();
+    const run = await vitals(
+      key,
+      ['import', 'customers', '-', '--format', 'csv'],
+      '{"customer_id":"j1","name":"J1","email":"j1@example.com"}\n',
+    );
+    assert.equal(run.code, 1, run.stderr);
+    fileErrorLine(run.stderr, /line 1: Invalid Opening Quote/);
+    assert.deepEqual(await customers(client), []);
+  });
+});
+
+/** The one line that says why the file stopped: no error object dumped, no stack. */
+function fileErrorLine(stderr: string, message: RegExp): void {
+  const naming = stderr.split('\n').filter((l) => /line \d+/.test(l));
+  assert.equal(naming.length, 1, stderr);
+  assert.match(naming[0] ?? '', message);
+  assert.match(naming[0] ?? '', /^vitals import: .*nothing after it was read\.$/);
+  assert.doesNotMatch(stderr, /code:|CsvError|^\s+at |\{$/m);
+}
+
 describe('files that cannot be read', () => {
   const cases: [string, string | Buffer, RegExp][] = [
     [
@@ -214,7 +285,7 @@ describe('files that cannot be read', () => {
       ]),
       /line 3: the file is not UTF-8/,
     ],
-    ['an unclosed quote', 'customer_id,name,email\na,"A,a@example.com\n', /line \d+: Quote Not Closed/],
+    ['an unclosed quote', 'customer_id,name,email\na,"A,a@example.com\n', /line 2: Quote Not Closed/],
     ['an empty file', '', /the file is empty/],
   ];
   for (const [what, content, message] of cases) {
@@ -226,6 +297,69 @@ describe('files that cannot be read', () => {
       if (what !== 'Latin-1 bytes') assert.deepEqual(await customers(client), []);
     });
   }
+
+  // Each breaks line 3, after a good row: that row is imported, and one line says why the rest is not.
+  const header = 'customer_id,name,email\nok,OK,ok@example.com\n';
+  const broken: [string, string, string | Buffer, RegExp][] = [
+    [
+      'a quote opened and never closed (a file)',
+      'file',
+      `${header}b,"B,b@example.com\nc,C,c@example.com\n`,
+      /line 3: Quote Not Closed/,
+    ],
+    [
+      'a quote inside a cell (stdin)',
+      'stdin',
+      `${header}b,B"ee,b@example.com\nc,C,c@example.com\n`,
+      /line 3: Invalid Opening Quote: a quote is found in column 2, value is "B"/,
+    ],
+    [
+      'text after a closing quote (stdin)',
+      'stdin',
+      `${header}b,"B"ee,b@example.com\nc,C,c@example.com\n`,
+      /line 3: Invalid Closing Quote: got "e" instead of delimiter/,
+    ],
+    [
+      'NDJSON that is not UTF-8 (stdin)',
+      'stdin',
+      Buffer.concat([
+        Buffer.from(
+          '{"customer_id":"ok","name":"OK","email":"ok@example.com"}\n\n{"customer_id":"b","name":"Caf',
+        ),
+        Buffer.from([0xe9]),
+        Buffer.from('","email":"b@example.com"}\n'),
+      ]),
+      /line 3: the file is not UTF-8/,
+    ],
+  ];
+  for (const [what, from, content, message] of broken) {
+    test(`${what}: one line naming line 3 and the reason, exit 1`, async () => {
+      const { key, client } = await account();
+      const run =
+        from === 'file'
+          ? await vitals(key, ['import', 'customers', file('broken.csv', content)])
+          : await vitals(key, ['import', 'customers', '-'], content);
+      assert.equal(run.code, 1, run.stderr);
+      fileErrorLine(run.stderr, message);
+      assert.deepEqual(
+        (await customers(client)).map((c) => c.id),
+        ['ok'],
+      );
+    });
+  }
+
+  test('every row before the bad line is imported, also those the parser held when it found it', async () => {
+    const { key, client } = await account();
+    const rows = Array.from({ length: 150 }, (_, i) => `r${i},R,r@example.com`);
+    const run = await vitals(
+      key,
+      ['import', 'customers', '-'],
+      `customer_id,name,email\n${rows.join('\n')}\nbad,B"ad,b@example.com\n`,
+    );
+    assert.equal(run.code, 1, run.stderr);
+    fileErrorLine(run.stderr, /line 152: Invalid Opening Quote/);
+    assert.equal((await customers(client)).length, 150);
+  });
 
   test('a 50 MB line stops the import with a message, without reading it all', async () => {
     const { key, client } = await account();

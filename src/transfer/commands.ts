@@ -4,6 +4,7 @@
 import { createReadStream, createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { VitalsClient, VitalsError } from '../client/index.ts';
+import { detectFormat } from './detect.ts';
 import { exportRows } from './export.ts';
 import { importRows, type Refusal } from './import.ts';
 import { progress } from './progress.ts';
@@ -67,10 +68,9 @@ async function run(command: string, fn: () => Promise<number>): Promise<number> 
       );
       return 1;
     }
-    if (
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as NodeJS.ErrnoException).code === 'EISDIR'
-    ) {
+    // A file that cannot be opened, read or written (missing, a directory, not allowed): the
+    // system's one line, e.g. "ENOENT: no such file or directory, stat 'x.csv'".
+    if (typeof (error as NodeJS.ErrnoException).syscall === 'string') {
       console.error(`vitals ${command}: ${(error as Error).message}`);
       return 1;
     }
@@ -89,7 +89,13 @@ export const runImport = (args: TransferArgs) =>
     const stdin = file === '-';
     // stat first: a missing file is one message, before any stream can fail on it.
     const total = stdin ? undefined : statSync(file).size;
-    const input = stdin ? process.stdin : createReadStream(file);
+    const opened = stdin ? undefined : createReadStream(file);
+    // Standard input has no extension to tell its format: its first character does.
+    const { input, format: readAs } = opened
+      ? { input: opened, format: format ?? formatOf(file) }
+      : format
+        ? { input: process.stdin, format }
+        : await detectFormat(process.stdin);
     const rejectedPath = stdin ? undefined : `${file}.rejected.ndjson`;
     let rejected: NodeJS.WritableStream | undefined;
     const onRefused = (refusal: Refusal) => {
@@ -100,13 +106,13 @@ export const runImport = (args: TransferArgs) =>
       client,
       kind,
       input,
-      format: format ?? formatOf(file),
+      format: readAs,
       merge: args.merge,
       batchSize,
       concurrency,
       onRefused,
       progress: progress(`import ${kind}`, process.stderr, total),
-      bytesRead: stdin ? undefined : () => (input as ReturnType<typeof createReadStream>).bytesRead,
+      bytesRead: opened && (() => opened.bytesRead),
     });
     if (rejected && rejected !== process.stderr) {
       rejected.end();
@@ -126,7 +132,7 @@ export const runImport = (args: TransferArgs) =>
     );
     if (summary.fileError) {
       console.error(
-        `vitals import: ${file}: ${summary.fileError.message}. The rows before it were imported; nothing after it was read.`,
+        `vitals import: ${stdin ? 'standard input' : file}: ${summary.fileError.message}. The rows before it were imported; nothing after it was read.`,
       );
       return 1;
     }

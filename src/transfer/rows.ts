@@ -166,7 +166,7 @@ export function csvOptions(onRagged: (line: number, error: RowError) => void) {
     relax_column_count: false,
     max_record_size: MAX_LINE,
     skip_records_with_error: true,
-    on_skip: (err: { code?: string; lines?: number; message: string } | undefined): undefined => {
+    on_skip: (err: { code?: string; lines?: unknown; message: string } | undefined): undefined => {
       if (err?.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') throw err;
       onRagged(Number(err.lines), {
         type: 'invalid_request_error',
@@ -178,6 +178,11 @@ export function csvOptions(onRagged: (line: number, error: RowError) => void) {
   } as const;
 }
 
-/** A csv-parse error's message without its own "at line N" (the caller names the line). */
+/**
+ * A csv-parse error's message without its own "at line N" (the caller names the line), and with
+ * its 0-based "field N" as the column a person counts.
+ */
 export const csvMessage = (message: string) =>
-  message.replace(/ at line \d+.*$|, got .* at line \d+.*$/s, '');
+  message
+    .replace(/ at line \d+/, '')
+    .replace(/ on field (\d+)/, (_, field: string) => ` in column ${Number(field) + 1}`);

@@ -50,8 +50,9 @@ export async function readCsv(file: File): Promise<CsvFile> {
       csvOptions((line, error) => ragged.push({ line, message: error.message })),
     ) as unknown as typeof rows;
   } catch (err) {
+    // csv-parse's errors: CSV_… codes, and INVALID_OPENING_QUOTE (a stray quote), which has no prefix.
     const e = err as { code?: unknown; message?: unknown; lines?: unknown };
-    if (typeof e.code !== 'string' || !e.code.startsWith('CSV_')) throw err;
+    if (typeof e.code !== 'string' || !/^(CSV_|INVALID_OPENING_QUOTE$)/.test(e.code)) throw err;
     const message = csvMessage(String(e.message));
     throw new CsvFileError(`The file cannot be read as CSV: line ${Number(e.lines)}: ${message}.`);
   }
