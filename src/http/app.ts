@@ -11,6 +11,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import sjson from 'secure-json-parse';
+import { Type } from 'typebox';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -29,6 +30,7 @@ import { EventSchema, eventsRoutes } from './events.ts';
 import { HealthScore, healthScoresRoutes, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
+import { SWAGGER_OPTIONS } from './openapi.ts';
 import { portfolioRoutes } from './portfolio.ts';
 import { ErrorSchema } from './schemas.ts';
 import { registerSessions } from './sessions.ts';
@@ -187,33 +189,34 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
   for (const schema of [Customer, HealthScore, PortfolioEntry, EventSchema, ...WebhookSchemas])
     app.addSchema(schema);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Vitals API',
-        version: '1',
-        description: 'Customer records, health scores with status bands and history, and signed webhooks.',
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'vk_… API key' } },
-      },
-      security: [{ bearer: [] }],
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
-    },
-  });
+  await app.register(swagger, SWAGGER_OPTIONS);
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 }
 
+const HEALTH_SCHEMA = {
+  tags: ['operations'],
+  summary: 'The process is up (no database check)',
+  response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+};
+const READY_SCHEMA = {
+  tags: ['operations'],
+  summary: 'The process can serve: the database answered a ping (503 when it does not)',
+  response: {
+    200: Type.Object({
+      status: Type.Literal('ok'),
+      database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+    }),
+    503: Type.Ref('Error'),
+  },
+};
+
 /** Health, readiness, the OpenAPI document and metrics: without a key, in every process. */
 function registerOperations(app: FastifyInstance, deps: AppDeps): void {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
   // 503 with Retry-After when the database does not answer, within READY_TIMEOUT_MS at most
   // (a stopped server refuses at once; a host that is down would otherwise take the driver's
   // connect timeout). docs/postgresql.md, "When the database restarts".
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/readyz', { schema: READY_SCHEMA }, async (_req, reply) => {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([

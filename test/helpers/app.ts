@@ -12,6 +12,7 @@ import { createApiKey } from '../../src/keys.ts';
 import { Metrics } from '../../src/metrics.ts';
 import type { Store } from '../../src/store/store.ts';
 import { Dispatcher } from '../../src/webhooks/dispatcher.ts';
+import { checkAnswer } from './openapi-check.ts';
 import { appBackend, createTestDatabase } from './stores.ts';
 
 /** Webhook settings for tests: short backoff and timeout so retry paths run in milliseconds. */
@@ -146,6 +147,8 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     : undefined;
   dispatcher?.start();
 
+  // Every answer is held against the app's own OpenAPI document (helpers/openapi-check.ts).
+  const documentText = JSON.stringify(app.swagger());
   const inject = async (opts: InjectOptions): Promise<Response> => {
     const res = await app.inject(opts);
     let body: unknown;
@@ -154,6 +157,13 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     } catch {
       body = res.body;
     }
+    await checkAnswer(documentText, {
+      method: String(opts.method ?? 'GET'),
+      url: String(opts.url ?? opts.path ?? '/'),
+      status: res.statusCode,
+      headers: res.headers,
+      raw: res.body,
+    });
     return { status: res.statusCode, headers: res.headers, body, raw: res.body };
   };
 

@@ -274,47 +274,120 @@ describe('plumbing', () => {
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     });
 
-    test('every /api operation requires the bearer key', () => {
+    test('every /api operation takes the bearer key or the session cookie, and has an operationId', () => {
       const scheme = doc.components.securitySchemes.bearer;
       assert.equal(scheme.type, 'http');
       assert.equal(scheme.scheme, 'bearer');
+      assert.deepEqual(doc.components.securitySchemes.session, {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'vitals_session',
+        description: doc.components.securitySchemes.session.description,
+      });
       const apiPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/api/'));
       assert.deepEqual(
         apiPaths.map((p) => `${p} ${Object.keys(doc.paths[p]).join(',')}`),
         [
-          '/api/customers post,get',
-          '/api/customers/{customer_id} get,patch,delete',
-          '/api/customers/{customer_id}/health-score post,patch,get',
-          '/api/customers/{customer_id}/health-score/history get',
-          '/api/health-scores get',
-          '/api/health-scores/summary get',
-          '/api/health-scores/trend get',
-          '/api/health-scores/movers get',
+          '/api/customers post,get,head',
+          '/api/customers/{customer_id} get,head,patch,delete',
+          '/api/customers/{customer_id}/health-score post,patch,get,head',
+          '/api/customers/{customer_id}/health-score/history get,head',
+          '/api/health-scores get,head',
+          '/api/health-scores/summary get,head',
+          '/api/health-scores/trend get,head',
+          '/api/health-scores/movers get,head',
           '/api/customers/batch post',
           '/api/health-scores/batch post',
-          '/api/settings/health-score/weights get,patch',
+          '/api/settings/health-score/weights get,head,patch',
           '/api/settings/health-score/weights/preview post',
-          '/api/settings/health-score/thresholds get,patch',
-          '/api/settings/health-score/alerts get,patch',
-          '/api/events get',
-          '/api/events/{event_id} get',
-          '/api/webhooks post,get',
-          '/api/webhooks/{webhook_id} get,patch,delete',
+          '/api/settings/health-score/thresholds get,head,patch',
+          '/api/settings/health-score/alerts get,head,patch',
+          '/api/events get,head',
+          '/api/events/{event_id} get,head',
+          '/api/webhooks post,get,head',
+          '/api/webhooks/{webhook_id} get,head,patch,delete',
           '/api/webhooks/{webhook_id}/rotate-secret post',
           '/api/webhooks/{webhook_id}/test post',
-          '/api/webhooks/{webhook_id}/deliveries get',
+          '/api/webhooks/{webhook_id}/deliveries get,head',
           '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry post',
-          '/api/users get,post',
+          '/api/users get,head,post',
           '/api/users/{user_id} patch,delete',
-          '/api/audit-log get',
+          '/api/audit-log get,head',
         ],
-        'the document describes every /api operation',
+        'the document describes every /api operation, HEAD beside GET',
       );
-      for (const path of apiPaths) {
-        for (const [method, op] of Object.entries<any>(doc.paths[path])) {
-          const security = op.security ?? doc.security;
-          assert.deepEqual(security, [{ bearer: [] }], `${method.toUpperCase()} ${path} must require bearer`);
+      const ids = new Set<string>();
+      for (const [path, ops] of Object.entries<any>(doc.paths)) {
+        for (const [method, op] of Object.entries<any>(ops)) {
+          const what = `${method.toUpperCase()} ${path}`;
+          assert.match(String(op.operationId), /^[a-z][A-Za-z]+$/, `${what} has no operationId`);
+          assert.equal(ids.has(op.operationId), false, `${what}: operationId ${op.operationId} twice`);
+          ids.add(op.operationId);
+          if (!path.startsWith('/api/')) continue;
+          assert.deepEqual(op.security ?? doc.security, [{ bearer: [] }, { session: [] }], what);
         }
+      }
+    });
+
+    test('declares what the plumbing answers: 401, 403, 429, 503 and 500, with their headers', () => {
+      for (const [path, ops] of Object.entries<any>(doc.paths)) {
+        if (!path.startsWith('/api/')) continue;
+        for (const [method, op] of Object.entries<any>(ops)) {
+          const what = `${method.toUpperCase()} ${path}`;
+          const declared = Object.keys(op.responses);
+          for (const status of ['400', '401', '429', '500', '503'])
+            assert.ok(declared.includes(status), `${what} ${status}`);
+          if (!['get', 'head'].includes(method)) {
+            for (const status of ['403', '413', '415'])
+              assert.ok(declared.includes(status), `${what} ${status}`);
+          }
+          assert.ok(op.responses['429'].headers['Retry-After'], `${what}: 429 Retry-After`);
+          assert.ok(op.responses['503'].headers['Retry-After'], `${what}: 503 Retry-After`);
+          assert.ok(op.responses['401'].headers['WWW-Authenticate'], `${what}: 401 WWW-Authenticate`);
+          for (const [status, answer] of Object.entries<any>(op.responses)) {
+            assert.ok(answer.headers?.['X-Request-Id'], `${what} ${status}: X-Request-Id`);
+          }
+          if (method === 'post') {
+            const param = op.parameters?.find((p: any) => p.name === 'Idempotency-Key');
+            assert.equal(param?.in, 'header', `${what}: Idempotency-Key`);
+            assert.ok(op.responses['409'], `${what}: 409 idempotency_request_in_progress`);
+            const first = Object.keys(op.responses).find((s) => s.startsWith('2')) as string;
+            assert.ok(op.responses[first].headers['Idempotent-Replayed'], `${what}: Idempotent-Replayed`);
+          }
+        }
+      }
+      for (const path of ['/api/users', '/api/audit-log'])
+        assert.ok(doc.paths[path].get.responses['403'], path);
+      const allow = doc.components.responses.MethodNotAllowed;
+      assert.ok(allow.headers.Allow, 'a documented 405 with its Allow header');
+    });
+
+    test('bodies that may be left out are optional; sign-in needs no key; segment filters are a parameter', () => {
+      for (const path of [
+        '/api/webhooks/{webhook_id}/rotate-secret',
+        '/api/webhooks/{webhook_id}/test',
+        '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
+      ]) {
+        assert.equal(doc.paths[path].post.requestBody.required, false, path);
+      }
+      assert.equal(doc.paths['/api/customers'].post.requestBody.required, true);
+      assert.deepEqual(doc.paths['/auth/login'].post.security, []);
+      assert.deepEqual(doc.paths['/auth/password'].post.security, []);
+      assert.deepEqual(doc.paths['/auth/session'].get.security, [{ session: [] }]);
+      for (const path of [
+        '/api/customers',
+        '/api/health-scores',
+        '/api/health-scores/summary',
+        '/api/health-scores/trend',
+        '/api/health-scores/movers',
+      ]) {
+        const filter = doc.paths[path].get.parameters.find((p: any) => p.name === 'metadata');
+        assert.deepEqual([filter?.in, filter?.style, filter?.explode], ['query', 'deepObject', true], path);
+        assert.equal(
+          doc.paths[path].get.parameters.some((p: any) => p.name.startsWith('^')),
+          false,
+          `${path}: no pattern left as a parameter name`,
+        );
       }
     });
 
