@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/keys.ts';
 import { buildTestApp, type Client, customerBody, type TestApp } from '../helpers/app.ts';
+import { apiOperations } from '../helpers/people.ts';
 
 let t: TestApp;
 let reader: Client;
@@ -53,12 +54,7 @@ before(async () => {
   ids.user_id = (await api.post('/api/users', { email: 'ro@example.com', role: 'viewer' })).body.user.id;
   const { key } = await createApiKey(t.store, 'default', undefined, { scope: 'read' });
   reader = t.as(`Bearer ${key}`);
-  const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body as {
-    paths: Record<string, Record<string, unknown>>;
-  };
-  routes = Object.entries(doc.paths)
-    .filter(([path]) => path.startsWith('/api/'))
-    .flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
+  routes = await apiOperations(t);
 });
 after(() => t.close());
 

@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createApiKey, createUser } from '../../src/keys.ts';
+import { createApiKey } from '../../src/keys.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+import { apiOperations, personWithPassword } from '../helpers/people.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -24,14 +25,7 @@ interface Principal {
 const principals: Principal[] = [];
 
 async function signedIn(email: string, role: 'viewer' | 'editor'): Promise<Principal> {
-  const made = await createUser(t.store, { email, accountName: 'default', role });
-  assert.ok(made);
-  const set = await t.inject({
-    method: 'POST',
-    url: '/auth/password',
-    payload: { token: made.token, password: PASSWORD },
-  });
-  assert.equal(set.status, 200, set.raw);
+  await personWithPassword(t, { email, role, password: PASSWORD });
   const login = await t.inject({
     method: 'POST',
     url: '/auth/login',
@@ -61,12 +55,7 @@ before(async () => {
   principals.push({ name: 'read key', headers: { authorization: `Bearer ${key}` } });
   principals.push(await signedIn('viewer@example.com', 'viewer'));
   principals.push(await signedIn('editor@example.com', 'editor'));
-  const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body as {
-    paths: Record<string, Record<string, unknown>>;
-  };
-  operations = Object.entries(doc.paths)
-    .filter(([path]) => path.startsWith('/api/'))
-    .flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
+  operations = await apiOperations(t);
 });
 after(() => t.close());
 

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/http/app.ts';
 import { createUser } from '../../src/keys.ts';
 import { buildTestApp, customerBody, type Response, type TestApp, TestClock } from '../helpers/app.ts';
+import { personWithPassword } from '../helpers/people.ts';
 
 const PASSWORD = 'correct horse battery';
 let t: TestApp;
@@ -18,17 +19,8 @@ interface Browser {
 }
 
 /** A user with a password, in `account`. */
-async function person(email: string, role: 'admin' | 'editor' | 'viewer', account = 'default') {
-  const made = await createUser(t.store, { email, accountName: account, role }, clock.now());
-  assert.ok(made);
-  const set = await t.inject({
-    method: 'POST',
-    url: '/auth/password',
-    payload: { token: made.token, password: PASSWORD },
-  });
-  assert.equal(set.status, 200, set.raw);
-  return made;
-}
+const person = (email: string, role: 'admin' | 'editor' | 'viewer', account = 'default') =>
+  personWithPassword(t, { email, role, password: PASSWORD, account, now: clock.now() });
 
 async function signIn(email: string, password = PASSWORD): Promise<Browser> {
   const res = await t.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
