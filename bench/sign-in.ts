@@ -16,6 +16,7 @@ if (backend === 'postgres' && !POSTGRES_URL) throw new Error('set VITALS_TEST_PO
 const db = backend === 'postgres' ? await createTestDatabase('postgres') : undefined;
 const server = await startServer({
   VITALS_RATE_LIMIT: 'off',
+  VITALS_LOG_LEVEL: 'warn',
   ...(db?.url ? { DATABASE_URL: db.url } : {}),
 });
 try {

@@ -437,6 +437,8 @@ export interface DeliveryQueue {
    */
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   recordAttempt(outcome: AttemptOutcome): Promise<void>;
+  /** Several attempts' outcomes in one transaction (the dispatcher's group commit); as recordAttempt each. */
+  recordAttempts(outcomes: AttemptOutcome[]): Promise<void>;
   /**
    * The earliest time after `after` at which a pending delivery falls due, or null. (What is
    * due already waits for a free slot; a lease that runs out is found by the dispatchers' poll.)

@@ -6,6 +6,7 @@ import type { Agent } from 'undici';
 import type { Config } from '../config.ts';
 import { randomBase62 } from '../domain/ids.ts';
 import type { Metrics } from '../metrics.ts';
+import { Batcher } from '../store/batcher.ts';
 import type { AttemptOutcome, ClaimedDelivery, Store } from '../store/store.ts';
 import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { nextAttemptAt, parseRetryAfter } from './backoff.ts';
@@ -13,6 +14,8 @@ import { attempt, createAgent } from './sender.ts';
 
 /** A lease outlives the attempt's timeout by this much before another dispatcher may take over. */
 const LEASE_MARGIN_MS = 5000;
+/** Attempts recorded in one transaction at most. */
+const RECORD_BATCH = 256;
 
 export class Dispatcher {
   readonly id = `dsp_${randomBase62(12)}`;
@@ -37,6 +40,11 @@ export class Dispatcher {
    * could not be recorded is sent again once its lease runs out (docs/postgresql.md).
    */
   readonly #outage: OutageLog;
+  /**
+   * Attempts that finish while others are being recorded are recorded together, in one
+   * transaction (group commit): after bulk work, one commit per attempt was the drain's limit.
+   */
+  readonly #records: Batcher<AttemptOutcome, void>;
 
   constructor(deps: { store: Store; config: Config['webhook']; log: Logger; metrics?: Metrics }) {
     this.#store = deps.store;
@@ -45,6 +53,14 @@ export class Dispatcher {
     this.#metrics = deps.metrics;
     this.#agent = createAgent(deps.config);
     this.#outage = new OutageLog(deps.log, 'dispatcher');
+    this.#records = new Batcher<AttemptOutcome, void>({
+      run: async (_all, outcomes) => {
+        await this.#store.recordAttempts(outcomes);
+        return outcomes.map(() => ({ status: 'fulfilled', value: undefined }));
+      },
+      inFlight: 1,
+      maxBatch: RECORD_BATCH,
+    });
   }
 
   #failed(err: unknown, msg: string, fields: object = {}): void {
@@ -187,7 +203,7 @@ export class Dispatcher {
         'webhook delivery attempt failed',
       );
     }
-    await this.#store.recordAttempt({
+    await this.#records.submit('attempts', {
       deliveryId: d.id,
       accountId: d.accountId,
       webhookId: d.webhookId,

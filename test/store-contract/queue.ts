@@ -157,6 +157,45 @@ export function queueContract(c: ContractContext): void {
       assert.deepEqual(await claim(store, 'y', T0 + 99_999), []);
     });
 
+    test('recordAttempts: many outcomes in one transaction, each as recordAttempt would record it', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const [w1, w2] = [webhook(), webhook()] as const;
+      await store.transaction(async (tx) => {
+        await tx.insertWebhook(a, w1);
+        await tx.insertWebhook(a, w2);
+      });
+      await seedEvents(store, a, [anEvent(), anEvent(), anEvent()]);
+      const claimed = await claim(store, 'mine', T0);
+      assert.equal(claimed.length, 6);
+      const [lost, ...held] = claimed as [ClaimedDelivery, ...ClaimedDelivery[]];
+      const gone = held.find((d) => d.webhookId === w2.id) as ClaimedDelivery;
+      await store.recordAttempts([
+        outcome(lost, 'not mine', { status: 'succeeded' }),
+        ...held.map((d) =>
+          d === gone
+            ? outcome(d, 'mine', { status: 'failed' }, { statusCode: 410, disableWebhook: true })
+            : outcome(
+                d,
+                'mine',
+                { status: 'pending', at: T0 + 5000 },
+                { statusCode: null, error: 'timeout\u0000' },
+              ),
+        ),
+      ]);
+      const after = await Promise.all(claimed.map((d) => store.getDelivery(a, d.webhookId, d.id)));
+      assert.deepEqual(
+        after.map((d) => [d?.status, d?.attemptCount, d?.attempts.length]),
+        claimed.map((d) =>
+          d === lost ? ['pending', 0, 1] : d === gone ? ['failed', 1, 1] : ['pending', 1, 1],
+        ),
+      );
+      const retried = after.find((d) => d?.status === 'pending' && d.attemptCount === 1);
+      assert.deepEqual([retried?.nextAttemptAt, retried?.attempts[0]?.error], [T0 + 5000, 'timeout\u0000']);
+      assert.equal((await store.getWebhook(a, w2.id))?.enabled, false, 'the 410 switched its webhook off');
+      await store.recordAttempts([]);
+    });
+
     test('a 410 switches the webhook off with a reason; its deliveries are no longer claimed', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();

@@ -321,7 +321,12 @@ export class PostgresStore extends PgReader implements Store {
   }
 
   async recordAttempt(outcome: AttemptOutcome): Promise<void> {
-    await this.#pool.begin((sql) => queue.recordAttempt(sql, outcome, Date.now()));
+    await this.recordAttempts([outcome]);
+  }
+
+  async recordAttempts(outcomes: AttemptOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await this.#pool.begin((sql) => queue.recordAttempts(sql, outcomes, Date.now()));
   }
 
   nextDueAt(after: number): Promise<number | null> {

@@ -85,19 +85,24 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
   });
 }
 
-export async function recordAttempt(sql: Queryable, o: AttemptOutcome, now: number): Promise<void> {
+/** Every outcome in two statements (attempts in, deliveries moved on), whatever their number. */
+export async function recordAttempts(sql: Queryable, outcomes: AttemptOutcome[], now: number): Promise<void> {
+  const col = <T>(f: (o: AttemptOutcome) => T) => outcomes.map(f);
   await sql`
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-    VALUES (${o.deliveryId}, ${o.attempt}, ${o.startedAt}, ${o.durationMs}, ${o.statusCode},
-      ${toTextOrNull(o.error)}, ${toTextOrNull(o.responseBody)})
+    SELECT * FROM unnest(${col((o) => o.deliveryId)}::text[], ${col((o) => o.attempt)}::int[],
+      ${col((o) => o.startedAt)}::bigint[], ${col((o) => o.durationMs)}::int[], ${col((o) => o.statusCode)}::int[],
+      ${col((o) => toTextOrNull(o.error))}::text[], ${col((o) => toTextOrNull(o.responseBody))}::text[])
     ON CONFLICT DO NOTHING`;
   // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
   await sql`
-    UPDATE deliveries SET status = ${o.next.status}, attempts = ${o.attempt},
-      next_attempt_at = ${o.next.status === 'pending' ? o.next.at : null}, lease_owner = NULL, lease_until = NULL,
-      updated_at = ${now}
-    WHERE id = ${o.deliveryId} AND lease_owner = ${o.owner}`;
-  if (o.disableWebhook) {
+    UPDATE deliveries d SET status = u.status, attempts = u.attempt, next_attempt_at = u.next_at,
+      lease_owner = NULL, lease_until = NULL, updated_at = ${now}
+    FROM unnest(${col((o) => o.deliveryId)}::text[], ${col((o) => o.owner)}::text[],
+      ${col((o) => o.next.status)}::text[], ${col((o) => o.attempt)}::int[],
+      ${col((o) => (o.next.status === 'pending' ? o.next.at : null))}::bigint[]) AS u(id, owner, status, attempt, next_at)
+    WHERE d.id = u.id AND d.lease_owner = u.owner`;
+  for (const o of outcomes.filter((x) => x.disableWebhook)) {
     await sql`
       UPDATE webhooks SET enabled = false, disabled_reason = 'The receiver answered 410 Gone.', updated_at = ${now}
       WHERE account_id = ${o.accountId} AND id = ${o.webhookId}`;

@@ -204,6 +204,10 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('recordAttempt', outcome);
   }
 
+  recordAttempts(outcomes: AttemptOutcome[]): Promise<void> {
+    return this.#op('recordAttempts', outcomes);
+  }
+
   async nextDueAt(after: number): Promise<number | null> {
     return queue.nextDueAt(this.conn, after);
   }

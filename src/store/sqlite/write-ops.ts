@@ -44,6 +44,10 @@ export const WRITE_OPS = {
 
   recordAttempt: (conn: Connection, outcome: AttemptOutcome) =>
     queue.recordAttempt(conn, outcome, Date.now()),
+  recordAttempts: (conn: Connection, outcomes: AttemptOutcome[]) => {
+    const now = Date.now();
+    for (const outcome of outcomes) queue.recordAttempt(conn, outcome, now);
+  },
 
   claimIdempotencyKey: idempotency.claimIdempotencyKey,
 
