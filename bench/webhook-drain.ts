@@ -14,6 +14,8 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'sqlite' },
     /** Give up after this many seconds without a delivery. */
     stall: { type: 'string', default: '60' },
+    /** VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT for the server (default: as shipped). */
+    'per-endpoint': { type: 'string' },
   },
 });
 const N = Number(values.customers);
@@ -33,7 +35,11 @@ receiver.listen(0, '127.0.0.1');
 await new Promise((r) => receiver.once('listening', r));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-const { db, server, headers } = await dataset(backend, N, true, { VITALS_RATE_LIMIT: 'off' });
+const perEndpoint = values['per-endpoint'];
+const { db, server, headers } = await dataset(backend, N, true, {
+  VITALS_RATE_LIMIT: 'off',
+  ...(perEndpoint ? { VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT: perEndpoint } : {}),
+});
 const call = async (method: string, path: string, body: unknown) => {
   const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
