@@ -43,6 +43,7 @@ import type {
   CreateBody as WebhookCreateBody,
   Webhook as WebhookSchema,
   UpdateBody as WebhookUpdateBody,
+  WebhookWithBacklog as WebhookWithBacklogSchema,
   WebhookWithSecret as WebhookWithSecretSchema,
 } from '../http/webhook-schemas.ts';
 
@@ -96,6 +97,8 @@ export type EventListParams = Static<typeof EventListQuery>;
 
 export type Webhook = Static<typeof WebhookSchema>;
 export type WebhookWithSecret = Static<typeof WebhookWithSecretSchema>;
+/** One webhook as retrieve answers it: with `pending` and `oldest_pending_at`. */
+export type WebhookWithBacklog = Static<typeof WebhookWithBacklogSchema>;
 export type WebhookCreate = Static<typeof WebhookCreateBody>;
 export type WebhookUpdate = Static<typeof WebhookUpdateBody>;
 export type Delivery = Static<typeof DeliverySchema>;

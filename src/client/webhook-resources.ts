@@ -9,6 +9,7 @@ import type {
   Webhook,
   WebhookCreate,
   WebhookUpdate,
+  WebhookWithBacklog,
   WebhookWithSecret,
   WriteOptions,
 } from './types.ts';
@@ -25,7 +26,8 @@ export class Webhooks {
     return this.#http.post('/webhooks', body, opts);
   }
 
-  retrieve(id: string): Promise<Webhook> {
+  /** The webhook with its backlog: `pending` deliveries and when the oldest was made. */
+  retrieve(id: string): Promise<WebhookWithBacklog> {
     return this.#http.get(path`/webhooks/${id}`);
   }
 

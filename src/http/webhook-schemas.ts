@@ -34,6 +34,24 @@ export const Webhook = Type.Object(
   },
   { $id: 'Webhook' },
 );
+/** A backlog is counted this far: beyond it, the count would cost what the backlog is long. */
+export const BACKLOG_CAP = 10_000;
+
+/** One webhook as GET /api/webhooks/{id} answers it: with its backlog (docs/webhooks.md, "Backlog"). */
+export const WebhookWithBacklog = Type.Object({
+  ...Webhook.properties,
+  pending: Type.Integer({
+    minimum: 0,
+    description: `Deliveries not yet finished (due, retrying or in flight), counted up to ${BACKLOG_CAP}.`,
+  }),
+  pending_truncated: Type.Boolean({
+    description: `true when more than ${BACKLOG_CAP} are pending: pending then says ${BACKLOG_CAP}.`,
+  }),
+  oldest_pending_at: Type.Union([Timestamp, Type.Null()], {
+    description:
+      "When the oldest of them was made (its event's time: its age is now minus this); null when none is pending.",
+  }),
+});
 export const WebhookWithSecret = Type.Object({
   ...Webhook.properties,
   secret: Type.String({ description: 'whsec_…: shown only when created or rotated.' }),

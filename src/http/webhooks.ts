@@ -4,18 +4,20 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { nextTimestamp } from '../domain/time.ts';
+import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Store, WebhookRecord } from '../store/store.ts';
 import { urlRefusal } from '../webhooks/url-guard.ts';
 import { recordAnswer } from './idempotency.ts';
 import { errorResponses } from './schemas.ts';
 import { listDeliveries, retryDelivery, sendTestEvent } from './webhook-deliveries.ts';
 import {
+  BACKLOG_CAP,
   CreateBody,
   IdParams,
   NoFields,
   toWebhook,
   UpdateBody,
+  WebhookWithBacklog,
   WebhookWithSecret,
 } from './webhook-schemas.ts';
 
@@ -78,18 +80,28 @@ function listWebhooks(app: FastifyInstance, { store }: WebhookDeps): void {
   );
 }
 
-function getWebhook(app: FastifyInstance, { find }: WebhookDeps): void {
+function getWebhook(app: FastifyInstance, { store, find }: WebhookDeps): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id',
     {
       schema: {
         tags: ['webhooks'],
-        summary: 'Retrieve a webhook (without its secret)',
+        summary: 'Retrieve a webhook (without its secret), with its backlog of unfinished deliveries',
         params: IdParams,
-        response: { 200: WebhookRef, ...errorResponses(401, 404) },
+        response: { 200: WebhookWithBacklog, ...errorResponses(401, 404) },
       },
     },
-    async (req) => toWebhook(await find(req.accountId, req.params.webhook_id)),
+    async (req) => {
+      const webhook = await find(req.accountId, req.params.webhook_id);
+      // One more than the cap tells "more than the cap" from "exactly the cap".
+      const backlog = await store.webhookBacklog(req.accountId, webhook.id, BACKLOG_CAP + 1);
+      return {
+        ...toWebhook(webhook),
+        pending: Math.min(backlog.pending, BACKLOG_CAP),
+        pending_truncated: backlog.pending > BACKLOG_CAP,
+        oldest_pending_at: backlog.oldestAt === null ? null : iso(backlog.oldestAt),
+      };
+    },
   );
 }
 

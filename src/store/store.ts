@@ -241,6 +241,15 @@ export interface Reader {
   getSettings(accountId: string): Promise<Settings>;
   getEvent(accountId: string, id: string): Promise<EventRecord | null>;
   getWebhook(accountId: string, id: string): Promise<WebhookRecord | null>;
+  /**
+   * The webhook's deliveries not yet finished, counted up to `cap` (a backlog of a million costs what
+   * `cap` rows do), and when the oldest of them was made (null: none).
+   */
+  webhookBacklog(
+    accountId: string,
+    id: string,
+    cap: number,
+  ): Promise<{ pending: number; oldestAt: number | null }>;
   /** Oldest first. */
   listWebhooks(accountId: string): Promise<WebhookRecord[]>;
   getDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryRecord | null>;

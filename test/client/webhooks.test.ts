@@ -31,7 +31,12 @@ test('create, retrieve, list, update, rotate the secret of and delete a webhook'
   assert.match(created.id, /^whk_/);
   assert.match(created.secret, /^whsec_/);
   const { secret: _, ...webhook } = created;
-  assert.deepEqual(await client.webhooks.retrieve(created.id), webhook);
+  assert.deepEqual(await client.webhooks.retrieve(created.id), {
+    ...webhook,
+    pending: 0,
+    pending_truncated: false,
+    oldest_pending_at: null,
+  });
   assert.deepEqual(await client.webhooks.list(), [webhook]);
 
   const updated = await client.webhooks.update(created.id, { enabled: false, description: null });

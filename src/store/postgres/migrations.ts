@@ -257,3 +257,11 @@ MIGRATIONS.push(
   );
   `,
 );
+
+MIGRATIONS.push(
+  /* 12: a webhook's backlog (docs/webhooks.md, "Backlog"): its unfinished deliveries, counted and the
+     oldest found within one small index */ `
+  CREATE INDEX deliveries_pending_by_webhook ON deliveries (account_id, webhook_id, created_at)
+    WHERE status = 'pending';
+  `,
+);

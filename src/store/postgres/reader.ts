@@ -363,6 +363,16 @@ export class PgReader implements Reader {
     return row ? toWebhook(row) : null;
   }
 
+  async webhookBacklog(accountId: string, id: string, cap: number) {
+    if (hasNul(id)) return { pending: 0, oldestAt: null };
+    const [row] = await this.sql<{ pending: string; oldest: string | null }[]>`
+      SELECT (SELECT count(*) FROM (SELECT 1 FROM deliveries
+          WHERE account_id = ${accountId} AND webhook_id = ${id} AND status = 'pending' LIMIT ${cap}) p) AS pending,
+        (SELECT created_at FROM deliveries
+          WHERE account_id = ${accountId} AND webhook_id = ${id} AND status = 'pending' ORDER BY created_at LIMIT 1) AS oldest`;
+    return { pending: Number(row?.pending ?? 0), oldestAt: row?.oldest == null ? null : Number(row.oldest) };
+  }
+
   async listWebhooks(accountId: string): Promise<WebhookRecord[]> {
     const rows = await this.sql<WebhookRow[]>`
       SELECT * FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at, id`;

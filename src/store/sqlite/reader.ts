@@ -307,6 +307,19 @@ export class SqliteReader implements Reader {
     return row ? toWebhook(row) : null;
   }
 
+  async webhookBacklog(accountId: string, id: string, cap: number) {
+    const row = this.conn.get(
+      `SELECT (SELECT count(*) FROM (SELECT 1 FROM deliveries INDEXED BY deliveries_pending_by_webhook
+           WHERE account_id = ?1 AND webhook_id = ?2 AND status = 'pending' LIMIT ?3)) AS pending,
+         (SELECT created_at FROM deliveries INDEXED BY deliveries_pending_by_webhook
+           WHERE account_id = ?1 AND webhook_id = ?2 AND status = 'pending' ORDER BY created_at LIMIT 1) AS oldest`,
+      accountId,
+      id,
+      cap,
+    );
+    return { pending: Number(row?.pending ?? 0), oldestAt: (row?.oldest as number | null) ?? null };
+  }
+
   async listWebhooks(accountId: string): Promise<WebhookRecord[]> {
     return this.conn
       .all('SELECT * FROM webhooks WHERE account_id = ? ORDER BY created_at, id', accountId)
