@@ -112,6 +112,10 @@ export interface Webhook {
   updated_at: string;
   /** Only in the answers to create and rotate-secret. */
   secret?: string;
+  /** The backlog: only in GET /api/webhooks/{id} (docs/webhooks.md, "Backlog"). */
+  pending?: number;
+  pending_truncated?: boolean;
+  oldest_pending_at?: string | null;
 }
 
 export interface Attempt {

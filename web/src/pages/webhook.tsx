@@ -10,7 +10,7 @@ import {
   type Webhook,
   webhookPath,
 } from '../api.ts';
-import { when } from '../format.ts';
+import { count, when } from '../format.ts';
 import { Link, navigate, paths } from '../router.tsx';
 import { ErrorMessage, Loading, Page, Pager, SecretReveal, useLoad } from '../ui.tsx';
 import { WebhookForm } from './webhooks.tsx';
@@ -52,7 +52,11 @@ export function WebhookPage({ id }: { id: string }) {
   };
   const toggle = () =>
     act(async () => {
-      loaded.set(await api.patch<Webhook>(webhookPath(id), { enabled: !webhook.enabled }));
+      // The change's answer has no backlog: the one read last stays until the page is read again.
+      loaded.set({
+        ...webhook,
+        ...(await api.patch<Webhook>(webhookPath(id), { enabled: !webhook.enabled })),
+      });
       setNotice(webhook.enabled ? 'Disabled: no new deliveries go out.' : 'Enabled: deliveries resume.');
     });
   const rotate = () => {
@@ -61,7 +65,7 @@ export function WebhookPage({ id }: { id: string }) {
       const answer = await api.post<Webhook>(`${webhookPath(id)}/rotate-secret`);
       setSecret(answer.secret);
       const { secret: _, ...rest } = answer;
-      loaded.set(rest);
+      loaded.set({ ...webhook, ...rest });
     });
   };
   const sendTest = () =>
@@ -102,7 +106,7 @@ export function WebhookPage({ id }: { id: string }) {
             initial={webhook}
             submitLabel="Save webhook"
             onSubmit={async (body) => {
-              loaded.set(await api.patch<Webhook>(webhookPath(id), body));
+              loaded.set({ ...webhook, ...(await api.patch<Webhook>(webhookPath(id), body)) });
               setNotice('Saved.');
             }}
           />
@@ -112,6 +116,7 @@ export function WebhookPage({ id }: { id: string }) {
           <p>
             Status: <strong>{webhook.enabled ? 'enabled' : 'disabled'}</strong>
           </p>
+          <Backlog webhook={webhook} />
           <ul class="hint">
             <li>
               A test event sends one <span class="mono">{TEST_EVENT_TYPE}</span> event to this endpoint alone,
@@ -151,6 +156,28 @@ export function WebhookPage({ id }: { id: string }) {
       </div>
       <Deliveries webhookId={id} sent={sent} />
     </Page>
+  );
+}
+
+/** How far behind the webhook is: its deliveries not yet finished and how long the oldest has waited. */
+function Backlog({ webhook }: { webhook: Webhook }) {
+  if (webhook.pending === undefined) return null;
+  if (webhook.pending === 0 || !webhook.oldest_pending_at) {
+    return (
+      <p>
+        Backlog: <strong>nothing pending</strong>
+      </p>
+    );
+  }
+  return (
+    <p>
+      Backlog:{' '}
+      <strong>
+        {count(webhook.pending)}
+        {webhook.pending_truncated ? '+' : ''} pending
+      </strong>
+      , the oldest waiting since {when(webhook.oldest_pending_at)}
+    </p>
   );
 }
 
