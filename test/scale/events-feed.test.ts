@@ -130,7 +130,9 @@ for (const backend of ALL_BACKENDS) {
       const table = await tableIds(db);
       assert.ok(acked > 100, `only ${acked} writes were acknowledged`);
       for (const { seen, pages } of readers) {
-        assert.ok(pages > 20, `a reader followed in only ${pages} pages`);
+        // The reader must have followed while the writers wrote (many pages, not one read at the end). How many
+        // pages fit in WRITE_MS depends on the machine's load: 18 was seen on a busy CI run, so the bar is 10.
+        assert.ok(pages > 10, `a reader followed in only ${pages} pages`);
         assert.equal(new Set(seen).size, seen.length, 'no event was seen twice');
         assert.deepEqual(
           [...seen].sort(),
