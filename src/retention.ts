@@ -1,8 +1,8 @@
 // The retention job (docs/operations.md, "Retention"): removes events older than
-// VITALS_EVENT_RETENTION with their finished deliveries, and audit log entries older than
-// VITALS_AUDIT_RETENTION (docs/people.md) and failed sign-ins past the lock's window, in small batches, each its own short
-// transaction, with a pause between them so requests interleave and none waits more than one
-// batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
+// VITALS_EVENT_RETENTION with their finished deliveries, audit log entries older than
+// VITALS_AUDIT_RETENTION (docs/people.md) and failed sign-ins past the lock's window, in small
+// batches, each its own short transaction, with a pause between them so requests interleave and
+// none waits more than one batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { LOCK_WINDOW_MS } from './domain/people.ts';

@@ -7,6 +7,7 @@
 // documented response. The test suites hold every answer they receive against this document.
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
+import { READS } from '../domain/people.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
 /** Method and path (OpenAPI spelling) → operationId. A route missing here fails the OpenAPI test. */
@@ -57,7 +58,6 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/audit-log': 'listAuditLog',
 };
 
-const READS = new Set(['GET', 'HEAD']);
 /** Carries a route's segment filter from its schema to finish() (the plugin copies x- keys). */
 const FILTER = 'x-metadata-filter';
 const ERROR = { $ref: 'Error' };

@@ -46,6 +46,14 @@ async function signIn(email: string, password = PASSWORD): Promise<Browser> {
   return browser;
 }
 
+/** A second app on its own store of the same database: another Vitals process, on the test's clock. */
+const secondProcess = () =>
+  buildApp({
+    store: t.openStore(),
+    config: { keyCacheTtlMs: 0, logLevel: 'warn', webhook: { blockPrivate: false } },
+    now: clock.now,
+  });
+
 /** One sign-in attempt through `app` (the test's, or a second process's). */
 const login = (app: { inject: TestApp['app']['inject'] }, email: string, password: string) =>
   app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
@@ -293,12 +301,7 @@ describe('signing in wrong', () => {
 
   test('the lock holds across processes: failures through either count for both', async () => {
     await person('shared@example.com', 'viewer');
-    // A second app on its own store of the same database: another Vitals process.
-    const second = await buildApp({
-      store: t.openStore(),
-      config: { keyCacheTtlMs: 0, logLevel: 'warn', webhook: { blockPrivate: false } },
-      now: clock.now,
-    });
+    const second = await secondProcess();
     try {
       const login = (app: { inject: typeof second.inject }, password: string) =>
         app.inject({
@@ -362,11 +365,7 @@ describe('signing in wrong', () => {
 
   test('a burst split across two processes of one database checks at most 10 in all', async () => {
     await person('split@example.com', 'viewer');
-    const second = await buildApp({
-      store: t.openStore(),
-      config: { keyCacheTtlMs: 0, logLevel: 'warn', webhook: { blockPrivate: false } },
-      now: clock.now,
-    });
+    const second = await secondProcess();
     try {
       const answers = await Promise.all(
         Array.from({ length: 40 }, (_, i) =>

@@ -201,7 +201,7 @@ export class SqliteStore extends SqliteReader implements Store {
   }
 
   recordAttempt(outcome: AttemptOutcome): Promise<void> {
-    return this.#op('recordAttempt', outcome);
+    return this.recordAttempts([outcome]);
   }
 
   recordAttempts(outcomes: AttemptOutcome[]): Promise<void> {

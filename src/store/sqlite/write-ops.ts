@@ -42,8 +42,6 @@ export const WRITE_OPS = {
 
   claimDeliveries: (conn: Connection, opts: ClaimOptions) => queue.claimDeliveries(conn, opts),
 
-  recordAttempt: (conn: Connection, outcome: AttemptOutcome) =>
-    queue.recordAttempt(conn, outcome, Date.now()),
   recordAttempts: (conn: Connection, outcomes: AttemptOutcome[]) => {
     const now = Date.now();
     for (const outcome of outcomes) queue.recordAttempt(conn, outcome, now);
