@@ -122,9 +122,15 @@ export interface Config {
     timeoutMs: number;
     blockPrivate: boolean;
     signatureHeader: string;
-    /** Deliveries in flight at once, over all webhooks and per webhook (per dispatcher process). */
+    /** Deliveries in flight at once in this dispatcher process. */
     concurrency: number;
+    /**
+     * The most deliveries of one webhook in flight at once, over every dispatcher; a webhook starts
+     * lower and earns slots by answering (docs/webhooks.md, "Throughput and fairness").
+     */
     perWebhookConcurrency: number;
+    /** The most deliveries of one account in flight at once, over every dispatcher. */
+    perAccountConcurrency: number;
     /** How often a dispatcher looks for due work when nothing woke it. */
     pollMs: number;
   };
@@ -178,7 +184,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       blockPrivate: read(env, 'VITALS_WEBHOOK_BLOCK_PRIVATE', boolean, 'false'),
       signatureHeader: read(env, 'VITALS_SIGNATURE_HEADER', headerName, 'X-Vitals-Signature'),
       concurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY', integer(1, 10_000), '64'),
-      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '8'),
+      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '32'),
+      perAccountConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ACCOUNT', integer(1, 10_000), '32'),
       pollMs: read(env, 'VITALS_WEBHOOK_POLL', duration, '1s'),
     },
   };

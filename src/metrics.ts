@@ -1,11 +1,46 @@
 // Prometheus metrics at GET /metrics. One registry per process (or per test app).
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
-import type { Store } from './store/store.ts';
+import type { AccountBacklog, Store } from './store/store.ts';
+
+/** Events per second over the last minute, per label value, in one-second buckets. */
+class LastMinute {
+  readonly #buckets = new Map<string, { second: number[]; count: number[] }>();
+
+  add(label: string, now = Date.now()): void {
+    const s = Math.floor(now / 1000);
+    let b = this.#buckets.get(label);
+    if (!b) {
+      b = { second: new Array(60).fill(-1), count: new Array(60).fill(0) };
+      this.#buckets.set(label, b);
+    }
+    const i = s % 60;
+    if (b.second[i] !== s) {
+      b.second[i] = s;
+      b.count[i] = 0;
+    }
+    b.count[i] = (b.count[i] ?? 0) + 1;
+  }
+
+  /** Each label's rate; a label quiet for a minute is forgotten. */
+  rates(now = Date.now()): [string, number][] {
+    const s = Math.floor(now / 1000);
+    const out: [string, number][] = [];
+    for (const [label, b] of this.#buckets) {
+      let n = 0;
+      for (let i = 0; i < 60; i++) if (s - (b.second[i] ?? -1) < 60) n += b.count[i] ?? 0;
+      if (n === 0) this.#buckets.delete(label);
+      else out.push([label, n / 60]);
+    }
+    return out;
+  }
+}
 
 export class Metrics {
   readonly registry = new Registry();
   readonly deliveries: Counter<'outcome'>;
+  readonly #finished: Counter<'account' | 'status'>;
+  readonly #drained = new LastMinute();
   readonly attemptSeconds: Histogram<'result'>;
   readonly pruned: Counter<'kind'>;
   readonly scoreBatchSize: Histogram;
@@ -37,12 +72,60 @@ export class Metrics {
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [this.registry],
     });
+    // One read of the backlog serves the three gauges of a scrape: prom-client collects them
+    // together, so they share the read in flight (docs/webhooks.md, "Backlog").
+    let reading: Promise<AccountBacklog[]> | undefined;
+    const backlog = () => {
+      reading ??= store.backlogByAccount().finally(() => {
+        reading = undefined;
+      });
+      return reading;
+    };
     new Gauge({
       name: 'vitals_outbox_backlog',
-      help: 'Webhook deliveries pending (due now or waiting for a retry).',
+      help: 'Webhook deliveries pending (due now or waiting for a retry), over every account and process.',
       registers: [this.registry],
       async collect() {
-        this.set(await store.countPendingDeliveries());
+        this.set((await backlog()).reduce((n, b) => n + b.pending, 0));
+      },
+    });
+    new Gauge({
+      name: 'vitals_webhook_backlog',
+      help: 'Webhook deliveries pending per account (due now or waiting for a retry), over every process.',
+      labelNames: ['account'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const b of await backlog()) this.set({ account: b.accountId }, b.pending);
+      },
+    });
+    new Gauge({
+      name: 'vitals_webhook_backlog_oldest_seconds',
+      help: "Age of each account's oldest pending webhook delivery, in seconds.",
+      labelNames: ['account'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const now = Date.now();
+        for (const b of await backlog())
+          this.set({ account: b.accountId }, Math.max(0, now - b.oldestAt) / 1000);
+      },
+    });
+    this.#finished = new Counter({
+      name: 'vitals_webhook_deliveries_finished_total',
+      help: 'Webhook deliveries this process finished, per account and status (succeeded or failed): the drain of the backlog.',
+      labelNames: ['account', 'status'],
+      registers: [this.registry],
+    });
+    const drained = this.#drained;
+    new Gauge({
+      name: 'vitals_webhook_drain_rate',
+      help: 'Webhook deliveries this process finished per second over the last minute, per account.',
+      labelNames: ['account'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [account, rate] of drained.rates()) this.set({ account }, rate);
       },
     });
     if (store instanceof SqliteStore) {
@@ -59,5 +142,11 @@ export class Metrics {
         },
       });
     }
+  }
+
+  /** A delivery left the backlog: delivered, or out of retries (or its receiver answered 410). */
+  finished(accountId: string, status: 'succeeded' | 'failed'): void {
+    this.#finished.inc({ account: accountId, status });
+    this.#drained.add(accountId);
   }
 }

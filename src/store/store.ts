@@ -426,23 +426,35 @@ export interface ClaimOptions {
   owner: string;
   now: number;
   leaseUntil: number;
+  /** The most deliveries this claim leases (the caller's free slots). */
   limit: number;
-  /** Free slots per webhook: `byWebhook[id]`, else `default`. Plain data: it may cross to the writer thread. */
-  slots: { default: number; byWebhook?: Record<string, number> };
-  /** Webhooks the caller already knows have no free slot: their due work is not even looked at. */
-  busy?: string[];
+  /**
+   * The most deliveries of one webhook in flight at once over every dispatcher: `byWebhook[id]`,
+   * else `default`. Plain data: it may cross to the writer thread.
+   */
+  perWebhook: { default: number; byWebhook?: Record<string, number> };
+  /** The most deliveries of one account in flight at once over every dispatcher. */
+  perAccount: number;
+  /** Round-robin goes on after this account, and within an account after its webhook served last. */
+  after?: { account?: string; webhooks?: Record<string, string> };
 }
 
-/** How many more deliveries of this webhook a claim may take. */
-export const freeSlots = (opts: ClaimOptions, webhookId: string): number =>
-  opts.slots.byWebhook?.[webhookId] ?? opts.slots.default;
+/** Pending deliveries of one account (the /metrics backlog). */
+export interface AccountBacklog {
+  accountId: string;
+  pending: number;
+  /** created_at of its oldest pending delivery. */
+  oldestAt: number;
+}
 
 /** What dispatchers need; these work across accounts, each row carrying its own. */
 export interface DeliveryQueue {
   /**
-   * Leases up to `limit` due deliveries of enabled webhooks to `owner` until `leaseUntil`, at
-   * most `slots(webhookId)` for any one webhook; a lease that has run out (its dispatcher died)
-   * can be taken over.
+   * Leases up to `limit` due deliveries of enabled webhooks to `owner` until `leaseUntil`, oldest
+   * due first within a webhook, shared round-robin across accounts and then webhooks
+   * (fair-share.ts) so that no account or webhook has more in flight than its limit over every
+   * dispatcher (a lease not yet run out is in flight; one that has run out, its dispatcher gone,
+   * can be taken over). Claims are atomic against each other, across processes too.
    */
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   recordAttempt(outcome: AttemptOutcome): Promise<void>;
@@ -453,7 +465,8 @@ export interface DeliveryQueue {
    * due already waits for a free slot; a lease that runs out is found by the dispatchers' poll.)
    */
   nextDueAt(after: number): Promise<number | null>;
-  countPendingDeliveries(): Promise<number>;
+  /** Pending deliveries per account with any, and the oldest one's creation time. */
+  backlogByAccount(): Promise<AccountBacklog[]>;
   /** Calls `listener` after a commit that made deliveries due; returns an unsubscribe function. */
   onDeliveriesDue(listener: () => void): () => void;
 }

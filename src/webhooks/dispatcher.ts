@@ -16,6 +16,8 @@ import { attempt, createAgent } from './sender.ts';
 const LEASE_MARGIN_MS = 5000;
 /** Attempts recorded in one transaction at most. */
 const RECORD_BATCH = 256;
+/** Slots a webhook starts with (VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT is where it can grow to). */
+const FIRST_SLOTS = 4;
 
 export class Dispatcher {
   readonly id = `dsp_${randomBase62(12)}`;
@@ -25,7 +27,15 @@ export class Dispatcher {
   readonly #metrics: Metrics | undefined;
   readonly #agent: Agent;
   readonly #inFlight = new Map<string, Promise<void>>();
-  readonly #perWebhook = new Map<string, number>();
+  /**
+   * Each webhook's slots, earned and lost as its attempts end (docs/webhooks.md, "Throughput and
+   * fairness"): one more for each success, up to VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT; half
+   * as many (at least one) for each attempt that timed out or could not connect. A fast receiver
+   * soon has many deliveries in flight; a hanging one soon has one, and its retries wait their turn.
+   */
+  readonly #slots = new Map<string, number>();
+  /** Where round-robin stopped: the account served last, and each account's webhook served last. */
+  readonly #after: { account?: string; webhooks: Record<string, string> } = { webhooks: {} };
   #unsubscribe: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pumping: Promise<void> | undefined;
@@ -118,18 +128,16 @@ export class Dispatcher {
         now,
         leaseUntil: now + this.#config.timeoutMs + LEASE_MARGIN_MS,
         limit: free,
-        slots: {
-          default: this.#config.perWebhookConcurrency,
-          byWebhook: Object.fromEntries(
-            [...this.#perWebhook].map(([id, n]) => [id, this.#config.perWebhookConcurrency - n]),
-          ),
-        },
-        busy: [...this.#perWebhook]
-          .filter(([, n]) => n >= this.#config.perWebhookConcurrency)
-          .map(([id]) => id),
+        perWebhook: { default: this.#firstSlots, byWebhook: Object.fromEntries(this.#slots) },
+        perAccount: this.#config.perAccountConcurrency,
+        after: this.#after,
       });
       this.#outage.recovered();
-      for (const d of claimed) this.#launch(d);
+      for (const d of claimed) {
+        this.#after.account = d.accountId;
+        this.#after.webhooks[d.accountId] = d.webhookId;
+        this.#launch(d);
+      }
       if (claimed.length < free && !this.#again) return;
     }
   }
@@ -154,15 +162,26 @@ export class Dispatcher {
     this.#timer.unref();
   }
 
+  get #firstSlots(): number {
+    return Math.min(FIRST_SLOTS, this.#config.perWebhookConcurrency);
+  }
+
+  /** A success earns its webhook a slot; a timeout or a connection that failed halves them. */
+  #adjustSlots(webhookId: string, statusCode: number | null): void {
+    const now = this.#slots.get(webhookId) ?? this.#firstSlots;
+    let next = now;
+    if (statusCode === null) next = Math.max(1, Math.floor(now / 2));
+    else if (statusCode >= 200 && statusCode < 300)
+      next = Math.min(this.#config.perWebhookConcurrency, now + 1);
+    if (next === this.#firstSlots) this.#slots.delete(webhookId);
+    else this.#slots.set(webhookId, next);
+  }
+
   #launch(d: ClaimedDelivery): void {
-    this.#perWebhook.set(d.webhookId, (this.#perWebhook.get(d.webhookId) ?? 0) + 1);
     const run = this.#deliver(d)
       .catch((err) => this.#failed(err, 'dispatcher: recording an attempt failed', { delivery: d.id }))
       .finally(() => {
         this.#inFlight.delete(d.id);
-        const left = (this.#perWebhook.get(d.webhookId) ?? 1) - 1;
-        if (left === 0) this.#perWebhook.delete(d.webhookId);
-        else this.#perWebhook.set(d.webhookId, left);
         this.wake(); // a slot is free: more may be waiting for it
       });
     this.#inFlight.set(d.id, run);
@@ -177,6 +196,7 @@ export class Dispatcher {
       blockPrivate: this.#config.blockPrivate,
     });
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    this.#adjustSlots(d.webhookId, result.statusCode);
     const gone = result.statusCode === 410;
     const now = Date.now();
     let next: AttemptOutcome['next'] = { status: 'succeeded' };
@@ -189,6 +209,7 @@ export class Dispatcher {
     }
     const outcome = next.status === 'pending' ? 'retrying' : next.status;
     this.#metrics?.deliveries.inc({ outcome });
+    if (outcome !== 'retrying') this.#metrics?.finished(d.accountId, outcome);
     this.#metrics?.attemptSeconds.observe({ result: ok ? 'ok' : 'error' }, result.durationMs / 1000);
     if (!ok) {
       this.#log.warn(

@@ -24,6 +24,7 @@ export const TEST_WEBHOOK_CONFIG: Config['webhook'] = {
   signatureHeader: 'X-Vitals-Signature',
   concurrency: 16,
   perWebhookConcurrency: 4,
+  perAccountConcurrency: 12,
   pollMs: 200,
 };
 

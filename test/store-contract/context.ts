@@ -117,3 +117,11 @@ export function plainScore(s: ScoreRecord | null): ScoreRecord | null {
 
 /** Byte-wise order of UTF-8, the order both backends promise for ids. */
 export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Pending deliveries in the whole store, or of one account: the store's backlog by account, summed. */
+export async function pendingDeliveries(store: Store, accountId?: string): Promise<number> {
+  const rows = await store.backlogByAccount();
+  return rows
+    .filter((r) => accountId === undefined || r.accountId === accountId)
+    .reduce((n, r) => n + r.pending, 0);
+}

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import type { ClaimedDelivery, Store } from '../../src/store/store.ts';
-import { anEvent, type ContractContext, seedEvents, T0, webhook } from './context.ts';
+import type { ClaimedDelivery, ClaimOptions, Store, WebhookRecord } from '../../src/store/store.ts';
+import { anEvent, type ContractContext, pendingDeliveries, seedEvents, T0, webhook } from './context.ts';
 import { outcome } from './webhooks.ts';
 
 const claim = (store: Store, owner: string, now: number, extra: { limit?: number; lease?: number } = {}) =>
@@ -11,7 +11,8 @@ const claim = (store: Store, owner: string, now: number, extra: { limit?: number
     now,
     leaseUntil: now + (extra.lease ?? 1000),
     limit: extra.limit ?? 100,
-    slots: { default: 100 },
+    perWebhook: { default: 100 },
+    perAccount: 1000,
   });
 
 /** Resolves at the next call of the store's onDeliveriesDue listeners. */
@@ -56,7 +57,7 @@ export function queueContract(c: ContractContext): void {
       assert.equal(taken?.attempt, 1);
     });
 
-    test('a claim takes at most limit, at most slots(webhook) per webhook, none of disabled webhooks or not yet due', async (t) => {
+    test('a claim takes at most limit; per webhook and per account at most their limit in flight over every claim; none of disabled webhooks or not yet due', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const [w1, w2, w3] = [webhook(), webhook(), webhook()];
@@ -70,30 +71,84 @@ export function queueContract(c: ContractContext): void {
         anEvent('customer.created', T0 + 5000),
       ]);
       await store.transaction((tx) => tx.updateWebhook(a, { ...w3, enabled: false, updatedAt: T0 + 1 }));
-      const slots = new Map([
-        [w1.id, 1],
-        [w2.id, 2],
-      ]);
-      const claimed = await store.claimDeliveries({
-        owner: 'd',
-        now: T0 + 10,
-        leaseUntil: T0 + 1000,
-        limit: 100,
-        slots: { default: 100, byWebhook: Object.fromEntries(slots) },
-      });
-      const per = (id: string) => claimed.filter((d) => d.webhookId === id).length;
-      assert.deepEqual([per(w1.id), per(w2.id), per(w3.id)], [1, 2, 0]);
+      const limited = (
+        owner: string,
+        perWebhook: ClaimOptions['perWebhook'],
+        perAccount = 100,
+        limit = 100,
+      ) =>
+        store.claimDeliveries({ owner, now: T0 + 10, leaseUntil: T0 + 1000, limit, perWebhook, perAccount });
+      const per = (list: ClaimedDelivery[]) =>
+        [w1, w2, w3].map((w) => list.filter((d) => d.webhookId === w.id).length);
+      const byWebhook = { [w1.id]: 1, [w2.id]: 2 };
+      assert.deepEqual(per(await limited('d', { default: 100, byWebhook })), [1, 2, 0]);
       assert.deepEqual(
-        await claim(store, 'e', T0 + 10, { limit: 1 }).then((l) => l.map((d) => d.webhookId)),
-        [w1.id],
-        'what was left due (w1 had one slot)',
+        per(await limited('e', { default: 100, byWebhook })),
+        [0, 0, 0],
+        'the leases of the first claim are in flight: both webhooks are at their limit',
       );
-      assert.equal((await claim(store, 'f', T0 + 10)).length, 2, 'one more due for each');
-      assert.deepEqual(await claim(store, 'g', T0 + 10), []);
-      assert.deepEqual(await claim(store, 'h', T0 + 999), [], 'leases held, the last event not yet due');
-      const lapsed = await claim(store, 'i', T0 + 99_999);
+      assert.deepEqual(per(await limited('f', { default: 2 })), [1, 0, 0], 'w1 may have one more in flight');
+      assert.deepEqual(
+        per(await limited('g', { default: 100 }, 4)),
+        [0, 0, 0],
+        'the account has 4 in flight',
+      );
+      assert.deepEqual(
+        per(await limited('h', { default: 100 }, 5, 1)).reduce((x, y) => x + y),
+        1,
+        'limit',
+      );
+      assert.equal((await claim(store, 'i', T0 + 10)).length, 1, 'the last one due');
+      assert.deepEqual(await claim(store, 'j', T0 + 10), []);
+      assert.deepEqual(await claim(store, 'k', T0 + 999), [], 'leases held, the last event not yet due');
+      const lapsed = await claim(store, 'l', T0 + 99_999);
       assert.equal(lapsed.length, 8, 'every delivery of w1 and w2, leases lapsed');
       assert.equal(lapsed.filter((d) => d.webhookId === w3.id).length, 0);
+    });
+
+    test('free slots go round-robin: across accounts first, then across each account’s webhooks, going on where the last claim stopped', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const [a, b] = [await account(), await account()].sort();
+      const [a1, a2] = [webhook(), webhook()].sort((x, y) => (x.id < y.id ? -1 : 1));
+      const b1 = webhook();
+      await store.transaction(async (tx) => {
+        await tx.insertWebhook(a as string, a1 as WebhookRecord);
+        await tx.insertWebhook(a as string, a2 as WebhookRecord);
+        await tx.insertWebhook(b as string, b1);
+      });
+      const events = (n: number) => Array.from({ length: n }, (_, i) => anEvent('customer.created', T0 + i));
+      await seedEvents(store, a as string, events(10));
+      await seedEvents(store, b as string, events(10));
+      const order = (list: ClaimedDelivery[]) => list.map((d) => d.webhookId);
+      const first = await claim(store, 'd', T0 + 100, { limit: 5 });
+      assert.deepEqual(
+        order(first),
+        [a1?.id, b1.id, a2?.id, b1.id, a1?.id],
+        'a, b, a, b, a; a’s two in turn',
+      );
+      const next = await store.claimDeliveries({
+        owner: 'e',
+        now: T0 + 100,
+        leaseUntil: T0 + 1000,
+        limit: 3,
+        perWebhook: { default: 100 },
+        perAccount: 100,
+        after: { account: a as string, webhooks: { [a as string]: a1?.id as string } },
+      });
+      assert.deepEqual(order(next), [b1.id, a2?.id, b1.id], 'after a: b first; within a, after a1: a2');
+      const capped = await store.claimDeliveries({
+        owner: 'f',
+        now: T0 + 100,
+        leaseUntil: T0 + 1000,
+        limit: 10,
+        perWebhook: { default: 100 },
+        perAccount: 6,
+      });
+      assert.deepEqual(
+        order(capped),
+        [a1?.id, b1.id, a2?.id, b1.id],
+        'each account up to 6 in flight: a had 4 and b 4, so two more each, and the claim stops short of its limit',
+      );
     });
 
     test('a long backlog of a webhook with no free slot does not hide the deliveries of others', async (t) => {
@@ -114,7 +169,8 @@ export function queueContract(c: ContractContext): void {
         now: T0 + 100,
         leaseUntil: T0 + 1000,
         limit: 2,
-        slots: { default: 2, byWebhook: { [stuck.id]: 0 } },
+        perWebhook: { default: 2, byWebhook: { [stuck.id]: 0 } },
+        perAccount: 2,
       });
       assert.deepEqual(
         claimed.map((d) => d.webhookId),
@@ -213,13 +269,13 @@ export function queueContract(c: ContractContext): void {
       assert.equal((await store.getDelivery(a, w.id, d.id))?.status, 'failed');
       assert.deepEqual(await claim(store, 'd', T0 + 10), []);
       assert.equal(await store.nextDueAt(T0 + 10), null, 'nothing falls due later');
-      assert.equal(await store.countPendingDeliveries(), 1, 'the other delivery waits, pending');
+      assert.equal(await pendingDeliveries(store), 1, 'the other delivery waits, pending');
     });
 
-    test('nextDueAt: the earliest pending due time after a moment; countPendingDeliveries', async (t) => {
+    test('nextDueAt: the earliest pending due time after a moment; the backlog by account', async (t) => {
       const { store, account } = await c.isolated(t);
       assert.equal(await store.nextDueAt(0), null);
-      assert.equal(await store.countPendingDeliveries(), 0);
+      assert.equal(await pendingDeliveries(store), 0);
       const a = await account();
       const w = webhook();
       await store.transaction((tx) => tx.insertWebhook(a, w));
@@ -230,9 +286,9 @@ export function queueContract(c: ContractContext): void {
       assert.ok(d);
       await seedEvents(store, a, [anEvent('customer.created', T0 + 500)]);
       assert.equal(await store.nextDueAt(T0 + 100), T0 + 500);
-      assert.equal(await store.countPendingDeliveries(), 2);
+      assert.equal(await pendingDeliveries(store), 2);
       await store.recordAttempt(outcome(d, 'd', { status: 'succeeded' }));
-      assert.equal(await store.countPendingDeliveries(), 1);
+      assert.equal(await pendingDeliveries(store), 1);
       assert.equal(await store.nextDueAt(T0), T0 + 500);
     });
 
@@ -246,7 +302,7 @@ export function queueContract(c: ContractContext): void {
       const [d] = await claim(store, 'd', T0);
       assert.ok(d);
       await store.recordAttempt(outcome(d, 'd', { status: 'failed' }));
-      assert.equal(await store.countPendingDeliveries(), 0);
+      assert.equal(await pendingDeliveries(store), 0);
       const woke = nextWake(store);
       assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, d.id, T0 + 50)), true);
       await woke;
@@ -270,7 +326,7 @@ export function queueContract(c: ContractContext): void {
       let seen: Promise<number> | undefined;
       const off = store.onDeliveriesDue(() => {
         calls++;
-        seen ??= store.countPendingDeliveries();
+        seen ??= pendingDeliveries(store);
       });
       t.after(off);
       await seedEvents(store, a, [anEvent('customer.deleted')]);
@@ -309,6 +365,40 @@ export function queueContract(c: ContractContext): void {
       const ids = claimed.map((d) => d.id);
       assert.equal(new Set(ids).size, ids.length, 'no delivery leased twice');
       assert.equal(ids.length, 120);
+    });
+
+    test('a burst of claims at once, from two stores of one database, never goes past the limits in flight', async (t) => {
+      const { db, store, account } = await c.isolated(t);
+      // On PostgreSQL the second store is another pool, as another process would be.
+      const other = c.backend === 'postgres' ? (db.open() as PostgresStore) : store;
+      if (other !== store) t.after(() => other.close());
+      const a = await account();
+      const hooks = [webhook(), webhook(), webhook()];
+      await store.transaction(async (tx) => {
+        for (const w of hooks) await tx.insertWebhook(a, w);
+      });
+      await seedEvents(
+        store,
+        a,
+        Array.from({ length: 40 }, (_, i) => anEvent('customer.created', T0 + i)),
+      );
+      const rounds = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          (i % 2 ? other : store).claimDeliveries({
+            owner: `d${i}`,
+            now: T0 + 100,
+            leaseUntil: T0 + 1000,
+            limit: 3,
+            perWebhook: { default: 5 },
+            perAccount: 12,
+          }),
+        ),
+      );
+      const claimed = rounds.flat();
+      assert.equal(claimed.length, 12, 'the account’s limit, reached and not passed');
+      for (const w of hooks)
+        assert.ok(claimed.filter((d) => d.webhookId === w.id).length <= 5, 'a webhook’s limit');
+      assert.equal(new Set(claimed.map((d) => d.id)).size, 12, 'no delivery leased twice');
     });
 
     test('a commit in one process wakes the listeners of another', {

@@ -40,7 +40,8 @@ async function finishAll(store: Store, status: 'succeeded' | 'failed', now: numb
     now,
     leaseUntil: now + 60_000,
     limit: 1000,
-    slots: { default: 1000 },
+    perWebhook: { default: 1000 },
+    perAccount: 1000,
   });
   for (const d of claimed) await store.recordAttempt(outcome(d, 'test', { status }));
   return claimed.length;

@@ -56,7 +56,8 @@ export function textContract(c: ContractContext): void {
         now: T0,
         leaseUntil: T0 + 9,
         limit: 1,
-        slots: { default: 1 },
+        perWebhook: { default: 1 },
+        perAccount: 1,
       });
       assert.equal(d?.url, w.url);
       assert.ok(d);

@@ -128,7 +128,8 @@ export function webhooksContract(c: ContractContext): void {
         now: T0,
         leaseUntil: T0 + 1000,
         limit: 1,
-        slots: { default: 1 },
+        perWebhook: { default: 1 },
+        perAccount: 1,
       });
       assert.ok(claimed);
       await store.recordAttempt(

@@ -47,7 +47,8 @@ describe('a webhook’s backlog', () => {
       now,
       leaseUntil: now + 60_000,
       limit: 1,
-      slots: { default: 1 },
+      perWebhook: { default: 1 },
+      perAccount: 1,
     });
     assert.ok(oldest);
     res = await t.api.get(`/api/webhooks/${webhookId}`);

@@ -588,13 +588,16 @@ describe('webhook metrics', () => {
     assert.equal(res.status, 200);
     const values = new Map<string, number>();
     for (const line of res.raw.split('\n')) {
-      const m = /^(vitals_(?:webhook_attempts_total|outbox_backlog)(?:\{[^}]*\})?) (\S+)$/.exec(line);
+      const m =
+        /^(vitals_(?:webhook_attempts_total|outbox_backlog|webhook_backlog|webhook_backlog_oldest_seconds|webhook_deliveries_finished_total|webhook_drain_rate)(?:\{[^}]*\})?) (\S+)$/.exec(
+          line,
+        );
       if (m) values.set(m[1] as string, Number(m[2]));
     }
     return values;
   }
 
-  test('/metrics counts attempts by outcome and shows the outbox backlog', async () => {
+  test('/metrics counts attempts by outcome, and shows the backlog and its drain per account', async () => {
     assert.equal((await metrics()).get('vitals_outbox_backlog'), 0);
 
     // Three deliveries held open by the receiver: all three are pending until it answers.
@@ -605,9 +608,32 @@ describe('webhook metrics', () => {
     const { api, receiver: r, webhook } = await setup(['customer.created'], { scripts: [hold, hold, hold] });
     for (const id of ['cus_m1', 'cus_m2', 'cus_m3']) await customer(api, id);
     await r.waitFor(3);
-    assert.equal((await metrics()).get('vitals_outbox_backlog'), 3);
+    const waiting = await metrics();
+    const labelled = [...waiting.keys()].filter((k) => k.startsWith('vitals_webhook_backlog{'));
+    assert.equal(labelled.length, 1, 'one account has a backlog');
+    const account = /account="([^"]+)"/.exec(labelled[0] as string)?.[1] as string;
+    assert.equal(waiting.get('vitals_outbox_backlog'), 3);
+    assert.equal(waiting.get(`vitals_webhook_backlog{account="${account}"}`), 3);
+    const age = waiting.get(`vitals_webhook_backlog_oldest_seconds{account="${account}"}`);
+    assert.ok(age !== undefined && age >= 0 && age < 60, `oldest pending for ${age} s`);
+    assert.equal(
+      waiting.get(`vitals_webhook_drain_rate{account="${account}"}`),
+      undefined,
+      'nothing drained yet',
+    );
     for (const res of held) res.writeHead(200).end();
     await waitForDeliveries(api, webhook.id, (l) => l.length === 3 && l.every(finished));
+    const drained = await metrics();
+    assert.equal(drained.get(`vitals_webhook_backlog{account="${account}"}`), undefined, 'no backlog left');
+    assert.equal(
+      drained.get(`vitals_webhook_deliveries_finished_total{account="${account}",status="succeeded"}`),
+      3,
+    );
+    assert.equal(
+      drained.get(`vitals_webhook_drain_rate{account="${account}"}`),
+      3 / 60,
+      'three in the last minute',
+    );
 
     // One retry then success, and one failure for good (410).
     const retried = await setup(['customer.created'], { scripts: [500] });

@@ -62,7 +62,8 @@ describe('Retry-After is capped', () => {
         now,
         leaseUntil: now + 60_000,
         limit: 10,
-        slots: { default: 10 },
+        perWebhook: { default: 10 },
+        perAccount: 10,
       });
     assert.deepEqual(await claim(next - 1), []);
     const due = await claim(next);

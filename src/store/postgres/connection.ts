@@ -179,6 +179,8 @@ export const LOCKS = {
   retention: 5_649_544_100_002,
   /** pg_advisory_xact_lock(bigint): one process at a time checks for a key and adds the first. */
   bootstrap: 5_649_544_100_003,
+  /** pg_advisory_xact_lock(bigint): one dispatcher at a time claims deliveries (docs/webhooks.md). */
+  claim: 5_649_544_100_004,
 } as const;
 
 /** The channel dispatchers LISTEN on; a commit that made deliveries due NOTIFYs it. */

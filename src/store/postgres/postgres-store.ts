@@ -13,6 +13,7 @@ import {
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
+  AccountBacklog,
   ApiKeyRecord,
   AttemptOutcome,
   AuditEntry,
@@ -333,10 +334,8 @@ export class PostgresStore extends PgReader implements Store {
     return queue.nextDueAt(this.#pool, after);
   }
 
-  async countPendingDeliveries(): Promise<number> {
-    const [row] = await this.#pool<{ n: number }[]>`
-      SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'`;
-    return row?.n ?? 0;
+  backlogByAccount(): Promise<AccountBacklog[]> {
+    return queue.backlogByAccount(this.#pool);
   }
 
   /**

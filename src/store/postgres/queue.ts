@@ -1,8 +1,9 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import { type AttemptOutcome, type ClaimedDelivery, type ClaimOptions, freeSlots } from '../store.ts';
-import type { Queryable } from './connection.ts';
+import { type InFlight, inServingOrder, quotas, type Ready, shareSlots } from '../fair-share.ts';
+import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
+import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, toTextOrNull } from './text.ts';
 
 interface DetailRow {
@@ -17,56 +18,67 @@ interface DetailRow {
   secret: string;
 }
 
-/**
- * Rounds of candidates, oldest first. A webhook whose slots are full (or that the caller knows
- * is busy) is left out of the next round, so a long backlog behind a stuck receiver never hides
- * the deliveries of the others.
- */
-const MAX_ROUNDS = 8;
+/** Rounds of sharing: a webhook with fewer due deliveries than its share leaves the rest to others. */
+const MAX_ROUNDS = 4;
 
-/** Runs inside a transaction: the row locks hold until the leases are written and committed. */
+/**
+ * Runs inside a transaction. Claims are serialized across every process by an advisory lock,
+ * so the deliveries in flight that decide each share are exact (a check-then-act under one lock);
+ * each statement is an index seek per webhook, whatever the backlog and whatever the statistics.
+ */
 export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const taken = new Map<string, number>();
-  const full = new Set<string>(opts.busy);
-  const chosen: string[] = [];
-  const batch = opts.limit * 4;
-  // Choose by ids and webhooks only; the event payloads are read for the chosen alone.
-  for (let round = 0; round < MAX_ROUNDS && chosen.length < opts.limit; round++) {
-    // A row another dispatcher is claiming right now is skipped, not waited for; one whose lease
-    // was committed a moment ago is re-checked against the lease condition once it is locked.
-    const candidates = await sql<{ id: string; webhook_id: string }[]>`
-      SELECT d.id, d.webhook_id FROM deliveries d
-      JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ${opts.now}
-        AND (d.lease_until IS NULL OR d.lease_until <= ${opts.now}) AND w.enabled
-        AND d.webhook_id <> ALL(${[...full]}::text[])
-        AND d.id <> ALL(${chosen}::text[])
-      ORDER BY d.next_attempt_at LIMIT ${batch}
-      FOR UPDATE OF d SKIP LOCKED`;
-    for (const r of candidates) {
-      if (chosen.length === opts.limit) break;
-      const n = taken.get(r.webhook_id) ?? 0;
-      if (n >= freeSlots(opts, r.webhook_id)) {
-        full.add(r.webhook_id);
-        continue;
-      }
-      taken.set(r.webhook_id, n + 1);
-      chosen.push(r.id);
+  await sql`SELECT pg_advisory_xact_lock(${LOCKS.claim})`;
+  const inFlight = await sql<InFlight[]>`
+    SELECT account_id AS "accountId", webhook_id AS "webhookId", count(*)::int AS n FROM deliveries
+    WHERE status = 'pending' AND lease_until > ${opts.now}
+    GROUP BY account_id, webhook_id`;
+  let ready: Ready[] = await sql<Ready[]>`
+    SELECT w.account_id AS "accountId", w.id AS "webhookId" FROM webhooks w
+    WHERE w.enabled AND EXISTS (
+      SELECT 1 FROM deliveries d
+      WHERE d.account_id = w.account_id AND d.webhook_id = w.id AND d.status = 'pending'
+        AND d.next_attempt_at <= ${opts.now} AND (d.lease_until IS NULL OR d.lease_until <= ${opts.now}))`;
+  const served: Ready[] = [];
+  const chosen: (Ready & { id: string })[] = [];
+  for (let round = 0; round < MAX_ROUNDS && ready.length > 0 && chosen.length < opts.limit; round++) {
+    const share = shareSlots(ready, inFlight, { ...opts, limit: opts.limit - chosen.length });
+    if (share.length === 0) break;
+    const wanted = quotas(share);
+    const col = <T>(f: (q: (typeof wanted)[number]) => T) => wanted.map(f);
+    const rows = await sql<(Ready & { id: string })[]>`
+      SELECT p.account_id AS "accountId", p.webhook_id AS "webhookId", d.id
+      FROM unnest(${col((q) => q.accountId)}::text[], ${col((q) => q.webhookId)}::text[],
+        ${col((q) => q.quota)}::int[]) AS p(account_id, webhook_id, quota)
+      CROSS JOIN LATERAL (
+        SELECT d.id FROM deliveries d
+        WHERE d.account_id = p.account_id AND d.webhook_id = p.webhook_id AND d.status = 'pending'
+          AND d.next_attempt_at <= ${opts.now} AND (d.lease_until IS NULL OR d.lease_until <= ${opts.now})
+        ORDER BY d.next_attempt_at LIMIT p.quota
+        FOR UPDATE OF d SKIP LOCKED) d`;
+    served.push(...share);
+    chosen.push(...rows);
+    const got = new Map<string, number>();
+    for (const r of rows) got.set(r.webhookId, (got.get(r.webhookId) ?? 0) + 1);
+    for (const q of wanted) {
+      const n = got.get(q.webhookId) ?? 0;
+      if (n > 0) inFlight.push({ accountId: q.accountId, webhookId: q.webhookId, n });
     }
-    if (candidates.length < batch) break; // nothing more is due
+    // Those that had fewer due than their share have nothing more; the others may take what they left.
+    ready = wanted.filter((q) => (got.get(q.webhookId) ?? 0) === q.quota);
+    if (rows.length === share.length) break;
   }
   if (chosen.length === 0) return [];
-  await sql`
-    UPDATE deliveries SET lease_owner = ${opts.owner}, lease_until = ${opts.leaseUntil}
-    WHERE id = ANY(${chosen}::text[])`;
   const rows = await sql<DetailRow[]>`
-    SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data::text AS data, w.url, w.secret
-    FROM deliveries d
-    JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-    JOIN events e ON e.id = d.event_id
-    WHERE d.id = ANY(${chosen}::text[])`;
+    WITH leased AS (
+      UPDATE deliveries SET lease_owner = ${opts.owner}, lease_until = ${opts.leaseUntil}
+      WHERE id = ANY(${chosen.map((c) => c.id)}::text[])
+      RETURNING id, account_id, webhook_id, event_id, attempts)
+    SELECT l.id, l.account_id, l.webhook_id, l.event_id, l.attempts, e.type, e.data::text AS data, w.url, w.secret
+    FROM leased l
+    JOIN webhooks w ON w.account_id = l.account_id AND w.id = l.webhook_id
+    JOIN events e ON e.id = l.event_id`;
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return chosen.flatMap((id) => {
+  return inServingOrder(served, chosen).flatMap(({ id }) => {
     const r = byId.get(id);
     if (!r) return [];
     return [
@@ -110,8 +122,21 @@ export async function recordAttempts(sql: Queryable, outcomes: AttemptOutcome[],
 }
 
 export async function nextDueAt(sql: Queryable, after: number): Promise<number | null> {
-  // An index seek on deliveries_due; leases that run out are found by the poll.
+  // One index seek per enabled webhook; leases that run out are found by the poll.
   const [row] = await sql<{ at: number | null }[]>`
-    SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ${after}`;
+    SELECT MIN(n.at) AS at FROM webhooks w
+    CROSS JOIN LATERAL (
+      SELECT d.next_attempt_at AS at FROM deliveries d
+      WHERE d.account_id = w.account_id AND d.webhook_id = w.id AND d.status = 'pending'
+        AND d.next_attempt_at > ${after}
+      ORDER BY d.next_attempt_at LIMIT 1) n
+    WHERE w.enabled`;
   return row?.at ?? null;
+}
+
+/** Counted over the partial index of pending deliveries. */
+export async function backlogByAccount(sql: Queryable): Promise<AccountBacklog[]> {
+  return sql<AccountBacklog[]>`
+    SELECT account_id AS "accountId", count(*)::int AS pending, MIN(created_at) AS "oldestAt"
+    FROM deliveries WHERE status = 'pending' GROUP BY account_id`;
 }

@@ -295,3 +295,16 @@ MIGRATIONS.push(
     WHERE status = 'pending';
   `,
 );
+
+MIGRATIONS.push(
+  /* 13: fair claims (docs/webhooks.md, "Throughput and fairness"): each webhook's due deliveries in
+     due order, so a claim seeks per webhook instead of walking one queue of every account's work
+     (and needs no table statistics to do so); and the deliveries in flight, counted per account and
+     webhook from a tiny index of the leased ones */ `
+  DROP INDEX deliveries_due;
+  CREATE INDEX deliveries_due_by_webhook ON deliveries (account_id, webhook_id, next_attempt_at, lease_until)
+    WHERE status = 'pending';
+  CREATE INDEX deliveries_leased ON deliveries (lease_until, account_id, webhook_id)
+    WHERE status = 'pending' AND lease_until IS NOT NULL;
+  `,
+);

@@ -1,67 +1,91 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import { type AttemptOutcome, type ClaimedDelivery, type ClaimOptions, freeSlots } from '../store.ts';
+import { type InFlight, inServingOrder, quotas, type Ready, shareSlots } from '../fair-share.ts';
+import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 
-/**
- * Rounds of candidates, oldest first. A webhook whose slots are full is left out of the next
- * round, so a long backlog behind a stuck receiver never hides the deliveries of the others.
- */
-const MAX_ROUNDS = 8;
+/** Rounds of sharing: a webhook with fewer due deliveries than its share leaves the rest to others. */
+const MAX_ROUNDS = 4;
 
+/**
+ * Runs on the writer, so claims are serialized and the deliveries in flight that decide each
+ * share are exact. Each statement is an index seek per webhook (named, so no plan depends on
+ * statistics), whatever the backlog.
+ */
 export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDelivery[] {
-  const taken = new Map<string, number>();
-  const full = new Set<string>(opts.busy);
-  const chosen: string[] = [];
-  const batch = opts.limit * 4;
-  // Choose from the covering index first (ids and webhooks only); read the payloads of the chosen.
-  for (let round = 0; round < MAX_ROUNDS && chosen.length < opts.limit; round++) {
-    const candidates = conn.all(
-      `SELECT d.id, d.webhook_id FROM deliveries d
-       JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-         AND w.enabled = 1 AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-       ORDER BY d.next_attempt_at LIMIT ?`,
-      opts.now,
-      opts.now,
-      JSON.stringify([...full]),
-      batch,
-    );
-    for (const r of candidates) {
-      if (chosen.length === opts.limit) break;
-      const webhookId = r.webhook_id as string;
-      const n = taken.get(webhookId) ?? 0;
-      if (n >= freeSlots(opts, webhookId)) {
-        full.add(webhookId);
-        continue;
-      }
-      taken.set(webhookId, n + 1);
-      chosen.push(r.id as string);
+  const inFlight = conn.all(
+    `SELECT account_id AS accountId, webhook_id AS webhookId, count(*) AS n
+     FROM deliveries INDEXED BY deliveries_leased
+     WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until > ?
+     GROUP BY account_id, webhook_id`,
+    opts.now,
+  ) as unknown as InFlight[];
+  const due = conn.statement(
+    `SELECT id FROM deliveries INDEXED BY deliveries_due_by_webhook
+     WHERE account_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       AND (lease_until IS NULL OR lease_until <= ?)
+     ORDER BY next_attempt_at LIMIT ?`,
+  );
+  let ready = conn.all(
+    `SELECT w.account_id AS accountId, w.id AS webhookId FROM webhooks w
+     WHERE w.enabled = 1 AND EXISTS (
+       SELECT 1 FROM deliveries d INDEXED BY deliveries_due_by_webhook
+       WHERE d.account_id = w.account_id AND d.webhook_id = w.id AND d.status = 'pending'
+         AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?))`,
+    opts.now,
+    opts.now,
+  ) as unknown as Ready[];
+  const served: Ready[] = [];
+  const chosen: (Ready & { id: string })[] = [];
+  for (let round = 0; round < MAX_ROUNDS && ready.length > 0 && chosen.length < opts.limit; round++) {
+    const share = shareSlots(ready, inFlight, { ...opts, limit: opts.limit - chosen.length });
+    if (share.length === 0) break;
+    const wanted = quotas(share);
+    served.push(...share);
+    const full: Ready[] = [];
+    for (const q of wanted) {
+      const ids = due.all(q.accountId, q.webhookId, opts.now, opts.now, q.quota).map((r) => r.id as string);
+      for (const id of ids) chosen.push({ accountId: q.accountId, webhookId: q.webhookId, id });
+      if (ids.length > 0) inFlight.push({ accountId: q.accountId, webhookId: q.webhookId, n: ids.length });
+      // One that had fewer due than its share has nothing more; the others may take what it left.
+      if (ids.length === q.quota) full.push(q);
     }
-    if (candidates.length < batch) break; // nothing more is due
+    ready = full;
+    if (full.length === wanted.length) break;
   }
-  const lease = conn.statement('UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?');
-  const details = conn.statement(
+  if (chosen.length === 0) return [];
+  const ids = JSON.stringify(chosen.map((c) => c.id));
+  conn.run(
+    'UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (SELECT value FROM json_each(?))',
+    opts.owner,
+    opts.leaseUntil,
+    ids,
+  );
+  const rows = conn.all(
     `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
      FROM deliveries d
      JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
      JOIN events e ON e.id = d.event_id
-     WHERE d.id = ?`,
+     WHERE d.id IN (SELECT value FROM json_each(?))`,
+    ids,
   );
-  return chosen.map((id) => {
-    lease.run(opts.owner, opts.leaseUntil, id);
-    const r = details.get(id) as Record<string, unknown>;
-    return {
-      id,
-      accountId: r.account_id as string,
-      webhookId: r.webhook_id as string,
-      eventId: r.event_id as string,
-      eventType: r.type as EventType,
-      data: r.data as string,
-      url: r.url as string,
-      secret: r.secret as string,
-      attempt: (r.attempts as number) + 1,
-    };
+  const byId = new Map(rows.map((r) => [r.id as string, r]));
+  return inServingOrder(served, chosen).flatMap(({ id }) => {
+    const r = byId.get(id);
+    if (!r) return [];
+    return [
+      {
+        id,
+        accountId: r.account_id as string,
+        webhookId: r.webhook_id as string,
+        eventId: r.event_id as string,
+        eventType: r.type as EventType,
+        data: r.data as string,
+        url: r.url as string,
+        secret: r.secret as string,
+        attempt: (r.attempts as number) + 1,
+      },
+    ];
   });
 }
 
@@ -100,10 +124,22 @@ export function recordAttempt(conn: Connection, o: AttemptOutcome, now: number):
 }
 
 export function nextDueAt(conn: Connection, after: number): number | null {
-  // An index seek on deliveries_due; leases that run out are found by the poll.
+  // One index seek per enabled webhook; leases that run out are found by the poll.
   const r = conn.get(
-    "SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+    `SELECT MIN((SELECT d.next_attempt_at FROM deliveries d INDEXED BY deliveries_due_by_webhook
+       WHERE d.account_id = w.account_id AND d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at > ?
+       ORDER BY d.next_attempt_at LIMIT 1)) AS at
+     FROM webhooks w WHERE w.enabled = 1`,
     after,
   );
   return (r?.at as number | null) ?? null;
+}
+
+/** Counted over the partial index of pending deliveries. */
+export function backlogByAccount(conn: Connection): AccountBacklog[] {
+  return conn.all(
+    `SELECT account_id AS accountId, count(*) AS pending, MIN(created_at) AS oldestAt
+     FROM deliveries INDEXED BY deliveries_pending_by_webhook
+     WHERE status = 'pending' GROUP BY account_id`,
+  ) as unknown as AccountBacklog[];
 }

@@ -5,6 +5,7 @@ import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
   Account,
+  AccountBacklog,
   ApiKeyRecord,
   AttemptOutcome,
   AuditEntry,
@@ -212,8 +213,8 @@ export class SqliteStore extends SqliteReader implements Store {
     return queue.nextDueAt(this.conn, after);
   }
 
-  async countPendingDeliveries(): Promise<number> {
-    return this.conn.get("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'")?.n as number;
+  async backlogByAccount(): Promise<AccountBacklog[]> {
+    return queue.backlogByAccount(this.conn);
   }
 
   onDeliveriesDue(listener: () => void): () => void {
