@@ -1,8 +1,9 @@
 // What one claim of due deliveries costs with a huge backlog, right after the burst that queued it
 // and before any ANALYZE (on PostgreSQL autovacuum is switched off for the table, so statistics
 // stay as stale as a burst leaves them): ACCOUNTS accounts with one webhook each, PENDING
-// deliveries in all, queued through the store as the API queues them; then CLAIMS claims of 64,
-// one after another, each recorded as delivered before the next, as a dispatcher makes them. Prints p50, p99 and max.
+// deliveries in all, queued through the store as the API queues them; then CLAIMS claims of 64
+// (at most 8 per webhook), one after another, each recorded as delivered before the next, as a
+// dispatcher makes them. Prints p50, p99 and max.
 //   ./node_modules/.bin/node bench/webhook-claim.ts [--pending 1000000] [--backend sqlite|postgres]
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
@@ -65,7 +66,11 @@ try {
       await store.transaction((tx) => tx.insertEvents(account, events));
     }
   }
-  const queued = (await store.backlogByAccount()).reduce((n, b) => n + b.pending, 0);
+  // (countPendingDeliveries: the store before issue 25, so the same bench measures the code before it.)
+  const old = store as unknown as { countPendingDeliveries?: () => Promise<number> };
+  const queued = old.countPendingDeliveries
+    ? await old.countPendingDeliveries()
+    : (await store.backlogByAccount()).reduce((n, b) => n + b.pending, 0);
   console.log(`${backend}: ${queued} pending in ${((performance.now() - queueStarted) / 1000).toFixed(0)} s`);
   if (db.url) {
     const sql = postgres(db.url, { max: 1, onnotice: () => {} });
@@ -84,10 +89,11 @@ try {
       now: at,
       leaseUntil: at + 60_000,
       limit: 64,
-      perWebhook: { default: 10_000 },
-      perAccount: 10_000,
-      // The shape before issue 25, so the same bench measures the code before it.
-      ...{ slots: { default: 10_000 } },
+      // 8 per webhook (20 webhooks could take 160), so a claim shares its 64 among them as the
+      // dispatcher's do; the shape before issue 25 too, so the same bench measures the code before it.
+      perWebhook: { default: 8 },
+      perAccount: 128,
+      ...{ slots: { default: 8 } },
     });
     times.push(performance.now() - t0);
     claimed += got.length;

@@ -183,9 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: read(env, 'VITALS_WEBHOOK_TIMEOUT', duration, '10s'),
       blockPrivate: read(env, 'VITALS_WEBHOOK_BLOCK_PRIVATE', boolean, 'false'),
       signatureHeader: read(env, 'VITALS_SIGNATURE_HEADER', headerName, 'X-Vitals-Signature'),
-      concurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY', integer(1, 10_000), '64'),
-      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '32'),
-      perAccountConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ACCOUNT', integer(1, 10_000), '32'),
+      concurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY', integer(1, 10_000), '256'),
+      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '128'),
+      perAccountConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ACCOUNT', integer(1, 10_000), '128'),
       pollMs: read(env, 'VITALS_WEBHOOK_POLL', duration, '1s'),
     },
   };

@@ -42,6 +42,7 @@ export const DELETE_WEBHOOK = [
   `DELETE FROM delivery_attempts WHERE delivery_id IN
      (SELECT id FROM deliveries WHERE account_id = $1 AND webhook_id = $2)`,
   'DELETE FROM deliveries WHERE account_id = $1 AND webhook_id = $2',
+  'DELETE FROM delivery_leases WHERE account_id = $1 AND webhook_id = $2',
   'DELETE FROM webhooks WHERE account_id = $1 AND id = $2',
 ] as const;
 

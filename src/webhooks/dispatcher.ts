@@ -30,7 +30,8 @@ export class Dispatcher {
   /**
    * Each webhook's slots, earned and lost as its attempts end (docs/webhooks.md, "Throughput and
    * fairness"): one more for each success, up to VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT; half
-   * as many (at least one) for each attempt that timed out or could not connect. A fast receiver
+   * as many (at least one) for each attempt that timed out or could not connect, or was answered
+   * 429 or 503. A fast receiver
    * soon has many deliveries in flight; a hanging one soon has one, and its retries wait their turn.
    */
   readonly #slots = new Map<string, number>();
@@ -166,11 +167,15 @@ export class Dispatcher {
     return Math.min(FIRST_SLOTS, this.#config.perWebhookConcurrency);
   }
 
-  /** A success earns its webhook a slot; a timeout or a connection that failed halves them. */
+  /**
+   * A success earns its webhook a slot; an attempt that timed out or could not connect, or an
+   * answer that asks us to slow down (429, 503), halves them.
+   */
   #adjustSlots(webhookId: string, statusCode: number | null): void {
     const now = this.#slots.get(webhookId) ?? this.#firstSlots;
     let next = now;
-    if (statusCode === null) next = Math.max(1, Math.floor(now / 2));
+    if (statusCode === null || statusCode === 429 || statusCode === 503)
+      next = Math.max(1, Math.floor(now / 2));
     else if (statusCode >= 200 && statusCode < 300)
       next = Math.min(this.#config.perWebhookConcurrency, now + 1);
     if (next === this.#firstSlots) this.#slots.delete(webhookId);

@@ -90,3 +90,53 @@ describe('webhook fairness: one account’s hanging receivers never hold up anot
     assert.ok(maxOpen <= PER_ACCOUNT, `A had ${maxOpen} attempts open at once; its limit is ${PER_ACCOUNT}`);
   });
 });
+
+describe('webhook fairness: a receiver that keeps timing out, or asks to slow down, gets fewer slots', () => {
+  let t: TestApp;
+  const receivers: TestReceiver[] = [];
+  before(async () => {
+    t = await buildTestApp({ dispatcher: { timeoutMs: 500, maxRetries: 0, perWebhookConcurrency: 4 } });
+  });
+  after(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await t.close();
+  });
+
+  const cases: [string, (res: ServerResponse) => void][] = [
+    ['time out', () => {}],
+    ['are answered 503 (after 300 ms)', (res) => setTimeout(() => res.writeHead(503).end(), 300)],
+    ['are answered 429 (after 300 ms)', (res) => setTimeout(() => res.writeHead(429).end(), 300)],
+  ];
+  for (const [what, answer] of cases) {
+    test(`it starts with 4 in flight; once they ${what}, it has at most 2 at once`, async () => {
+      let open = 0;
+      let firstWave = 0;
+      let afterwards = 0;
+      let ended = false;
+      const receiver = (await TestReceiver.start()).always((res: ServerResponse) => {
+        open++;
+        if (ended) afterwards = Math.max(afterwards, open);
+        else firstWave = Math.max(firstWave, open);
+        res.on('close', () => {
+          open--;
+          ended = true;
+        });
+        answer(res);
+      });
+      receivers.push(receiver);
+      const a = await t.newAccount(`slow-${receivers.length}`);
+      const res = await a.post('/api/webhooks', {
+        url: `${receiver.url}/hook`,
+        events: ['customer.created'],
+      });
+      assert.equal(res.status, 201, res.raw);
+      const batch = await a.post('/api/customers/batch', {
+        customers: Array.from({ length: 8 }, (_, i) => customerBody(`cus_${i}`)),
+      });
+      assert.equal(batch.status, 200, batch.raw);
+      await receiver.waitFor(8, 10_000);
+      assert.equal(firstWave, 4, 'the first slots');
+      assert.ok(afterwards >= 1 && afterwards <= 2, `${afterwards} open at once afterwards`);
+    });
+  }
+});

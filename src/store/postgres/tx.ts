@@ -425,7 +425,7 @@ export class PgTx extends PgReader implements Tx {
     const result = await this.sql`
       UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
       WHERE account_id = ${accountId} AND webhook_id = ${webhookId} AND id = ${id}
-        AND (lease_until IS NULL OR lease_until <= ${now})`;
+        AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = ${id} AND l.until > ${now})`;
     if (result.count === 1) this.deliveriesDue = true;
     return result.count === 1;
   }

@@ -14,24 +14,22 @@ const MAX_ROUNDS = 4;
  */
 export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDelivery[] {
   const inFlight = conn.all(
-    `SELECT account_id AS accountId, webhook_id AS webhookId, count(*) AS n
-     FROM deliveries INDEXED BY deliveries_leased
-     WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until > ?
-     GROUP BY account_id, webhook_id`,
+    `SELECT account_id AS accountId, webhook_id AS webhookId, count(*) AS n FROM delivery_leases
+     WHERE until > ? GROUP BY account_id, webhook_id`,
     opts.now,
   ) as unknown as InFlight[];
+  const unleased = 'NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = d.id AND l.until > ?)';
   const due = conn.statement(
-    `SELECT id FROM deliveries INDEXED BY deliveries_due_by_webhook
-     WHERE account_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
-       AND (lease_until IS NULL OR lease_until <= ?)
-     ORDER BY next_attempt_at LIMIT ?`,
+    `SELECT d.id FROM deliveries d INDEXED BY deliveries_due_by_webhook
+     WHERE d.account_id = ? AND d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ? AND ${unleased}
+     ORDER BY d.next_attempt_at LIMIT ?`,
   );
   let ready = conn.all(
     `SELECT w.account_id AS accountId, w.id AS webhookId FROM webhooks w
      WHERE w.enabled = 1 AND EXISTS (
        SELECT 1 FROM deliveries d INDEXED BY deliveries_due_by_webhook
        WHERE d.account_id = w.account_id AND d.webhook_id = w.id AND d.status = 'pending'
-         AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?))`,
+         AND d.next_attempt_at <= ? AND ${unleased})`,
     opts.now,
     opts.now,
   ) as unknown as Ready[];
@@ -55,8 +53,11 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
   }
   if (chosen.length === 0) return [];
   const ids = JSON.stringify(chosen.map((c) => c.id));
+  // A lease that ran out (its dispatcher gone) is taken over.
   conn.run(
-    'UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (SELECT value FROM json_each(?))',
+    `INSERT INTO delivery_leases (delivery_id, account_id, webhook_id, owner, until)
+     SELECT d.id, d.account_id, d.webhook_id, ?, ? FROM deliveries d WHERE d.id IN (SELECT value FROM json_each(?))
+     ON CONFLICT (delivery_id) DO UPDATE SET owner = excluded.owner, until = excluded.until`,
     opts.owner,
     opts.leaseUntil,
     ids,
@@ -102,16 +103,21 @@ export function recordAttempt(conn: Connection, o: AttemptOutcome, now: number):
     o.responseBody,
   );
   // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
-  conn.run(
-    `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
-       updated_at = ? WHERE id = ? AND lease_owner = ?`,
-    o.next.status,
-    o.attempt,
-    o.next.status === 'pending' ? o.next.at : null,
-    now,
+  const held = conn.run(
+    'DELETE FROM delivery_leases WHERE delivery_id = ? AND owner = ?',
     o.deliveryId,
     o.owner,
   );
+  if (held === 1) {
+    conn.run(
+      'UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?',
+      o.next.status,
+      o.attempt,
+      o.next.status === 'pending' ? o.next.at : null,
+      now,
+      o.deliveryId,
+    );
+  }
   if (o.disableWebhook) {
     conn.run(
       `UPDATE webhooks SET enabled = 0, disabled_reason = 'The receiver answered 410 Gone.', updated_at = ?

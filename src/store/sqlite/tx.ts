@@ -320,11 +320,13 @@ export class SqliteTx extends SqliteReader implements Tx {
   async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
     const changed = this.conn.run(
       `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
-       WHERE account_id = ? AND webhook_id = ? AND id = ? AND (lease_until IS NULL OR lease_until <= ?)`,
+       WHERE account_id = ? AND webhook_id = ? AND id = ?
+         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = ? AND l.until > ?)`,
       now,
       now,
       accountId,
       webhookId,
+      id,
       id,
       now,
     );
