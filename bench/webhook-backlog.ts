@@ -1,7 +1,7 @@
 // What reading a webhook's backlog costs when it is large: N scored customers, one webhook, one
 // weights change that queues N deliveries, no dispatcher (VITALS_ROLES=api) so they stay queued;
 // then GET /api/webhooks/{id} (which counts them) under autocannon for 5 s. Any non-2xx is an error.
-//   ./node_modules/.bin/node bench/webhook-backlog.ts [--customers 100000] [--backend sqlite|postgres]
+//   ./node_modules/.bin/node bench/webhook-backlog.ts [--customers 100000] [--backend sqlite|postgres] [--metrics]
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { dataset } from './seed.ts';
@@ -10,6 +10,8 @@ const { values } = parseArgs({
   options: {
     customers: { type: 'string', default: '100000' },
     backend: { type: 'string', default: 'sqlite' },
+    /** GET /metrics instead (its backlog gauges count the same deliveries, per account). */
+    metrics: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.customers);
@@ -36,15 +38,16 @@ try {
     weights: { usage: 0.5, support: 0.3, billing: 0.2 },
   });
   const shown = await call('GET', `/api/webhooks/${hook.id}`);
+  const path = values.metrics ? '/metrics' : `/api/webhooks/${hook.id}`;
   const result = await autocannon({
-    url: `${server.url}/api/webhooks/${hook.id}`,
+    url: `${server.url}${path}`,
     connections: 8,
     duration: 5,
     headers,
   });
   const errors = result.non2xx + result.errors + result.timeouts;
   console.log(
-    `${backend}: ${shown.pending} pending; GET webhook ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}`,
+    `${backend}: ${shown.pending} pending; GET ${values.metrics ? 'metrics' : 'webhook'} ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}`,
   );
   if (errors > 0) process.exitCode = 1;
 } finally {
