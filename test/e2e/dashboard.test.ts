@@ -154,6 +154,10 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     await page.getByRole('heading', { name: 'Globex Corporation', level: 1 }).waitFor();
     assert.equal(await text(page.getByTestId('current-score')), '0.495');
     assert.equal(await page.locator('svg.history-chart circle.point').count(), 5);
+    // Weights read as shares (80%, not 0.8), the exact value on hover.
+    const weight = page.locator('td[title="Weight 0.8"]');
+    assert.equal(await text(weight), '80%');
+    await shoot('customer-weights');
   });
 
   test('an API refusal is shown with its message', async () => {

@@ -182,7 +182,10 @@ function CurrentScore({ current, weights }: { current: HealthScore; weights: Rec
                   </span>
                   {score(current.factors[n] ?? 0)}
                 </td>
-                <td class="num">{weights[n] === undefined ? '—' : weights[n]}</td>
+                {/* A share a person reads (33.3%), the exact weight on hover. */}
+                <td class="num" title={weights[n] === undefined ? undefined : `Weight ${weights[n]}`}>
+                  {weights[n] === undefined ? '—' : `${Math.round(weights[n] * 1000) / 10}%`}
+                </td>
                 <td class="num">{Math.round(share(n) * 1000) / 10}%</td>
               </tr>
             ))}
