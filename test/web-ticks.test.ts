@@ -1,10 +1,11 @@
 // The dashboard histogram's count axis (web/src/ticks.ts, docs/dashboard.md): ticks start at 0,
 // rise by one "nice" whole step (1, 2 or 5 times a power of ten), end at the first multiple of
 // the step that covers the maximum, and are as many as the step allows: at most n intervals,
-// with the smallest nice step that keeps to that.
+// with the smallest nice step that keeps to that. Their labels are compact (web/src/format.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { axisCount } from '../web/src/format.ts';
 import { ticks } from '../web/src/ticks.ts';
 
 /** 1, 2 or 5 times a power of ten (10^0 and up). */
@@ -96,4 +97,14 @@ test('for any maximum in [0, 1e6] and n in 1..12: distinct, ascending, from 0, c
       }
     }
   }
+});
+
+test('axis labels are compact: every tick up to ten million fits in 5 characters (100K, not 100,000)', () => {
+  assert.equal(axisCount(100_000), '100K');
+  assert.equal(axisCount(950), '950');
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 10_000_000 }), (max) => {
+      for (const t of ticks(max)) assert.ok(axisCount(t).length <= 5, `${t} → ${axisCount(t)}`);
+    }),
+  );
 });

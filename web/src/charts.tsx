@@ -2,7 +2,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { statusFor, type Thresholds } from '../../src/domain/scoring.ts';
 import type { Status } from './api.ts';
-import { count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
+import { axisCount, count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
 import { ticks } from './ticks.ts';
 
 function useWidth() {
@@ -30,7 +30,7 @@ function CountGridlines({ ticks, w, y }: { ticks: number[]; w: number; y: (c: nu
         <g key={t} class="gridlines">
           <line x1={M.left} x2={M.left + w} y1={y(t)} y2={y(t)} />
           <text x={M.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
-            {count(t)}
+            {axisCount(t)}
           </text>
         </g>
       ))}

@@ -11,6 +11,10 @@ export const score = (n: number) => n.toFixed(3);
 const number = new Intl.NumberFormat();
 export const count = (n: number) => number.format(n);
 
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
+/** A count for a chart axis, short enough for its margin at any size: 950, 1.5K, 100K, 2.5M. */
+export const axisCount = (n: number) => compact.format(n);
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
 const shortTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
