@@ -98,6 +98,28 @@ export function quotas(served: Ready[]): (Ready & { quota: number })[] {
 }
 
 /**
+ * After a round of a claim: what each webhook took is in flight now (added to `inFlight`); one
+ * that took fewer than its quota has nothing more due. Answers the webhooks that took all of
+ * theirs: they may share what the others left (all of `wanted` when nothing was left over).
+ */
+export function settleRound(
+  wanted: (Ready & { quota: number })[],
+  taken: Ready[],
+  inFlight: InFlight[],
+): Ready[] {
+  const got = new Map<string, number>();
+  for (const t of taken)
+    got.set(key(t.accountId, t.webhookId), (got.get(key(t.accountId, t.webhookId)) ?? 0) + 1);
+  const full: Ready[] = [];
+  for (const q of wanted) {
+    const n = got.get(key(q.accountId, q.webhookId)) ?? 0;
+    if (n > 0) inFlight.push({ accountId: q.accountId, webhookId: q.webhookId, n });
+    if (n === q.quota) full.push(q);
+  }
+  return full;
+}
+
+/**
  * The chosen deliveries in serving order: the first of each webhook's in the order its turns came,
  * so the dispatcher sends (and learns where round-robin stopped) in the order the slots were shared.
  */

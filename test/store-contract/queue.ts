@@ -25,6 +25,20 @@ function nextWake(store: Store): Promise<void> {
   });
 }
 
+/** Three webhooks of one account, and 40 events each is subscribed to: 120 deliveries, all due by T0 + 40. */
+async function threeWebhooksWith40Events(store: Store, accountId: string) {
+  const hooks = [webhook(), webhook(), webhook()];
+  await store.transaction(async (tx) => {
+    for (const w of hooks) await tx.insertWebhook(accountId, w);
+  });
+  await seedEvents(
+    store,
+    accountId,
+    Array.from({ length: 40 }, (_, i) => anEvent('customer.created', T0 + i)),
+  );
+  return hooks;
+}
+
 export function queueContract(c: ContractContext): void {
   describe('delivery queue', () => {
     test('a claim leases due deliveries with the event bytes as stored; a live lease blocks, a lapsed one is taken over', async (t) => {
@@ -348,15 +362,7 @@ export function queueContract(c: ContractContext): void {
     test('claims running at once never lease the same delivery twice', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
-      const hooks = [webhook(), webhook(), webhook()];
-      await store.transaction(async (tx) => {
-        for (const w of hooks) await tx.insertWebhook(a, w);
-      });
-      await seedEvents(
-        store,
-        a,
-        Array.from({ length: 40 }, (_, i) => anEvent('customer.created', T0 + i)),
-      );
+      await threeWebhooksWith40Events(store, a);
       const rounds = await Promise.all(
         Array.from({ length: 8 }, (_, i) => claim(store, `d${i}`, T0 + 100, { limit: 10 })),
       );
@@ -373,15 +379,7 @@ export function queueContract(c: ContractContext): void {
       const other = c.backend === 'postgres' ? (db.open() as PostgresStore) : store;
       if (other !== store) t.after(() => other.close());
       const a = await account();
-      const hooks = [webhook(), webhook(), webhook()];
-      await store.transaction(async (tx) => {
-        for (const w of hooks) await tx.insertWebhook(a, w);
-      });
-      await seedEvents(
-        store,
-        a,
-        Array.from({ length: 40 }, (_, i) => anEvent('customer.created', T0 + i)),
-      );
+      const hooks = await threeWebhooksWith40Events(store, a);
       const rounds = await Promise.all(
         Array.from({ length: 16 }, (_, i) =>
           (i % 2 ? other : store).claimDeliveries({

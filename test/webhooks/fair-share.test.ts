@@ -3,7 +3,14 @@
 // same through real claims on both backends.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { inServingOrder, quotas, type Ready, shareSlots } from '../../src/store/fair-share.ts';
+import {
+  type InFlight,
+  inServingOrder,
+  quotas,
+  type Ready,
+  settleRound,
+  shareSlots,
+} from '../../src/store/fair-share.ts';
 
 const r = (accountId: string, webhookId: string): Ready => ({ accountId, webhookId });
 const names = (list: Ready[]) => list.map((x) => `${x.accountId}/${x.webhookId}`);
@@ -80,5 +87,20 @@ describe('sharing free slots', () => {
       ['d1', 'd3'],
       'a webhook that had fewer due than its share',
     );
+  });
+
+  test('after a round, what was taken is in flight; only the webhooks that took all of their quota share the rest', () => {
+    const wanted = [
+      { accountId: 'a', webhookId: 'a1', quota: 2 },
+      { accountId: 'b', webhookId: 'b1', quota: 2 },
+      { accountId: 'b', webhookId: 'b2', quota: 1 },
+    ];
+    const inFlight: InFlight[] = [];
+    const full = settleRound(wanted, [r('a', 'a1'), r('a', 'a1'), r('b', 'b1')], inFlight);
+    assert.deepEqual(names(full), ['a/a1'], 'b1 had fewer due than its quota, b2 none');
+    assert.deepEqual(inFlight, [
+      { accountId: 'a', webhookId: 'a1', n: 2 },
+      { accountId: 'b', webhookId: 'b1', n: 1 },
+    ]);
   });
 });

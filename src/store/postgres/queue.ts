@@ -1,7 +1,7 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, shareSlots } from '../fair-share.ts';
+import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
 import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, toTextOrNull } from './text.ts';
@@ -83,15 +83,10 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
         SELECT w.url, w.secret FROM webhooks w WHERE w.account_id = c.account_id AND w.id = c.webhook_id LIMIT 1) w`;
     served.push(...share);
     chosen.push(...rows);
-    const got = new Map<string, number>();
-    for (const r of rows) got.set(r.webhook_id, (got.get(r.webhook_id) ?? 0) + 1);
-    for (const q of wanted) {
-      const n = got.get(q.webhookId) ?? 0;
-      if (n > 0) inFlight.push({ accountId: q.accountId, webhookId: q.webhookId, n });
-    }
-    // Those that had fewer due than their share have nothing more; the others may take what they left.
-    ready = wanted.filter((q) => (got.get(q.webhookId) ?? 0) === q.quota);
-    if (rows.length === share.length) break;
+    const taken = rows.map((r) => ({ accountId: r.account_id, webhookId: r.webhook_id }));
+    const full = settleRound(wanted, taken, inFlight);
+    if (full.length === wanted.length) break; // every quota filled: nothing was left over
+    ready = full;
   }
   const claimed = chosen.map((r) => ({ accountId: r.account_id, webhookId: r.webhook_id, row: r }));
   return inServingOrder(served, claimed).map(({ row: r }) => ({

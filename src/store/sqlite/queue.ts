@@ -1,6 +1,6 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, shareSlots } from '../fair-share.ts';
+import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
 import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 
@@ -40,16 +40,16 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
     if (share.length === 0) break;
     const wanted = quotas(share);
     served.push(...share);
-    const full: Ready[] = [];
+    const taken: (Ready & { id: string })[] = [];
     for (const q of wanted) {
-      const ids = due.all(q.accountId, q.webhookId, opts.now, opts.now, q.quota).map((r) => r.id as string);
-      for (const id of ids) chosen.push({ accountId: q.accountId, webhookId: q.webhookId, id });
-      if (ids.length > 0) inFlight.push({ accountId: q.accountId, webhookId: q.webhookId, n: ids.length });
-      // One that had fewer due than its share has nothing more; the others may take what it left.
-      if (ids.length === q.quota) full.push(q);
+      for (const r of due.all(q.accountId, q.webhookId, opts.now, opts.now, q.quota)) {
+        taken.push({ accountId: q.accountId, webhookId: q.webhookId, id: r.id as string });
+      }
     }
+    chosen.push(...taken);
+    const full = settleRound(wanted, taken, inFlight);
+    if (full.length === wanted.length) break; // every quota filled: nothing was left over
     ready = full;
-    if (full.length === wanted.length) break;
   }
   if (chosen.length === 0) return [];
   const ids = JSON.stringify(chosen.map((c) => c.id));
