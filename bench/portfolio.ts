@@ -1,6 +1,6 @@
 // The morning reads at scale (issue 14): 100,000 customers with 30 history entries each (3M
 // history rows, spread over the last 180 days), then the trend over 90 days, the movers, the
-// summary grouped by a metadata key and segment-filtered list pages, each timed over repeated
+// summary (grouped by a metadata key), the score distribution and segment-filtered list pages, each timed over repeated
 // requests against a real Vitals process (as shipped). Any non-2xx is an error.
 // Usage: node bench/portfolio.ts [--customers 100000] [--entries 30] [--runs 20]
 //        [--backend sqlite|postgres|both] [--keep (the seeded database, to look at queries)]
@@ -101,6 +101,9 @@ const SCENARIOS: [string, string, string][] = [
   ['movers, 30 days, up', '/api/health-scores/movers?days=30&direction=up&limit=10', '—'],
   ['summary grouped by metadata.plan', '/api/health-scores/summary?group_by=metadata.plan', '< 200 ms'],
   ['summary of a segment', '/api/health-scores/summary?metadata%5Bregion%5D=emea', '—'],
+  ['summary', '/api/health-scores/summary', '—'],
+  ['score distribution, 20 bins', '/api/health-scores/distribution', '< 200 ms'],
+  ['score distribution of a segment', '/api/health-scores/distribution?metadata%5Bregion%5D=emea', '—'],
   [
     'customers list page of 100, one segment',
     '/api/customers?limit=100&metadata%5Bplan%5D=enterprise',

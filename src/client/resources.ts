@@ -12,6 +12,8 @@ import type {
   CustomersBatch,
   CustomerUpdate,
   Deleted,
+  Distribution,
+  DistributionParams,
   Event,
   EventListParams,
   Factors,
@@ -126,6 +128,11 @@ export class HealthScores {
   /** Customers per band and their average (of a segment); `group_by: 'metadata.KEY'` adds them per value. */
   summary(params: SummaryParams = {}): Promise<Summary> {
     return this.#http.get('/health-scores/summary', params);
+  }
+
+  /** Every current score (of a segment) counted in `bins` equal bins of [0, 1] (default 20), lowest first. */
+  distribution(params: DistributionParams = {}): Promise<Distribution> {
+    return this.#http.get('/health-scores/distribution', params);
   }
 
   /** The portfolio (of a segment) at the end of each of the last `days` UTC days, oldest first. */

@@ -20,6 +20,8 @@ import type {
   PortfolioQuery,
 } from '../http/health-scores.ts';
 import type {
+  DistributionAnswer,
+  DistributionQuery,
   MoversAnswer,
   MoversQuery,
   SummaryAnswer,
@@ -78,6 +80,8 @@ export type PortfolioEntry = Omit<Static<typeof PortfolioEntrySchema>, 'status'>
 export type ScoreBatchItem = Static<typeof ScoreItem> | Static<typeof ScoreMergeItem>;
 export type SummaryParams = Static<typeof SummaryQuery> & SegmentParams;
 export type Summary = Static<typeof SummaryAnswer>;
+export type DistributionParams = Static<typeof DistributionQuery> & SegmentParams;
+export type Distribution = Static<typeof DistributionAnswer>;
 export type TrendParams = Static<typeof TrendQuery> & SegmentParams;
 export type Trend = Static<typeof TrendAnswer>;
 export type MoversParams = Static<typeof MoversQuery> & SegmentParams;

@@ -1,5 +1,6 @@
-// Signing in and out (docs/people.md): /auth/login, /auth/logout, /auth/session and
-// /auth/password (a one-time link's token sets the password). Outside /api: they take no API key.
+// Signing in and out (docs/people.md): /auth/login, /auth/logout, /auth/session, /auth/password (a
+// one-time link's token sets the password and signs the person in) and /auth/password/link (who a
+// link is for, so the page can say it before it is used). Outside /api: they take no API key.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError } from '../domain/errors.ts';
@@ -31,6 +32,10 @@ const PasswordBody = Type.Object(
     token: Type.String({ minLength: 1, maxLength: 256, description: 'From the one-time sign-in link.' }),
     password: Type.String({ maxLength: PASSWORD_MAX, description: 'At least 12 characters.' }),
   },
+  { additionalProperties: false },
+);
+const LinkBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 256, description: 'From the one-time sign-in link.' }) },
   { additionalProperties: false },
 );
 const UserAnswer = Type.Object({
@@ -132,18 +137,41 @@ function logout(app: FastifyInstance): void {
   );
 }
 
+const LINK_INVALID =
+  'This sign-in link cannot be used: it was used already, it is older than 24 hours, or it was never issued. Ask an admin for a new one.';
+
+function inspectLink(app: FastifyInstance, { store, now }: Deps): void {
+  app.post<{ Body: Static<typeof LinkBody> }>(
+    '/auth/password/link',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Who a one-time sign-in link is for (email, role, account), without using it',
+        body: LinkBody,
+        response: { 200: Type.Object({ user: UserAnswer }), ...errorResponses(400) },
+      },
+    },
+    async (req) => {
+      const user = await store.findSignInLink(hashToken(req.body.token), now());
+      if (!user) throw new ApiError('link_invalid', LINK_INVALID, 'token');
+      return { user: userJson(user) };
+    },
+  );
+}
+
 function setPassword(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof PasswordBody> }>(
     '/auth/password',
     {
       schema: {
         tags: ['people'],
-        summary: "Set a password with a one-time sign-in link's token (it works once, for 24 hours)",
+        summary:
+          "Set a password with a one-time sign-in link's token (it works once, for 24 hours); signs the person in",
         body: PasswordBody,
-        response: { 200: Type.Object({ user: UserAnswer }), ...errorResponses(400) },
+        response: { 200: SessionAnswer, ...errorResponses(400) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const problem = passwordProblem(req.body.password);
       if (problem) throw new ApiError('parameter_invalid', problem, 'password');
       const user = await store.redeemSignInLink(
@@ -151,14 +179,11 @@ function setPassword(app: FastifyInstance, { store, now }: Deps): void {
         await hashPassword(req.body.password),
         now(),
       );
-      if (!user) {
-        throw new ApiError(
-          'link_invalid',
-          'This sign-in link cannot be used: it was used already, it is older than 24 hours, or it was never issued. Ask an admin for a new one.',
-          'token',
-        );
-      }
-      return { user: userJson(user) };
+      if (!user) throw new ApiError('link_invalid', LINK_INVALID, 'token');
+      // The link proved who this is, as a password would: the person is signed in at once.
+      await req.session.regenerate();
+      req.session.userId = user.id;
+      return { user: userJson(user), csrf_token: reply.generateCsrf() };
     },
   );
 }
@@ -177,5 +202,6 @@ export const authRoutes =
     login(app, deps);
     currentSession(app);
     logout(app);
+    inspectLink(app, deps);
     setPassword(app, deps);
   };

@@ -1,11 +1,12 @@
 // The web dashboard: web/, built by `npm run build` into dist/web, served at / beside the API.
-// Only the built files and the dashboard's own page paths are routes, so every other unknown
-// path (under /api or not) still answers the 404 envelope.
+// Only the built files and the dashboard's own page paths are routes. An unknown path answers the
+// 404 envelope, except where a browser asks for a page outside the API's own paths: there it gets
+// the dashboard's not-found page, still with 404 (docs/dashboard.md).
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
@@ -22,6 +23,24 @@ const PAGES = [
   '/webhooks',
   '/webhooks/:webhook_id',
 ];
+
+/** First path segments that are never the dashboard's: a miss there is always the JSON envelope. */
+const NOT_PAGES = new Set(['api', 'auth', 'assets', 'docs', 'openapi.json', 'metrics', 'healthz', 'readyz']);
+
+/**
+ * For the not-found handler: when a browser navigates (GET or HEAD, Accept naming text/html) to a
+ * path outside the API's, and the dashboard is built, answers its page with 404 (the page's router
+ * shows "Page not found") and says true; otherwise false, for the envelope.
+ */
+export function sendNotFoundPage(req: FastifyRequest, reply: FastifyReply): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (!String(req.headers.accept ?? '').includes('text/html')) return false;
+  if (typeof reply.sendFile !== 'function') return false; // not built: no static files are served
+  const first = (req.url.split(/[?#]/)[0] ?? '/').split('/')[1] ?? '';
+  if (NOT_PAGES.has(first)) return false;
+  reply.code(404).sendFile('index.html');
+  return true;
+}
 
 // The API key lives in the page's sessionStorage: no script, style or connection from anywhere else.
 const CSP = [

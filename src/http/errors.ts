@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
+import { sendNotFoundPage } from './dashboard.ts';
 import { toApiError } from './validation.ts';
 
 /** Retry-After on a 503 for a database that cannot be reached or cannot write: the next request tries again. */
@@ -96,6 +97,7 @@ export function registerErrorHandling(app: FastifyInstance, allowed: (path: stri
       );
       return reply.code(405).header('allow', methods.join(', ')).send(err.toBody());
     }
+    if (sendNotFoundPage(req, reply)) return reply;
     const err = new ApiError('resource_missing', `No route ${req.method} ${path}.`);
     return reply.code(404).send(err.toBody());
   });

@@ -16,6 +16,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /auth/session': 'getSession',
   'POST /auth/logout': 'signOut',
   'POST /auth/password': 'setPassword',
+  'POST /auth/password/link': 'inspectSignInLink',
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
   'GET /api/customers': 'listCustomers',
@@ -29,6 +30,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/customers/{customer_id}/health-score/history': 'listHealthScoreHistory',
   'GET /api/health-scores': 'listHealthScores',
   'GET /api/health-scores/summary': 'getHealthScoreSummary',
+  'GET /api/health-scores/distribution': 'getHealthScoreDistribution',
   'GET /api/health-scores/trend': 'getHealthScoreTrend',
   'GET /api/health-scores/movers': 'listMovers',
   'POST /api/customers/batch': 'upsertCustomersBatch',
@@ -137,7 +139,7 @@ function documented(method: string, url: string, route: RouteOptions): FastifySc
       ...((schema.headers as object | undefined) ?? {}),
     };
   }
-  if (url === '/auth/login' || url === '/auth/password' || !url.match(/^\/(api|auth)\//))
+  if (['/auth/login', '/auth/password', '/auth/password/link'].includes(url) || !url.match(/^\/(api|auth)\//))
     schema.security = [];
   else if (url.startsWith('/auth/')) schema.security = [{ session: [] }];
   return schema as FastifySchema;

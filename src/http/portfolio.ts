@@ -1,5 +1,5 @@
-// The portfolio over time and by segment: the summary (grouped by a metadata key), the trend of
-// the last N days and the biggest movers. docs/api.md, "Segments, trends and movers".
+// The portfolio over time and by segment: the summary (grouped by a metadata key), the score
+// distribution, the trend of the last N days and the biggest movers. docs/api.md, "Segments, trends and movers".
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { DAY_MS, dayOf, figures, trend } from '../domain/portfolio.ts';
@@ -53,6 +53,35 @@ export const SummaryAnswer = Type.Object({
     Type.Boolean({
       description: `True when the key has more than ${MAX_GROUPS} values: the worst are listed.`,
     }),
+  ),
+});
+
+export const DistributionQuery = Type.Object(
+  {
+    bins: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: '1-100 equal bins of [0, 1]: 20 (the default) are 0.05 wide.',
+      }),
+    ),
+  },
+  { additionalProperties: false, ...segmentParams },
+);
+export const DistributionAnswer = Type.Object({
+  total: Type.Integer({
+    description: 'Every current score of the account (or the segment): the bins add up to it.',
+  }),
+  bins: Type.Array(
+    Type.Object({
+      from: Type.Number({ description: 'The bin holds the scores from `from` (included)…' }),
+      to: Type.Number({ description: '…up to `to` (excluded; the last bin holds 1 too).' }),
+      total: Type.Integer(),
+      counts: Counts,
+      average: Average,
+    }),
+    { description: 'Lowest first, `bins` of them, empty bins included.' },
   ),
 });
 
@@ -140,6 +169,31 @@ function summary(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
+function distribution(app: FastifyInstance, { store }: Deps): void {
+  app.get<{ Querystring: Static<typeof DistributionQuery> }>(
+    '/health-scores/distribution',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary:
+          'How many current scores fall in each of N equal bins of [0, 1], counted over every customer',
+        querystring: DistributionQuery,
+        response: { 200: DistributionAnswer, ...errorResponses(400, 401) },
+      },
+    },
+    async (req) => {
+      const bins = req.query.bins ?? 20;
+      const tallies = await store.distribution(req.accountId, bins, segmentOf(req.query));
+      const listed = tallies.map((t, i) => ({
+        from: round6(i / bins),
+        to: round6((i + 1) / bins),
+        ...figures(t),
+      }));
+      return { total: listed.reduce((n, b) => n + b.total, 0), bins: listed };
+    },
+  );
+}
+
 function trendRoute(app: FastifyInstance, { store, now }: Deps): void {
   app.get<{ Querystring: Static<typeof TrendQuery> }>(
     '/health-scores/trend',
@@ -196,7 +250,7 @@ function moversRoute(app: FastifyInstance, { store, now }: Deps): void {
 }
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [summary, trendRoute, moversRoute];
+const ROUTES = [summary, distribution, trendRoute, moversRoute];
 
 export const portfolioRoutes =
   (store: Store, now: () => number): FastifyPluginAsync =>

@@ -24,6 +24,9 @@ export const PEOPLE_SQL = {
   /** The link's user, once: the link is marked used by the same statement. */
   redeemLink: `UPDATE sign_in_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
     RETURNING user_id`,
+  /** Who a live link is for, without using it. */
+  linkUser: `SELECT ${USER_COLUMNS} FROM sign_in_links l JOIN users u ON u.id = l.user_id
+    JOIN accounts a ON a.id = u.account_id WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > $2`,
   setPassword: 'UPDATE users SET password_hash = $2 WHERE id = $1',
   /** This email's failures (and claims) after $2, newest first: the $3th is the one the lock waits on. */
   recentFailures: 'SELECT at FROM sign_in_failures WHERE email = $1 AND at > $2 ORDER BY at DESC LIMIT $3',

@@ -175,6 +175,20 @@ export interface TallyRow {
   micros: number;
 }
 
+/**
+ * The bin of score `s` among `$bins` equal bins of [0, 1] (docs/api.md, "Segments, trends and movers"): its
+ * millionths × bins ÷ 1,000,000 in integers on both backends, so a bin is [from, to) exactly as the
+ * score is stored (6 places); a score of 1 comes out as bin `bins`, which binnedTallies counts in the last.
+ */
+export const binOf = (bins: string) => `(${microsOf('s')} * CAST(${bins} AS bigint)) / 1000000`;
+
+/** Tally rows of (band, bin) as `bins` tallies, the lowest bin first. */
+export function binnedTallies(rows: readonly (TallyRow & { bin: number })[], bins: number): Tally[] {
+  const out = Array.from({ length: bins }, emptyTally);
+  for (const r of rows) addTallyRows(out[Math.min(bins - 1, Number(r.bin))] as Tally, [r]);
+  return out;
+}
+
 /** Adds tally rows to `t` (a driver may answer the sums as numeric text). */
 export function addTallyRows(t: Tally, rows: readonly TallyRow[]): Tally {
   for (const r of rows) {

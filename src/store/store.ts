@@ -218,6 +218,11 @@ export interface Reader {
   countScoresByStatus(accountId: string): Promise<Record<Status, number>>;
   /** The current scores of the account (or of a segment), counted per band and added up. */
   tally(accountId: string, segment?: Segment): Promise<Tally>;
+  /**
+   * tally per bin of the score: `bins` equal bins of [0, 1], each [from, to) but the last, which
+   * holds 1 too (docs/api.md, "Segments, trends and movers"); the lowest bin first.
+   */
+  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]>;
   /** tally per value of one metadata key, in no particular order. */
   tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]>;
   /**
@@ -512,6 +517,8 @@ export interface People {
   findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string | null }) | null>;
   /** Removes the user; their sessions and links go with them. */
   removeUser(email: string): Promise<boolean>;
+  /** The user a live link is for (the link stays unused), or null when it is unknown, used or expired. */
+  findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null>;
   /** Uses a live link once: sets the password; the user, or null when the link is unknown, used or expired. */
   redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null>;
   /**

@@ -111,7 +111,7 @@ test('settings: weights, their preview and thresholds', async () => {
   assert.equal((await client.healthScores.retrieve('acme')).status, 'at_risk');
 });
 
-test('segments, the grouped summary, the trend and the movers: metadata goes as metadata[KEY]', async () => {
+test('segments, the grouped summary, the distribution, the trend and the movers: metadata goes as metadata[KEY]', async () => {
   const client = await app.newClient(`scores ${++accounts}`);
   await client.customers.batch([
     { ...customerBody('p1'), metadata: { plan: 'pro', seats: 10 } },
@@ -142,6 +142,14 @@ test('segments, the grouped summary, the trend and the movers: metadata goes as 
     [
       ['free', 1, 0.2],
       ['pro', 2, 0.7],
+    ],
+  );
+  const distribution = await client.healthScores.distribution({ bins: 2, metadata: { plan: 'pro' } });
+  assert.deepEqual(
+    distribution.bins.map((b) => [b.from, b.to, b.total, b.average]),
+    [
+      [0, 0.5, 0, null],
+      [0.5, 1, 2, 0.7],
     ],
   );
   const trend = await client.healthScores.trend({ days: 2, metadata: { plan: 'free' } });

@@ -63,27 +63,49 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
     return res.status();
   }
 
-  test('a one-time link sets the password once', async () => {
+  test('a one-time link names its person, sets the password once and signs them in', async () => {
     await page.goto(links.admin as string);
+    await page.getByRole('heading', { name: 'Choose your password', level: 1 }).waitFor();
+    assert.equal(
+      await page.getByTestId('link-for').textContent(),
+      'For admin@example.com (admin) in the account default.',
+    );
+    await page.getByLabel('New password').fill('too short');
+    await page.getByText('At least 12 characters.').waitFor();
     await page.getByLabel('New password').fill(PASSWORD);
     await page.getByLabel('The same again').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password' }).click();
-    await page.getByText('The password of admin@example.com is set.').waitFor();
-    assert.equal(new URL(page.url()).hash, '', 'the spent token leaves the address bar');
     await dashboard.shoot('set-password');
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.getByRole('heading', { name: 'Portfolio', level: 1 }).waitFor();
+    assert.match((await page.getByTestId('who').textContent()) ?? '', /admin@example\.com \(admin\)/);
+    assert.equal(new URL(page.url()).hash, '', 'the spent token leaves the address bar');
+    assert.equal(new URL(page.url()).pathname, '/');
+    await signOut();
+
+    // Used once, the link says so as soon as it is opened, before anything is typed.
     await page.goto('about:blank'); // a new document: the same address again would only change its fragment
     await page.goto(links.admin as string);
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('The same again').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password' }).click();
-    await page.getByText(/This sign-in link cannot be used/).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^This sign-in link cannot be used: it was used already/ })
+      .waitFor();
+    assert.equal(await page.getByLabel('New password').count(), 0);
+    await dashboard.shoot('set-password-used');
     for (const role of ['editor', 'viewer']) {
       await page.goto('about:blank');
       await page.goto(links[role] as string);
+      await page
+        .getByTestId('link-for')
+        .filter({ hasText: `For ${role}@example.com (${role})` })
+        .waitFor();
       await page.getByLabel('New password').fill(PASSWORD);
       await page.getByLabel('The same again').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Set password' }).click();
-      await page.getByText(`The password of ${role}@example.com is set.`).waitFor();
+      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      await page
+        .getByTestId('who')
+        .filter({ hasText: `${role}@example.com (${role})` })
+        .waitFor();
+      await signOut();
     }
   });
 

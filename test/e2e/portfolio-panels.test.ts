@@ -5,6 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
+import { scoreFactors } from '../../src/domain/health.ts';
+import { DAY_MS } from '../../src/domain/portfolio.ts';
+import { sqlitePath } from '../../src/store/open.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { tempDir } from '../helpers/app.ts';
 import { type Dashboard, openDashboard, skipReason } from './browser.ts';
 
 const text = async (locator: Locator) => (await locator.textContent()) ?? '';
@@ -12,9 +17,35 @@ const text = async (locator: Locator) => (await locator.textContent()) ?? '';
 describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_000 }, () => {
   let dashboard: Dashboard;
   let page: Page;
+  let historyStart: string;
 
   before(async () => {
-    dashboard = await openDashboard();
+    // Four customers scored 10 days ago, written straight into the data directory (the API stamps
+    // every write with now): the trend's history starts on that day.
+    const dataDir = tempDir();
+    const store = new SqliteStore({ path: sqlitePath(dataDir), synchronous: 'normal' });
+    await store.migrate();
+    const account = await store.ensureAccount('default', Date.now());
+    const settings = await store.getSettings(account.id);
+    const then = Date.now() - 10 * DAY_MS;
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 4; i++) {
+        const id = `early_${i}`;
+        await tx.insertCustomer(account.id, {
+          id,
+          name: `Early ${i}`,
+          email: `early${i}@example.com`,
+          metadata: { plan: 'legacy' },
+          createdAt: then,
+          updatedAt: then,
+        });
+        const scored = scoreFactors(id, null, { usage: 0.2 + i * 0.2 }, settings, then);
+        await tx.writeScores(account.id, [scored.record], 'factors_updated');
+      }
+    });
+    await store.close();
+    historyStart = new Date(then).toISOString().slice(0, 10);
+    dashboard = await openDashboard({ VITALS_DATA_DIR: dataDir });
     page = dashboard.page;
     const { call } = dashboard;
     const plans = ['enterprise', 'pro', 'pro', 'starter'];
@@ -38,19 +69,30 @@ describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_
     await dashboard?.close();
   });
 
-  test('the trend chart shows 30 days, then 90 and 365 when chosen', async () => {
+  test('the trend chart starts where the history does, and says so, over 30, 90 and 365 days', async () => {
     const chart = page.locator('svg.trend-chart');
     await chart.waitFor();
-    assert.equal(await chart.getAttribute('data-days'), '30');
+    // Ten days ago to today: not 19 empty days of zero customers before them.
+    assert.equal(await chart.getAttribute('data-days'), '11');
     assert.match(
       (await chart.getAttribute('aria-label')) ?? '',
-      /Critical 0 → \d+, At risk 0 → \d+, Healthy 0 → \d+/,
+      new RegExp(
+        `^Customers per status band at the end of each day, ${historyStart} to .*Critical 1 → \\d+, At risk 2 → \\d+, Healthy 1 → \\d+`,
+      ),
     );
+    const start = page.getByTestId('history-start');
+    const date = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(
+      new Date(`${historyStart}T00:00:00Z`),
+    );
+    assert.equal(await start.textContent(), `History starts on ${date}: the chart begins there.`);
     for (const days of ['90', '365']) {
       await page.getByLabel('Over the last').selectOption(days);
-      await page.locator(`svg.trend-chart[data-days="${days}"]`).waitFor();
+      await page.locator('svg.trend-chart[data-days="11"]').waitFor();
+      await start.waitFor();
     }
     assert.equal(await page.locator('svg.trend-chart path.area').count(), 3);
+    await dashboard.shoot('portfolio-trend');
+    await page.getByLabel('Over the last').selectOption('30');
   });
 
   test("the week's biggest drops, biggest first, each linking to its customer", async () => {
@@ -93,10 +135,19 @@ describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_
       (await list.allTextContents()).map((t) => /Company \d+/.exec(t)?.[0]),
       ['Company 8', 'Company 0', 'Company 4'],
     );
-    assert.match((await page.locator('svg.trend-chart').getAttribute('aria-label')) ?? '', /Critical 0 → 2/);
+    // The segment's history is today alone: told in words, not drawn as a line.
+    await page
+      .getByTestId('history-start')
+      .filter({
+        hasText:
+          /^History starts today \(.+\): 3 customers with a score, 2 critical, 1 at risk, 0 healthy\. The chart fills in day by day\.$/,
+      })
+      .waitFor();
+    assert.equal(await page.locator('svg.trend-chart').count(), 0);
+    await page.locator('svg.histogram[data-total="3"]').waitFor();
     await dashboard.shoot('portfolio-segment');
     await page.getByRole('button', { name: 'Show everyone' }).click();
-    await total.filter({ hasText: /^12$/ }).waitFor();
+    await total.filter({ hasText: /^16$/ }).waitFor();
   });
 
   test('the drop alert rule is set on the settings page, and refused when out of range', async () => {
@@ -124,5 +175,34 @@ describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_
     await page.getByText('Drop alerts are off.').waitFor();
     assert.equal((await dashboard.call('GET', '/api/settings/health-score/alerts')).drop, null);
     assert.deepEqual(dashboard.pageErrors, []);
+  });
+
+  test('the score distribution counts every score, the healthiest too, however many there are', async () => {
+    // More than the 5,000 lowest the chart once paged through, all of them healthy.
+    const many = Array.from({ length: 6000 }, (_, i) => ({
+      customer_id: `bulk_${i}`,
+      name: `Bulk ${i}`,
+      email: `bulk${i}@example.com`,
+    }));
+    for (let i = 0; i < many.length; i += 1000) {
+      const chunk = many.slice(i, i + 1000);
+      await dashboard.call('POST', '/api/customers/batch', { customers: chunk });
+      await dashboard.call('POST', '/api/health-scores/batch', {
+        scores: chunk.map((c, j) => ({
+          customer_id: c.customer_id,
+          factors: { usage: 0.9 + (j % 10) / 100 },
+        })),
+      });
+    }
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Portfolio' }).click();
+    const chart = page.locator('svg.histogram[data-total="6016"]');
+    await chart.waitFor();
+    assert.match((await chart.getAttribute('aria-label')) ?? '', /all 6,016 health scores in 20 bins/);
+    // 0.90–0.94 in the 0.90 bin, 0.95–0.99 in the 0.95 bin: 3,000 each, beside the 16 from before.
+    const titles = await chart.locator('rect.bar title').allTextContents();
+    assert.ok(titles.includes('0.90–0.95: 3,000 customers'), titles.join('; '));
+    assert.ok(titles.includes('0.95–1.00: 3,000 customers'), titles.join('; '));
+    await page.getByText('All 6,016 scores, in bins of 0.05').waitFor();
+    await dashboard.shoot('portfolio-distribution');
   });
 });

@@ -1,5 +1,6 @@
 // The dashboard's files at / beside the API: its pages answer index.html, its assets are cached
-// for good, every other unknown path is still the 404 envelope, and an unbuilt dashboard is a 503.
+// for good, a browser that opens an unknown page gets the dashboard's not-found page (404), every
+// other unknown path is still the 404 envelope, and an unbuilt dashboard is a 503.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,6 +68,42 @@ describe('the dashboard, built', () => {
     });
   }
 
+  const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+  for (const path of ['/nope', '/customers', '/customers/a/b', '/setings', '/webhooks/a/b?x=1']) {
+    test(`${path}, opened in a browser, is the dashboard's not-found page with 404`, async () => {
+      const res = await t.inject({ method: 'GET', url: path, headers: { accept: BROWSER } });
+      assert.equal(res.status, 404, res.raw);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.equal(res.raw, INDEX);
+      assert.match(String(res.headers['content-security-policy']), /default-src 'self'/);
+      const head = await t.inject({ method: 'HEAD', url: path, headers: { accept: BROWSER } });
+      assert.equal(head.status, 404);
+    });
+  }
+
+  for (const path of [
+    '/api/nope',
+    '/api/customers/a/b',
+    '/auth/nope',
+    '/assets/missing.js',
+    '/docs/nope',
+    '/metrics/x',
+  ]) {
+    test(`${path} stays a JSON 404 even for a browser: it is the API's`, async () => {
+      const res = await t.inject({ method: 'GET', url: path, headers: { accept: BROWSER } });
+      assert.equal(res.status, 404, res.raw);
+      assert.equal(res.body.error.code, 'resource_missing');
+    });
+  }
+
+  test('a browser POST to an unknown path, or a client asking for JSON, gets the envelope', async () => {
+    const post = await t.inject({ method: 'POST', url: '/nope', headers: { accept: BROWSER } });
+    assert.deepEqual([post.status, post.body.error.code], [404, 'resource_missing']);
+    const json = await t.inject({ method: 'GET', url: '/nope', headers: { accept: 'application/json' } });
+    assert.deepEqual([json.status, json.body.error.code], [404, 'resource_missing']);
+  });
+
   test('a path that climbs out of the folder is refused', async () => {
     const res = await t.inject({ method: 'GET', url: '/assets/..%2f..%2findex.html' });
     assert.ok(res.status >= 400 && res.status < 500, `${res.status}`);
@@ -82,7 +119,15 @@ describe('the dashboard, built', () => {
     const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body;
     assert.deepEqual(
       Object.keys(doc.paths).filter((p) => !p.startsWith('/api/')),
-      ['/healthz', '/readyz', '/auth/login', '/auth/session', '/auth/logout', '/auth/password'],
+      [
+        '/healthz',
+        '/readyz',
+        '/auth/login',
+        '/auth/session',
+        '/auth/logout',
+        '/auth/password/link',
+        '/auth/password',
+      ],
     );
   });
 });
@@ -113,6 +158,8 @@ describe('the dashboard, not built', () => {
     assert.equal((await t.api.get('/api/customers')).status, 200);
     assert.equal((await t.inject({ method: 'GET', url: '/healthz' })).status, 200);
     assert.equal((await t.inject({ method: 'GET', url: '/api/nope' })).status, 404);
+    const browser = await t.inject({ method: 'GET', url: '/nope', headers: { accept: 'text/html' } });
+    assert.deepEqual([browser.status, browser.body.error.code], [404, 'resource_missing']);
   });
 
   test('the log says the dashboard is not built', () => {

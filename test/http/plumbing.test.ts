@@ -294,6 +294,7 @@ describe('plumbing', () => {
           '/api/customers/{customer_id}/health-score/history get,head',
           '/api/health-scores get,head',
           '/api/health-scores/summary get,head',
+          '/api/health-scores/distribution get,head',
           '/api/health-scores/trend get,head',
           '/api/health-scores/movers get,head',
           '/api/customers/batch post',
@@ -378,6 +379,7 @@ describe('plumbing', () => {
         '/api/customers',
         '/api/health-scores',
         '/api/health-scores/summary',
+        '/api/health-scores/distribution',
         '/api/health-scores/trend',
         '/api/health-scores/movers',
       ]) {

@@ -403,3 +403,141 @@ describe('trend and movers, from the history', () => {
     });
   }
 });
+
+describe('score distribution: every current score in equal bins', () => {
+  let t: TestApp;
+  // Edges on purpose: a bin holds its `from`, not its `to`; 1 is in the last bin.
+  const edges: [string, number, Record<string, unknown>][] = [
+    ['zero', 0, { plan: 'free' }],
+    ['just_under', 0.049999, { plan: 'free' }],
+    ['at_005', 0.05, { plan: 'pro' }],
+    ['mid', 0.5, { plan: 'pro' }],
+    ['top_bin', 0.999999, { plan: 'pro' }],
+    ['one', 1, {}],
+  ];
+  before(async () => {
+    t = await buildTestApp();
+    for (const [id, s, metadata] of edges) {
+      await customer(t.api, id, metadata);
+      await score(t.api, id, s);
+    }
+    await customer(t.api, 'no_score', { plan: 'pro' });
+  });
+  after(() => t.close());
+
+  const nonEmpty = (body: { bins: { from: number; total: number }[] }) =>
+    body.bins.filter((b) => b.total > 0).map((b) => [b.from, b.total]);
+
+  test('20 bins of 0.05 by default, each [from, to) with its band counts and average; 1 in the last', async () => {
+    const res = await t.api.get('/api/health-scores/distribution');
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.total, 6);
+    assert.equal(res.body.bins.length, 20);
+    assert.deepEqual(res.body.bins[0], {
+      from: 0,
+      to: 0.05,
+      total: 2,
+      counts: { healthy: 0, at_risk: 0, critical: 2 },
+      average: 0.025,
+    });
+    assert.deepEqual(res.body.bins[1], {
+      from: 0.05,
+      to: 0.1,
+      total: 1,
+      counts: { healthy: 0, at_risk: 0, critical: 1 },
+      average: 0.05,
+    });
+    assert.deepEqual(res.body.bins[2], {
+      from: 0.1,
+      to: 0.15,
+      total: 0,
+      counts: { healthy: 0, at_risk: 0, critical: 0 },
+      average: null,
+    });
+    assert.deepEqual(nonEmpty(res.body), [
+      [0, 2],
+      [0.05, 1],
+      [0.5, 1],
+      [0.95, 2],
+    ]);
+    assert.deepEqual(res.body.bins[19].counts, { healthy: 2, at_risk: 0, critical: 0 });
+    assert.equal(res.body.bins[19].to, 1);
+  });
+
+  test('bins=N from 1 to 100; a segment counts its own customers only', async () => {
+    const one = await t.api.get('/api/health-scores/distribution?bins=1');
+    assert.deepEqual(one.body.bins, [
+      { from: 0, to: 1, total: 6, counts: { healthy: 2, at_risk: 1, critical: 3 }, average: 0.433333 },
+    ]);
+    const hundred = await t.api.get('/api/health-scores/distribution?bins=100');
+    assert.equal(hundred.body.bins.length, 100);
+    assert.deepEqual(nonEmpty(hundred.body), [
+      [0, 1],
+      [0.04, 1],
+      [0.05, 1],
+      [0.5, 1],
+      [0.99, 2],
+    ]);
+    const three = await t.api.get('/api/health-scores/distribution?bins=3');
+    assert.deepEqual(
+      three.body.bins.map((b: { from: number; to: number; total: number }) => [b.from, b.to, b.total]),
+      [
+        [0, 0.333333, 3],
+        [0.333333, 0.666667, 1],
+        [0.666667, 1, 2],
+      ],
+    );
+    const pro = await t.api.get('/api/health-scores/distribution?bins=2&metadata[plan]=pro');
+    assert.deepEqual(
+      pro.body.bins.map((b: { total: number }) => b.total),
+      [1, 2],
+    );
+    assert.equal(pro.body.total, 3);
+  });
+
+  test('exact at any size: the same counts as working each score out by hand, and the summary’s total', async () => {
+    const api = await t.newAccount('distribution at size');
+    // 500 scores from a fixed sequence, many of them on a bin's edge.
+    const scores = Array.from({ length: 500 }, (_, i) =>
+      i % 7 === 0 ? (i % 21) / 20 : ((i * 7919) % 1000) / 999,
+    );
+    const customers = scores.map((_, i) => customerBody(`c${i}`));
+    for (let i = 0; i < customers.length; i += 500) {
+      const res = await api.post('/api/customers/batch', { customers: customers.slice(i, i + 500) });
+      assert.equal(res.status, 200, res.raw);
+    }
+    const res = await api.post('/api/health-scores/batch', {
+      scores: scores.map((s, i) => ({ customer_id: `c${i}`, factors: { usage: s } })),
+    });
+    assert.equal(res.status, 200, res.raw);
+    for (const bins of [20, 7, 100]) {
+      const expected = new Array<number>(bins).fill(0);
+      for (const s of scores) {
+        const micros = Math.round((Math.round(s * 1e6) / 1e6) * 1e6);
+        expected[Math.min(bins - 1, Math.floor((micros * bins) / 1e6))]! += 1;
+      }
+      const got = await api.get(`/api/health-scores/distribution?bins=${bins}`);
+      assert.deepEqual(
+        got.body.bins.map((b: { total: number }) => b.total),
+        expected,
+        `bins=${bins}`,
+      );
+      assert.equal(got.body.total, (await api.get('/api/health-scores/summary')).body.total);
+    }
+  });
+
+  for (const [query, code, param] of [
+    ['bins=0', 'parameter_invalid', 'bins'],
+    ['bins=101', 'parameter_invalid', 'bins'],
+    ['bins=2.5', 'parameter_invalid', 'bins'],
+    ['bins=many', 'parameter_invalid', 'bins'],
+    ['bins=20&group_by=metadata.plan', 'parameter_unknown', 'group_by'],
+    ['metadata[plan]=a%00b', 'parameter_invalid', 'metadata[plan]'],
+  ] as const) {
+    test(`distribution?${query}: 400 ${code} naming ${param}`, async () => {
+      const res = await t.api.get(`/api/health-scores/distribution?${query}`);
+      assert.equal(res.status, 400, res.raw);
+      assert.deepEqual([res.body.error.code, res.body.error.param], [code, param]);
+    });
+  }
+});

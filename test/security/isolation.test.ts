@@ -201,6 +201,20 @@ describe('another account’s lists and settings show nothing of A’s', () => {
         assert.deepEqual(body, { total: 0, counts: { healthy: 0, at_risk: 0, critical: 0 }, average: null }),
     ],
     [
+      '/api/health-scores/distribution?bins=2',
+      (body) =>
+        assert.deepEqual(body, {
+          total: 0,
+          bins: [0, 0.5].map((from) => ({
+            from,
+            to: from + 0.5,
+            total: 0,
+            counts: { healthy: 0, at_risk: 0, critical: 0 },
+            average: null,
+          })),
+        }),
+    ],
+    [
       '/api/health-scores/summary?group_by=metadata.token',
       (body) =>
         assert.deepEqual(body, {

@@ -113,6 +113,103 @@ describe('one-time sign-in links', () => {
     assert.equal(expired.body.error.code, 'link_invalid');
   });
 
+  test('a link names its person and account before it is used; used, expired or unknown, it is refused', async () => {
+    const made = await createUser(
+      t.store,
+      { email: 'Named@Example.com', accountName: 'other', role: 'editor' },
+      clock.now(),
+    );
+    assert.ok(made);
+    const inspect = (token: unknown) =>
+      t.inject({ method: 'POST', url: '/auth/password/link', payload: { token } });
+    for (let i = 0; i < 2; i++) {
+      const seen = await inspect(made.token);
+      assert.equal(seen.status, 200, seen.raw);
+      assert.deepEqual(
+        { email: seen.body.user.email, role: seen.body.user.role, account: seen.body.user.account },
+        { email: 'named@example.com', role: 'editor', account: 'other' },
+      );
+      assert.equal(seen.headers['set-cookie'], undefined, 'looking signs nobody in');
+    }
+    const set = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: PASSWORD },
+    });
+    assert.equal(set.status, 200, 'looking did not use the link');
+    const used = await inspect(made.token);
+    assert.deepEqual(
+      [used.status, used.body.error.code, used.body.error.param],
+      [400, 'link_invalid', 'token'],
+    );
+
+    const late = await createUser(
+      t.store,
+      { email: 'late-look@example.com', accountName: 'default', role: 'viewer' },
+      clock.now(),
+    );
+    assert.ok(late);
+    clock.advance(24 * 3_600_000 + 1);
+    const expired = await inspect(late.token);
+    clock.set('2026-05-01T09:00:00.000Z');
+    assert.deepEqual([expired.status, expired.body.error.code], [400, 'link_invalid']);
+    assert.equal((await inspect(late.token)).status, 200, 'within its 24 hours it is still good');
+
+    for (const [body, param] of [
+      [{ token: 'x'.repeat(43) }, 'token'],
+      [{ token: '' }, 'token'],
+      [{ token: 'x'.repeat(257) }, 'token'],
+      [{ token: 7 }, 'token'],
+      [{}, 'token'],
+    ] as const) {
+      const res = await t.inject({ method: 'POST', url: '/auth/password/link', payload: body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error.param, param, JSON.stringify(body));
+    }
+    const extra = await t.inject({
+      method: 'POST',
+      url: '/auth/password/link',
+      payload: { token: late.token, password: PASSWORD },
+    });
+    assert.deepEqual([extra.status, extra.body.error.param], [400, 'password']);
+    assert.equal((await inspect(late.token)).status, 200, 'a refused look leaves the link as it was');
+  });
+
+  test('setting the password signs the person in: a session cookie and a CSRF token, as a sign-in gives', async () => {
+    const made = await createUser(
+      t.store,
+      { email: 'straight-in@example.com', accountName: 'default', role: 'editor' },
+      clock.now(),
+    );
+    assert.ok(made);
+    const set = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: PASSWORD },
+    });
+    assert.equal(set.status, 200, set.raw);
+    assert.equal(set.body.user.email, 'straight-in@example.com');
+    const cookie = /vitals_session=[^;]+/.exec(String(set.headers['set-cookie']))?.[0];
+    assert.ok(cookie, String(set.headers['set-cookie']));
+    const session = await t.inject({ method: 'GET', url: '/auth/session', headers: { cookie } });
+    assert.equal(session.status, 200, session.raw);
+    assert.equal(session.body.user.email, 'straight-in@example.com');
+    const change = await t.inject({
+      method: 'PATCH',
+      url: '/api/customers/cus_1',
+      headers: { cookie, 'x-csrf-token': set.body.csrf_token, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Renamed by a new editor' }),
+    });
+    assert.equal(change.status, 200, change.raw);
+    const refused = await t.inject({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { token: made.token, password: PASSWORD },
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers['set-cookie'], undefined, 'a refused link signs nobody in');
+  });
+
   test('a short password is refused and leaves the link usable; an unknown token is refused', async () => {
     const made = await createUser(
       t.store,

@@ -51,6 +51,12 @@ export interface Summary {
   groups_truncated?: boolean;
 }
 
+/** GET /api/health-scores/distribution: every current score in equal bins of [0, 1]. */
+export interface Distribution {
+  total: number;
+  bins: { from: number; to: number; total: number; counts: Record<Status, number>; average: number | null }[];
+}
+
 /** A health score on the portfolio's list: with its customer's name. */
 export interface PortfolioEntry extends HealthScore {
   name: string;

@@ -1,6 +1,6 @@
 // Two small SVG charts, drawn at the container's pixel width so text stays crisp and unscaled.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { statusFor, type Thresholds } from '../../src/domain/scoring.ts';
+import type { Thresholds } from '../../src/domain/scoring.ts';
 import type { Status } from './api.ts';
 import { axisCount, count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
 import { ticks } from './ticks.ts';
@@ -18,6 +18,9 @@ function useWidth() {
   }, []);
   return [ref, width] as const;
 }
+
+/** Bottom to top: the bands stacked, worst at the bottom where the eye starts. */
+const STACK: Status[] = ['critical', 'at_risk', 'healthy'];
 
 const HEIGHT = 220;
 const M = { top: 14, right: 14, bottom: 30, left: 42 };
@@ -57,42 +60,59 @@ function TimeAxis({ w, h, labels }: { w: number; h: number; labels: { x: number;
   );
 }
 
-/** How many scores fall in each 0.05-wide bin, bars coloured by the band of the bin's middle. */
-export function Histogram({ scores, thresholds }: { scores: number[]; thresholds: Thresholds }) {
+export interface Bin {
+  from: number;
+  to: number;
+  total: number;
+  counts: Record<Status, number>;
+}
+
+/**
+ * The server's score distribution (every score, however many): a bar per bin, split by band where
+ * the thresholds cut through it, with the thresholds as dashed lines.
+ */
+export function Histogram({ bins, thresholds }: { bins: Bin[]; thresholds: Thresholds }) {
   const [ref, width] = useWidth();
-  const bins = 20;
-  const counts = new Array<number>(bins).fill(0);
-  for (const s of scores) counts[Math.min(bins - 1, Math.floor(s * bins))]! += 1;
-  const yTicks = ticks(Math.max(1, ...counts));
+  const yTicks = ticks(Math.max(1, ...bins.map((b) => b.total)));
   const top = yTicks.at(-1) ?? 1;
   const w = Math.max(0, width - M.left - M.right);
   const h = HEIGHT - M.top - M.bottom;
   const x = (v: number) => M.left + v * w;
   const y = (c: number) => M.top + h - (c / top) * h;
-  const busiest = counts.indexOf(Math.max(...counts));
+  const total = bins.reduce((n, b) => n + b.total, 0);
+  const busiest = bins.reduce<Bin | undefined>((a, b) => (!a || b.total > a.total ? b : a), undefined);
   const label =
-    scores.length === 0
+    total === 0 || !busiest
       ? 'No health scores yet.'
-      : `Histogram of ${count(scores.length)} health scores in bins of 0.05; the most, ${count(counts[busiest] ?? 0)}, are between ${(busiest / bins).toFixed(2)} and ${((busiest + 1) / bins).toFixed(2)}.`;
+      : `Histogram of all ${count(total)} health scores in ${bins.length} bins; the most, ${count(busiest.total)}, are between ${busiest.from.toFixed(2)} and ${busiest.to.toFixed(2)}.`;
   return (
     <div class="chart" ref={ref}>
       {width > 0 && (
-        <svg class="histogram" width={width} height={HEIGHT} role="img" aria-label={label}>
+        <svg class="histogram" width={width} height={HEIGHT} role="img" aria-label={label} data-total={total}>
           <CountGridlines ticks={yTicks} w={w} y={y} />
-          {counts.map((c, i) => {
-            const from = i / bins;
-            const status = statusFor(from + 0.5 / bins, thresholds);
+          {bins.map((b) => {
+            let below = 0;
+            const width = Math.max(1, (b.to - b.from) * w - 2);
+            const title = `${b.from.toFixed(2)}–${b.to.toFixed(2)}: ${count(b.total)} customers`;
             return (
-              <rect
-                key={i}
-                class={`bar ${status}`}
-                x={x(from) + 1}
-                width={Math.max(1, w / bins - 2)}
-                y={y(c)}
-                height={Math.max(0, M.top + h - y(c))}
-              >
-                <title>{`${from.toFixed(2)}–${(from + 1 / bins).toFixed(2)}: ${count(c)} customers`}</title>
-              </rect>
+              <g key={b.from}>
+                {STACK.filter((s) => b.counts[s] > 0).map((status) => {
+                  const y0 = y(below);
+                  below += b.counts[status];
+                  return (
+                    <rect
+                      key={status}
+                      class={`bar ${status}`}
+                      x={x(b.from) + 1}
+                      width={width}
+                      y={y(below)}
+                      height={Math.max(0, y0 - y(below))}
+                    >
+                      <title>{title}</title>
+                    </rect>
+                  );
+                })}
+              </g>
             );
           })}
           {[thresholds.at_risk, thresholds.healthy].map((t) => (
@@ -194,9 +214,6 @@ export interface TrendDay {
   counts: Record<Status, number>;
   average: number | null;
 }
-
-/** Bottom to top: the bands stacked, worst at the bottom where the eye starts. */
-const STACK: Status[] = ['critical', 'at_risk', 'healthy'];
 
 /** Customers per band at the end of each day, stacked: the top line is everyone with a score. */
 export function TrendChart({ days }: { days: TrendDay[] }) {

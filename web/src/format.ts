@@ -24,6 +24,10 @@ const longTime = new Intl.DateTimeFormat(undefined, {
   second: '2-digit',
 });
 
+const utcDay = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+/** A UTC day as the API writes it (YYYY-MM-DD), for a person: Nov 25, 2026. */
+export const utcDate = (ymd: string) => utcDay.format(new Date(`${ymd}T00:00:00Z`));
+
 export const when = (iso: string | number) => dateTime.format(new Date(iso));
 export const day = (t: number) => shortDate.format(new Date(t));
 export const time = (t: number) => shortTime.format(new Date(t));

@@ -49,21 +49,36 @@ function Content({ route }: { route: Route }) {
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookPage key={route.id} id={route.id} />;
-    case 'set-password':
-      return <SetPasswordPage />;
     case 'people':
       return <PeoplePage />;
     case 'audit':
       return <AuditPage />;
     case 'not-found':
-      return (
-        <Page title="Page not found">
-          <p>
-            There is no page at this address. Go to the <Link href={paths.portfolio}>portfolio</Link>.
-          </p>
-        </Page>
-      );
+      return <NotFoundPage />;
   }
+}
+
+/** A mistyped address (the server answered 404 with this page): said plainly, signed in or not. */
+function NotFoundPage() {
+  return (
+    <Page title="Page not found">
+      <div class="card">
+        <p>
+          There is no page at <code>{location.pathname}</code>. The dashboard's pages are:
+        </p>
+        <ul>
+          {NAV.map((item) => (
+            <li key={item.href}>
+              <Link href={item.href}>{item.label}</Link>
+            </li>
+          ))}
+          <li>
+            <a href="/docs">API docs</a>
+          </li>
+        </ul>
+      </div>
+    </Page>
+  );
 }
 
 function App() {
@@ -91,8 +106,9 @@ function App() {
     if (signedIn && route.page === 'sign-in') navigate(paths.portfolio, { replace: true });
   }, [signedIn, route.page]);
 
-  const signOut = () => {
-    if (session.user) request('POST', '/auth/logout').catch(() => {});
+  const signOut = async () => {
+    // Awaited: a page loaded right after must not find the session still open.
+    if (session.user) await request('POST', '/auth/logout').catch(() => {});
     session.signOut();
     setNotice(undefined);
     setSignedIn(false);
@@ -143,7 +159,16 @@ function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {route.page === 'set-password' ? (
-          <SetPasswordPage />
+          <SetPasswordPage
+            onSignedIn={() => {
+              setNotice(undefined);
+              setSignedIn(true);
+              setChecked(true);
+              navigate(paths.portfolio, { replace: true });
+            }}
+          />
+        ) : route.page === 'not-found' ? (
+          <NotFoundPage />
         ) : !checked ? null : signedIn ? (
           <Content route={route} />
         ) : (

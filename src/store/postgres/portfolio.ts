@@ -8,6 +8,8 @@ import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import {
   addTallyRows,
+  binnedTallies,
+  binOf,
   groupTallies,
   MOVER_SLACK,
   moversFrom,
@@ -49,6 +51,22 @@ export async function tally(sql: Queryable, accountId: string, segment?: Segment
         SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros FROM health_scores s
         WHERE s.account_id = ${accountId} GROUP BY s.band`;
   return addTallyRows(emptyTally(), rows);
+}
+
+export async function distribution(
+  sql: Queryable,
+  accountId: string,
+  bins: number,
+  segment?: Segment,
+): Promise<Tally[]> {
+  const from = segment?.length
+    ? sql`health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id`
+    : sql`health_scores s`;
+  const rows = await sql<(TallyRow & { bin: number })[]>`
+    SELECT s.band, ${sql.unsafe(binOf(`${Number(bins)}`))} AS bin, COUNT(*)::int AS n,
+      ${sql.unsafe(SCORE_MICROS)} AS micros
+    FROM ${from} WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, 2`;
+  return binnedTallies(rows, bins);
 }
 
 export async function tallyBy(

@@ -226,6 +226,11 @@ export class PostgresStore extends PgReader implements Store {
     return (await this.#pool.unsafe(SQL.removeAccountUser, [accountId, id])).count === 1;
   }
 
+  async findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
+    const [row] = await this.#pool.unsafe<UserRow[]>(SQL.linkUser, [tokenHash, now]);
+    return row ? toUser(row) : null;
+  }
+
   async findUserByEmail(email: string) {
     if (hasNul(email)) return null;
     const [row] = await this.#pool.unsafe<(UserRow & { password_hash: string | null })[]>(SQL.userByEmail, [

@@ -277,6 +277,10 @@ export class PgReader implements Reader {
     return portfolio.tally(this.sql, accountId, segment);
   }
 
+  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
+    return portfolio.distribution(this.sql, accountId, bins, segment);
+  }
+
   tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
     return portfolio.tallyBy(this.sql, accountId, key, segment);
   }

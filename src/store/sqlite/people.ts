@@ -100,6 +100,11 @@ export function getUser(conn: Connection, accountId: string, id: string): UserRe
   return row ? toUser(row as unknown as UserRow) : null;
 }
 
+export function findSignInLink(conn: Connection, tokenHash: string, now: number): UserRecord | null {
+  const row = conn.get(q(SQL.linkUser), tokenHash, now);
+  return row ? toUser(row as unknown as UserRow) : null;
+}
+
 export function findUserByEmail(conn: Connection, email: string) {
   const row = conn.get(q(SQL.userByEmail), email);
   return row

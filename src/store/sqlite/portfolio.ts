@@ -7,6 +7,8 @@ import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import {
   addTallyRows,
+  binnedTallies,
+  binOf,
   groupTallies,
   MOVER_SLACK,
   moversFrom,
@@ -68,6 +70,20 @@ export function tally(conn: Connection, accountId: string, segment?: Segment): T
     ...seg.params,
   );
   return addTallyRows(emptyTally(), rows as unknown as TallyRow[]);
+}
+
+export function distribution(conn: Connection, accountId: string, bins: number, segment?: Segment): Tally[] {
+  const seg = segmentWhere(segment);
+  // Without a segment the portfolio index holds all it needs, as for tally.
+  const from = segment?.length ? CUSTOMERS_WITH_SCORES : 'health_scores s';
+  const rows = conn.all(
+    `SELECT s.band, ${binOf('?')} AS bin, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${from}
+     WHERE s.account_id = ?${seg.sql} GROUP BY 1, 2`,
+    bins,
+    accountId,
+    ...seg.params,
+  );
+  return binnedTallies(rows as unknown as (TallyRow & { bin: number })[], bins);
 }
 
 export function tallyBy(conn: Connection, accountId: string, key: string, segment?: Segment): GroupTally[] {

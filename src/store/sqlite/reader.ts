@@ -220,6 +220,10 @@ export class SqliteReader implements Reader {
     return portfolio.tally(this.conn, accountId, segment);
   }
 
+  async distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
+    return portfolio.distribution(this.conn, accountId, bins, segment);
+  }
+
   async tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
     return portfolio.tallyBy(this.conn, accountId, key, segment);
   }

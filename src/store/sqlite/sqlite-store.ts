@@ -145,6 +145,10 @@ export class SqliteStore extends SqliteReader implements Store {
     return this.#op('removeAccountUser', accountId, id);
   }
 
+  async findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
+    return people.findSignInLink(this.conn, tokenHash, now);
+  }
+
   async findUserByEmail(email: string) {
     return people.findUserByEmail(this.conn, email);
   }

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Mover, query, type Segment, type Summary, segmentParams } from '../api.ts';
 import { TrendChart, type TrendDay } from '../charts.tsx';
-import { count, STATUS_LABEL, score } from '../format.ts';
+import { count, STATUS_LABEL, score, utcDate } from '../format.ts';
 import { Link, paths } from '../router.tsx';
 import { ErrorMessage, Loading, StatusBadge, useLoad } from '../ui.tsx';
 
@@ -129,7 +129,41 @@ export function TrendPanel({ segment }: { segment: Segment | null }) {
       </div>
       <ErrorMessage error={trend.error} />
       {trend.loading && !trend.data && <Loading what="the trend" />}
-      {trend.data && <TrendChart days={trend.data.data} />}
+      {trend.data && <TrendView days={trend.data.data} />}
+      <p class="hint">Customers per band at the end of each day (UTC), from the score history.</p>
+    </section>
+  );
+}
+
+/** Worst first, as the chart stacks them. */
+const STACK = ['critical', 'at_risk', 'healthy'] as const;
+
+/**
+ * The days before the first score are not days of zero customers: the chart starts where the history
+ * does and says so; a history of one day (today) is told in words, as a chart of one day is a line.
+ */
+function TrendView({ days }: { days: TrendDay[] }) {
+  const first = days.findIndex((d) => d.total > 0);
+  if (first === -1)
+    return <p data-testid="history-start">No scores yet: the chart starts with the first one.</p>;
+  const shown = days.slice(first);
+  const start = shown[0] as TrendDay;
+  if (shown.length === 1) {
+    const bands = STACK.map((s) => `${count(start.counts[s])} ${STATUS_LABEL[s].toLowerCase()}`).join(', ');
+    return (
+      <p data-testid="history-start">
+        {`History starts today (${utcDate(start.date)}): ${count(start.total)} customers with a score, ${bands}. The chart fills in day by day.`}
+      </p>
+    );
+  }
+  return (
+    <>
+      {first > 0 && (
+        <p class="hint" data-testid="history-start">
+          {`History starts on ${utcDate(start.date)}: the chart begins there.`}
+        </p>
+      )}
+      <TrendChart days={shown} />
       <ul class="legend" aria-hidden="true">
         {(['healthy', 'at_risk', 'critical'] as const).map((s) => (
           <li key={s} class={s}>
@@ -137,8 +171,7 @@ export function TrendPanel({ segment }: { segment: Segment | null }) {
           </li>
         ))}
       </ul>
-      <p class="hint">Customers per band at the end of each day (UTC), from the score history.</p>
-    </section>
+    </>
   );
 }
 

@@ -3,6 +3,7 @@ import {
   api,
   type Customer,
   can,
+  type Distribution,
   type PortfolioEntry,
   query,
   type Segment,
@@ -20,8 +21,6 @@ import { ErrorMessage, Loading, Page, Pager, StatusBadge, useLoad } from '../ui.
 import { DropsPanel, SegmentPicker, TrendPanel } from './portfolio-panels.tsx';
 
 const PAGE_SIZE = 20;
-/** The histogram pages through every score up to this many (lowest first), then stops and says so. */
-const CHART_CAP = 5000;
 
 export function PortfolioPage() {
   // An import changes what every panel shows: a new round loads them all again.
@@ -56,7 +55,7 @@ export function PortfolioPage() {
       </section>
       <TrendPanel key={`trend ${round}`} segment={segment} />
       <DropsPanel key={`drops ${round}`} segment={segment} />
-      <Distribution key={`${round} ${seg}`} total={summary.data?.total} segment={segment} />
+      <DistributionPanel key={`${round} ${seg}`} segment={segment} />
       <Search segment={segment} />
       {/* The list skips bands the summary counts as empty, so it waits for the summary. */}
       {(summary.data || summary.error) && (
@@ -67,36 +66,25 @@ export function PortfolioPage() {
   );
 }
 
-function Distribution({ total, segment }: { total: number | undefined; segment: Segment | null }) {
-  const [progress, setProgress] = useState(0);
+function DistributionPanel({ segment }: { segment: Segment | null }) {
   const chart = useLoad(async (signal) => {
-    const thresholds = api.get<Thresholds>('/api/settings/health-score/thresholds', signal);
-    const scores: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { data: PortfolioEntry[]; next_cursor: string | null } = await api.get(
-        `/api/health-scores${query({ limit: 100, cursor, ...segmentParams(segment) })}`,
-        signal,
-      );
-      for (const s of page.data) scores.push(s.health_score);
-      cursor = page.next_cursor;
-      setProgress(scores.length);
-    } while (cursor !== null && scores.length < CHART_CAP);
-    return { scores, capped: cursor !== null, thresholds: await thresholds };
+    const [distribution, thresholds] = await Promise.all([
+      api.get<Distribution>(`/api/health-scores/distribution${query(segmentParams(segment))}`, signal),
+      api.get<Thresholds>('/api/settings/health-score/thresholds', signal),
+    ]);
+    return { distribution, thresholds };
   }, []);
   const data = chart.data;
   return (
     <section aria-labelledby="distribution-title" class="card">
       <h2 id="distribution-title">Score distribution</h2>
       <ErrorMessage error={chart.error} />
-      {chart.loading && !data && <Loading what={`scores (${count(progress)} so far)`} />}
+      {chart.loading && !data && <Loading what="the score distribution" />}
       {data && (
         <>
-          <Histogram scores={data.scores} thresholds={data.thresholds} />
+          <Histogram bins={data.distribution.bins} thresholds={data.thresholds} />
           <p class="hint">
-            {data.capped
-              ? `The chart shows the ${count(data.scores.length)} lowest of ${total === undefined ? 'all' : count(total)} scores: it stops at ${count(CHART_CAP)}, so the healthiest customers are left out.`
-              : `All ${count(data.scores.length)} scores, in bins of 0.05. Dashed lines mark the band thresholds: at risk from ${data.thresholds.at_risk}, healthy from ${data.thresholds.healthy}.`}
+            {`All ${count(data.distribution.total)} scores${segment ? ' of the segment' : ''}, in bins of 0.05, coloured by band. Dashed lines mark the band thresholds: at risk from ${data.thresholds.at_risk}, healthy from ${data.thresholds.healthy}.`}
           </p>
         </>
       )}
