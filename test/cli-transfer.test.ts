@@ -5,9 +5,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { VitalsClient } from '../src/client/index.ts';
+import { plainLine } from '../src/transfer/progress.ts';
 import { all, type ClientApp, clientApp } from './client/harness.ts';
 import { tempDir } from './helpers/app.ts';
 import { ROOT, runCli, serverEnv } from './helpers/server.ts';
@@ -259,7 +262,7 @@ function fileErrorLine(stderr: string, message: RegExp): void {
   const naming = stderr.split('\n').filter((l) => /line \d+/.test(l));
   assert.equal(naming.length, 1, stderr);
   assert.match(naming[0] ?? '', message);
-  assert.match(naming[0] ?? '', /^vitals import: .*nothing after it was read\.$/);
+  assert.match(naming[0] ?? '', /^vitals import: .*(nothing after it was read|Nothing was imported)\.$/);
   assert.doesNotMatch(stderr, /code:|CsvError|^\s+at |\{$/m);
 }
 
@@ -291,10 +294,16 @@ describe('files that cannot be read', () => {
   for (const [what, content, message] of cases) {
     test(`${what}: a message naming the line, exit 1`, async () => {
       const { key, client } = await account();
-      const run = await vitals(key, ['import', 'customers', file('bad.csv', content)]);
+      const path = file('bad.csv', content);
+      const run = await vitals(key, ['import', 'customers', path]);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stderr, message);
-      if (what !== 'Latin-1 bytes') assert.deepEqual(await customers(client), []);
+      if (what !== 'Latin-1 bytes') {
+        assert.deepEqual(await customers(client), []);
+        // Nothing imported: that is said once, and no summary of zero rows comes before it.
+        assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+        assert.match(run.stderr, new RegExp(`^vitals import: ${path}: .*\\. Nothing was imported\\.\n$`));
+      }
     });
   }
 
@@ -501,9 +510,43 @@ describe('usage', () => {
     });
   }
 
+  test('a server that is not there: where, why, and what to check, in one line; exit 1', async () => {
+    // A port that was just free: nothing listens on it.
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const { port } = probe.address() as AddressInfo;
+    probe.close();
+    await once(probe, 'close');
+    const url = `http://127.0.0.1:${port}`;
+    for (const args of [
+      ['import', 'customers', join(ROOT, 'examples', 'customers.csv')],
+      ['export', 'customers', join(dir, 'unreached.csv')],
+    ]) {
+      const run = await runCli([...args, '--url', url], serverEnv({ VITALS_API_KEY: 'vk_x' }));
+      assert.equal(run.code, 1, run.stderr);
+      assert.equal(
+        run.stderr,
+        `vitals ${args[0]}: could not reach ${url} (connection refused) — is Vitals running there? Point --url at it.\n`,
+      );
+    }
+  });
+
+  test('an export counts rows, not refusals: its progress line has none', () => {
+    const counts = { rows: 12_500, refused: 0 };
+    assert.equal(
+      plainLine('export customers', counts, 2500, false),
+      'export customers: 12,500 rows, 2,500 rows/s\n',
+    );
+    assert.equal(
+      plainLine('import customers', { ...counts, refused: 3 }, 2500, true, { percent: 40, eta: 30 }),
+      'import customers: 12,500 rows (3 refused), 2,500 rows/s, 40% of the file, ETA 30 s\n',
+    );
+  });
+
   test('a wrong key: the server says 401, exit 1', async () => {
     const run = await vitals('vk_wrong', ['import', 'customers', join(ROOT, 'examples', 'customers.csv')]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /401 api_key_invalid/);
+    assert.match(run.stderr, /^vitals import: the server refused it with 401 api_key_invalid: /);
   });
 });

@@ -31,7 +31,7 @@ function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format:
     throw new UsageError("say what to move: 'customers' or 'scores'");
   const key = args.key ?? process.env.VITALS_API_KEY;
   if (!key) throw new UsageError('give an API key with --key or in VITALS_API_KEY');
-  const url = args.url ?? 'http://localhost:3000';
+  const url = serverUrl(args);
   if (!/^https?:\/\/[^/]/.test(url))
     throw new UsageError(`--url must be an http(s) URL like http://localhost:3000 (got '${url}')`);
   if (args.format !== undefined && args.format !== 'csv' && args.format !== 'ndjson') {
@@ -52,8 +52,40 @@ function positive(value: string | undefined, name: string, max: number): number 
   return n;
 }
 
+/** What the server said, in its words, with the request id that finds it in the server's log. */
+function answered(error: VitalsError): string {
+  const where = error.requestId ? ` (request ${error.requestId})` : '';
+  return `the server refused it with ${error.status} ${error.code}: ${error.message}${where}`;
+}
+
+/** No answer at all: where it was sent, why in a few words, and the likely remedy. */
+function unanswered(error: VitalsError, url: string): string | undefined {
+  if (error.status !== 0) return undefined;
+  if (error.code === 'timeout') return `${url} did not answer in time (${error.message}) — is it overloaded?`;
+  const code = errorCode(error.cause);
+  const why =
+    code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : code === 'ENOTFOUND'
+        ? 'no such host'
+        : (code ?? 'no connection');
+  return `could not reach ${url} (${why}) — is Vitals running there? Point --url at it.`;
+}
+
+/** The system error code (ECONNREFUSED, …) under what fetch threw, however deep undici nests it. */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+    const inner =
+      (e as { cause?: unknown; errors?: unknown[] }).cause ?? (e as { errors?: unknown[] }).errors?.[0];
+    e = inner;
+  }
+  return undefined;
+}
+
 /** Runs `fn`, turning what goes wrong into a message and an exit status. */
-async function run(command: string, fn: () => Promise<number>): Promise<number> {
+async function run(command: string, url: string, fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
   } catch (error) {
@@ -62,10 +94,7 @@ async function run(command: string, fn: () => Promise<number>): Promise<number> 
       return 2;
     }
     if (error instanceof VitalsError) {
-      const where = error.requestId ? ` (request ${error.requestId})` : '';
-      console.error(
-        `vitals ${command}: the server answered ${error.status} ${error.code}: ${error.message}${where}`,
-      );
+      console.error(`vitals ${command}: ${unanswered(error, url) ?? answered(error)}`);
       return 1;
     }
     // A file that cannot be opened, read or written (missing, a directory, not allowed): the
@@ -78,8 +107,11 @@ async function run(command: string, fn: () => Promise<number>): Promise<number> 
   }
 }
 
+/** Where the commands send their requests: --url, or the local default. */
+const serverUrl = (args: TransferArgs) => args.url ?? 'http://localhost:3000';
+
 export const runImport = (args: TransferArgs) =>
-  run('import', async () => {
+  run('import', serverUrl(args), async () => {
     const { kind, client, format } = common(args);
     const file = args.file;
     if (!file) throw new UsageError('give the file to import, or - for standard input');
@@ -127,12 +159,18 @@ export const runImport = (args: TransferArgs) =>
         ? `${summary.created} created, ${summary.updated} updated`
         : `${summary.updated} scored`;
     const where = summary.refused > 0 ? ` (${rejectedPath ? `see ${rejectedPath}` : 'listed above'})` : '';
+    const source = stdin ? 'standard input' : file;
+    // A file that stops being readable before its first row (a misspelt header): that, once.
+    if (summary.fileError && summary.rows === 0) {
+      console.error(`vitals import: ${source}: ${summary.fileError.message}. Nothing was imported.`);
+      return 1;
+    }
     console.error(
       `Imported ${kind}: ${summary.rows} rows in ${seconds.toFixed(1)} s (${rate} rows/s): ${applied}, ${summary.refused} refused${where}.`,
     );
     if (summary.fileError) {
       console.error(
-        `vitals import: ${stdin ? 'standard input' : file}: ${summary.fileError.message}. The rows before it were imported; nothing after it was read.`,
+        `vitals import: ${source}: ${summary.fileError.message}. The ${summary.rows} rows before it were imported; nothing after it was read.`,
       );
       return 1;
     }
@@ -140,7 +178,7 @@ export const runImport = (args: TransferArgs) =>
   });
 
 export const runExport = (args: TransferArgs) =>
-  run('export', async () => {
+  run('export', serverUrl(args), async () => {
     const { kind, client, format } = common(args);
     const file = args.file ?? '-';
     const out = file === '-' ? process.stdout : createWriteStream(file);
@@ -151,7 +189,7 @@ export const runExport = (args: TransferArgs) =>
         kind,
         format: format ?? (file === '-' ? 'csv' : formatOf(file)),
         out,
-        progress: progress(`export ${kind}`, process.stderr, undefined),
+        progress: progress(`export ${kind}`, process.stderr, undefined, false),
       });
     } catch (error) {
       // The reader went away (`vitals export … | head`): it has what it wanted; stop quietly.

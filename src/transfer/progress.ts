@@ -28,8 +28,14 @@ function eta(seconds: number): string {
 /**
  * `total`: the input's size in bytes, when known (a file; not stdin): the bar and the ETA go by
  * the share of it read. `stream`: where it is drawn (stderr: stdout may be the export itself).
+ * `refusals`: whether rows can be refused (an import); an export shows no count of them.
  */
-export function progress(label: string, stream: NodeJS.WriteStream, total: number | undefined): Progress {
+export function progress(
+  label: string,
+  stream: NodeJS.WriteStream,
+  total: number | undefined,
+  refusals = true,
+): Progress {
   const started = performance.now();
   const rate = (rows: number) => rows / Math.max((performance.now() - started) / 1000, 0.001);
   const left = (c: Counts) => {
@@ -37,7 +43,7 @@ export function progress(label: string, stream: NodeJS.WriteStream, total: numbe
     const elapsed = (performance.now() - started) / 1000;
     return (elapsed * (total - c.bytes)) / c.bytes;
   };
-  if (stream.isTTY) return barProgress(label, stream, total, rate, left);
+  if (stream.isTTY) return barProgress(label, stream, total, rate, left, refusals);
   let last = started;
   return {
     update(c) {
@@ -45,13 +51,24 @@ export function progress(label: string, stream: NodeJS.WriteStream, total: numbe
       if (now - last < PLAIN_EVERY_MS) return;
       last = now;
       const share =
-        total && c.bytes ? `, ${Math.floor((100 * c.bytes) / total)}% of the file, ETA ${eta(left(c))}` : '';
-      stream.write(
-        `${label}: ${number(c.rows)} rows (${number(c.refused)} refused), ${number(rate(c.rows))} rows/s${share}\n`,
-      );
+        total && c.bytes ? { percent: Math.floor((100 * c.bytes) / total), eta: left(c) } : undefined;
+      stream.write(plainLine(label, c, rate(c.rows), refusals, share));
     },
     stop() {},
   };
+}
+
+/** The line written every few seconds where there is no terminal to draw a bar on. */
+export function plainLine(
+  label: string,
+  c: Counts,
+  rowsPerSecond: number,
+  refusals: boolean,
+  share?: { percent: number; eta: number },
+): string {
+  const refused = refusals ? ` (${number(c.refused)} refused)` : '';
+  const of = share ? `, ${share.percent}% of the file, ETA ${eta(share.eta)}` : '';
+  return `${label}: ${number(c.rows)} rows${refused}, ${number(rowsPerSecond)} rows/s${of}\n`;
 }
 
 function barProgress(
@@ -60,10 +77,12 @@ function barProgress(
   total: number | undefined,
   rate: (rows: number) => number,
   left: (c: Counts) => number,
+  refusals: boolean,
 ): Progress {
+  const refused = refusals ? ' | {refused} refused' : '';
   const format = total
-    ? `${label} [{bar}] {percentage}% | {rows} rows | {refused} refused | {rate} rows/s | ETA {left}`
-    : `${label} {rows} rows | {refused} refused | {rate} rows/s`;
+    ? `${label} [{bar}] {percentage}% | {rows} rows${refused} | {rate} rows/s | ETA {left}`
+    : `${label} {rows} rows${refused} | {rate} rows/s`;
   const bar = new cliProgress.SingleBar(
     { format, stream, fps: 5, hideCursor: true, clearOnComplete: false, etaBuffer: 50 },
     cliProgress.Presets.shades_classic,
