@@ -57,8 +57,8 @@ class Server {
   readonly exited: Promise<number | null>;
   #watchers: (() => void)[] = [];
 
-  private constructor(environment: NodeJS.ProcessEnv) {
-    this.child = spawn(NODE, [CLI, 'serve'], {
+  private constructor(environment: NodeJS.ProcessEnv, command: string[]) {
+    this.child = spawn(command[0] as string, command.slice(1), {
       cwd: ROOT,
       env: environment,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,8 +76,9 @@ class Server {
     });
   }
 
-  static async start(environment: NodeJS.ProcessEnv): Promise<Server> {
-    const server = new Server(environment);
+  /** `vitals serve`, or another `command` that runs it (`npm start`). */
+  static async start(environment: NodeJS.ProcessEnv, command = [NODE, CLI, 'serve']): Promise<Server> {
+    const server = new Server(environment, command);
     const line = await server.waitFor(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/);
     server.port = Number(line[1]);
     return server;
@@ -364,6 +365,19 @@ describe('vitals serve shutdown', LIMIT, () => {
     const server = await Server.start(env(dataDir(), { VITALS_API_KEY: key }));
     assert.equal(await server.stop(), 0);
     assert.match(server.stdout, /"signal":"SIGTERM","msg":"shutting down"/);
+  });
+
+  test('npm start passes SIGTERM on: the server stops with npm, and nothing is left running', async () => {
+    // As `npm test` runs it (npm_execpath), or the npm on the PATH.
+    const npm = process.env.npm_execpath ? [NODE, process.env.npm_execpath] : ['npm'];
+    const server = await Server.start(env(dataDir(), { VITALS_API_KEY: key }), [...npm, 'start']);
+    const pid = Number(/"pid":(\d+)/.exec(server.stdout)?.[1]);
+    assert.ok(pid > 0 && pid !== server.child.pid, `the server runs under npm: ${server.stdout}`);
+    server.child.kill('SIGTERM'); // the signal a process manager or `kill` sends to the pid it started
+    assert.equal(await server.exited, 0, server.stderr);
+    assert.match(server.stdout, /"signal":"SIGTERM","msg":"shutting down"/);
+    assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'no server left running without npm');
+    await assert.rejects(fetch(`http://127.0.0.1:${server.port}/healthz`), 'nothing listens any more');
   });
 
   test('SIGTERM during a request: it completes, new connections are refused, the process exits 0', async () => {

@@ -97,7 +97,8 @@ const isShell = (b: Block) => b.lang === 'sh' || b.lang === 'bash';
 
 /** One doc file's run: its Vitals, its shell, its PostgreSQL database. */
 class DocRun {
-  readonly file: string;
+  /** The file whose blocks run now (a run in sequence moves on to the next). */
+  file: string;
   readonly scratch = mkdtempSync(join(tmpdir(), 'vitals-docs-'));
   readonly dataDir = join(this.scratch, 'data');
   readonly key = newId.apiKey();
@@ -224,37 +225,60 @@ async function holdPorts(ports: number[]): Promise<() => void> {
 
 after(() => killAll());
 
+/** Runs the file's blocks in `run` (its server, shell and data), each a subtest of `t`. */
+async function runBlocks(run: DocRun, file: string, t: TestContext): Promise<void> {
+  run.file = file;
+  for (const block of fencedBlocks(file, read(file)).filter(isShell)) {
+    const steps = splitSteps(block, EXCEPTIONS);
+    const name = blockName(block);
+    const skipped = steps.flatMap((s) => (s.kind === 'skip' ? [`${s.command} (${s.rule})`] : []));
+    if (run.failedAt) {
+      await t.test(name, { skip: `it builds on ${run.failedAt}, which failed` }, () => {});
+    } else if (skipped.length === steps.length) {
+      await t.test(name, { skip: `not run: ${skipped.join('; ')}` }, () => {});
+    } else if (NEEDS_POSTGRES.test(block.text) && !POSTGRES_URL) {
+      await t.test(name, { skip: 'needs PostgreSQL: set VITALS_TEST_POSTGRES_URL' }, () => {});
+    } else {
+      await t.test(name, (st) => run.run(block, steps, st));
+    }
+  }
+}
+
+/** Runs `files` one after another in one DocRun; fails if they leave files in the repository. */
+async function runInSequence(files: string[], t: TestContext): Promise<void> {
+  const release = await holdPorts(fixedPorts(files.flatMap((f) => fencedBlocks(f, read(f)).filter(isShell))));
+  const run = new DocRun(files[0] as string);
+  const rootBefore = new Set(readdirSync(ROOT));
+  try {
+    for (const file of files) {
+      if (files.length === 1) await runBlocks(run, file, t);
+      else await t.test(file, (st) => runBlocks(run, file, st));
+    }
+  } finally {
+    await run.close();
+    release();
+  }
+  const left = readdirSync(ROOT).filter((f) => !rootBefore.has(f) && !WRITTEN_BY_OTHER_TESTS.has(f));
+  assert.deepEqual(left, [], `the commands of ${files.join(', ')} left files in the repository`);
+  assert.equal(run.failedAt, undefined, `${run.failedAt} failed`);
+}
+
 describe('every shell block in the docs runs', { concurrency: FILES_AT_ONCE }, () => {
   for (const file of DOC_FILES) {
-    const blocks = fencedBlocks(file, read(file)).filter(isShell);
-    if (blocks.length === 0) continue;
-    test(file, async (t) => {
-      const release = await holdPorts(fixedPorts(blocks));
-      const run = new DocRun(file);
-      const rootBefore = new Set(readdirSync(ROOT));
-      try {
-        for (const block of blocks) {
-          const steps = splitSteps(block, EXCEPTIONS);
-          const name = blockName(block);
-          const skipped = steps.flatMap((s) => (s.kind === 'skip' ? [`${s.command} (${s.rule})`] : []));
-          if (run.failedAt) {
-            await t.test(name, { skip: `it builds on ${run.failedAt}, which failed` }, () => {});
-          } else if (skipped.length === steps.length) {
-            await t.test(name, { skip: `not run: ${skipped.join('; ')}` }, () => {});
-          } else if (NEEDS_POSTGRES.test(block.text) && !POSTGRES_URL) {
-            await t.test(name, { skip: 'needs PostgreSQL: set VITALS_TEST_POSTGRES_URL' }, () => {});
-          } else {
-            await t.test(name, (st) => run.run(block, steps, st));
-          }
-        }
-      } finally {
-        await run.close();
-        release();
-      }
-      const left = readdirSync(ROOT).filter((f) => !rootBefore.has(f) && !WRITTEN_BY_OTHER_TESTS.has(f));
-      assert.deepEqual(left, [], `the commands of ${file} left files in the repository`);
-    });
+    if (fencedBlocks(file, read(file)).filter(isShell).length === 0) continue;
+    test(file, (t) => runInSequence([file], t));
   }
+});
+
+/**
+ * A reader follows several guides against the one Vitals they started: each must run after the
+ * others, in either order (its own customer ids, and settings it changes for a demonstration put back).
+ */
+const GUIDES = ['README.md', 'docs/walkthrough.md', 'docs/client.md', 'docs/api.md', 'docs/people.md'];
+
+describe('the guides run one after another on one Vitals, in either order', { concurrency: 1 }, () => {
+  test('in reading order', (t) => runInSequence(GUIDES, t));
+  test('in reverse', (t) => runInSequence([...GUIDES].reverse(), t));
 });
 
 test('every relative link in the docs points at a file, and every #anchor at a heading', () => {
@@ -324,4 +348,9 @@ test('the docs test reads blocks, commands and headings as intended', () => {
   assert.deepEqual(relativeLinks('[a](docs/x.md#y) `[b](c.md)` [d](https://e.example)'), [
     { target: 'docs/x.md#y', line: 1 },
   ]);
+});
+
+test('the README stays a page a newcomer reads through: at most 250 lines', () => {
+  const lines = read('README.md').split('\n').length - 1;
+  assert.ok(lines <= 250, `README.md has ${lines} lines; move detail into docs/`);
 });
