@@ -358,6 +358,29 @@ describe('vitals configuration', LIMIT, () => {
   });
 });
 
+describe('`users create` without a server', LIMIT, () => {
+  const linkDir = dataDir();
+  test('`users create` links to the port the server is told to serve on (PORT), or 3000; --url wins', async () => {
+    const link = async (email: string, extra: Record<string, string>, args: string[] = []) => {
+      const out = await cli(['users', 'create', email, ...args], env(linkDir, extra));
+      assert.equal(out.code, 0, out.stderr);
+      return out.stdout;
+    };
+    assert.match(
+      await link('port@example.com', { PORT: '8080' }),
+      /^http:\/\/localhost:8080\/set-password#token=/,
+    );
+    const base = env(linkDir);
+    delete base.PORT;
+    const out = await cli(['users', 'create', 'default-port@example.com'], base);
+    assert.match(out.stdout, /^http:\/\/localhost:3000\/set-password#token=/);
+    assert.match(
+      await link('url@example.com', { PORT: '8080' }, ['--url', 'https://cs.example']),
+      /^https:\/\/cs\.example\/set-password#token=/,
+    );
+  });
+});
+
 describe('vitals serve shutdown', LIMIT, () => {
   const key = `vk_${'S'.repeat(32)}`;
 
