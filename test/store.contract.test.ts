@@ -12,6 +12,8 @@ import {
 } from './store-contract/context.ts';
 import { customersContract } from './store-contract/customers.ts';
 import { idempotencyContract } from './store-contract/idempotency.ts';
+import { peopleContract } from './store-contract/people.ts';
+import { portfolioContract } from './store-contract/portfolio.ts';
 import { queueContract } from './store-contract/queue.ts';
 import { retentionContract } from './store-contract/retention.ts';
 import { schemaContract } from './store-contract/schema.ts';
@@ -51,5 +53,7 @@ for (const backend of ALL_BACKENDS) {
     idempotencyContract(c);
     retentionContract(c);
     textContract(c);
+    peopleContract(c);
+    portfolioContract(c);
   });
 }

@@ -1,0 +1,157 @@
+// The portfolio's reads (docs/api.md, "Segments, trends and movers"): tallies by band, by metadata
+// value and by score bin, the trend's inputs and the movers, the same on every backend. One small
+// timeline, worked out by hand:
+//   day 0, 01:00  a 0.9 healthy, b 0.5 at_risk, c 0.2 critical (a and b plan "pro", c "free"; d has no score)
+//   day 1, 01:00  a falls to 0.3 critical
+//   day 2, 01:00  c is deleted
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DAY_MS, dayOf } from '../../src/domain/portfolio.ts';
+import type { Store } from '../../src/store/store.ts';
+import { type ContractContext, customer, score, T0 } from './context.ts';
+
+const HOUR = 3_600_000;
+const DAY0 = dayOf(T0);
+
+async function timeline(store: Store, accountId: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.insertCustomer(
+      accountId,
+      customer('a', { name: 'Alpha', metadata: { plan: 'pro', seats: 10 } }),
+    );
+    await tx.insertCustomer(accountId, customer('b', { name: 'Beta', metadata: { plan: 'pro' } }));
+    await tx.insertCustomer(accountId, customer('c', { name: 'Gamma', metadata: { plan: 'free' } }));
+    await tx.insertCustomer(accountId, customer('d', { name: 'Delta', metadata: { plan: 'pro' } }));
+  });
+  const at = (day: number) => T0 + day * DAY_MS + HOUR;
+  await store.transaction((tx) =>
+    tx.writeScores(
+      accountId,
+      [score('a', 0.9, 1, { updatedAt: at(0) }), score('b', 0.5, 1, { updatedAt: at(0) })].concat(
+        score('c', 0.2, 1, { updatedAt: at(0) }),
+      ),
+      'factors_updated',
+    ),
+  );
+  await store.transaction((tx) =>
+    tx.writeScores(accountId, [score('a', 0.3, 2, { updatedAt: at(1) })], 'factors_updated'),
+  );
+  await store.transaction((tx) => tx.deleteCustomer(accountId, 'c'));
+}
+
+const counts = (critical: number, at_risk: number, healthy: number) => ({ healthy, at_risk, critical });
+
+export function portfolioContract(c: ContractContext): void {
+  describe('portfolio reads', () => {
+    test('tally: the current scores per band and their sum in millionths; a segment counts its own', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await timeline(store, a);
+      assert.deepEqual(await store.tally(a), { counts: counts(1, 1, 0), micros: 800_000 });
+      assert.deepEqual(await store.tally(a, [{ key: 'plan', value: 'pro' }]), {
+        counts: counts(1, 1, 0),
+        micros: 800_000,
+      });
+      assert.deepEqual(await store.tally(a, [{ key: 'seats', value: '10' }]), {
+        counts: counts(1, 0, 0),
+        micros: 300_000,
+      });
+      assert.deepEqual(await store.tally(a, [{ key: 'plan', value: 'free' }]), {
+        counts: counts(0, 0, 0),
+        micros: 0,
+      });
+      assert.deepEqual(await store.tally(await c.account()), { counts: counts(0, 0, 0), micros: 0 });
+    });
+
+    test('distribution: a tally per bin, [from, to), the top score in the last bin', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await timeline(store, a);
+      assert.deepEqual(await store.distribution(a, 2), [
+        { counts: counts(1, 0, 0), micros: 300_000 },
+        { counts: counts(0, 1, 0), micros: 500_000 },
+      ]);
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(a, customer('top'));
+        await tx.writeScores(a, [score('top', 1, 1, { updatedAt: T0 + 3 * DAY_MS })], 'factors_updated');
+      });
+      const ten = await store.distribution(a, 10);
+      assert.equal(ten.length, 10);
+      assert.deepEqual(
+        ten.map((t) => t.counts.critical + t.counts.at_risk + t.counts.healthy),
+        [0, 0, 0, 1, 0, 1, 0, 0, 0, 1],
+      );
+      assert.deepEqual(await store.distribution(a, 1, [{ key: 'plan', value: 'pro' }]), [
+        { counts: counts(1, 1, 0), micros: 800_000 },
+      ]);
+    });
+
+    test('tallyBy: a tally per value of the key (its JSON text; null without it)', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await timeline(store, a);
+      const byPlan = await store.tallyBy(a, 'plan');
+      assert.deepEqual(byPlan, [{ value: '"pro"', counts: counts(1, 1, 0), micros: 800_000 }]);
+      const bySeats = (await store.tallyBy(a, 'seats')).sort((x, y) =>
+        String(x.value).localeCompare(String(y.value)),
+      );
+      assert.deepEqual(bySeats, [
+        { value: '10', counts: counts(1, 0, 0), micros: 300_000 },
+        { value: null, counts: counts(0, 1, 0), micros: 500_000 },
+      ]);
+      assert.deepEqual(await store.tallyBy(a, 'plan', [{ key: 'seats', value: '10' }]), [
+        { value: '"pro"', counts: counts(1, 0, 0), micros: 300_000 },
+      ]);
+    });
+
+    test("trendInputs: now, and each day's change from the history; a deleted customer is in no day", async () => {
+      const store = c.store();
+      const a = await c.account();
+      await timeline(store, a);
+      const inputs = await store.trendInputs(a, DAY0);
+      assert.deepEqual(inputs.now, { counts: counts(1, 1, 0), micros: 800_000 });
+      assert.deepEqual(
+        inputs.days.sort((x, y) => x.day - y.day),
+        [
+          { day: DAY0, counts: counts(0, 1, 1), micros: 1_400_000 },
+          { day: DAY0 + 1, counts: counts(1, 0, -1), micros: -600_000 },
+        ],
+      );
+      assert.deepEqual(
+        (await store.trendInputs(a, DAY0 + 1)).days.map((d) => d.day),
+        [DAY0 + 1],
+      );
+      const pro = await store.trendInputs(a, DAY0, [{ key: 'seats', value: '10' }]);
+      assert.deepEqual(pro.now, { counts: counts(1, 0, 0), micros: 300_000 });
+      assert.deepEqual(
+        pro.days.sort((x, y) => x.day - y.day),
+        [
+          { day: DAY0, counts: counts(0, 0, 1), micros: 900_000 },
+          { day: DAY0 + 1, counts: counts(1, 0, -1), micros: -600_000 },
+        ],
+      );
+    });
+
+    test('movers: against the score at `since` (or the first after); unchanged ones left out', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await timeline(store, a);
+      const alpha = { customerId: 'a', name: 'Alpha', score: 0.3, status: 'critical', baseline: 0.9 };
+      const since = T0 + 12 * HOUR;
+      assert.deepEqual(await store.movers(a, { since, direction: 'down', limit: 10 }), [alpha]);
+      assert.deepEqual(await store.movers(a, { since, direction: 'up', limit: 10 }), []);
+      // From before every score: each baseline is its first score; b never moved.
+      assert.deepEqual(await store.movers(a, { since: T0, direction: 'down', limit: 10 }), [alpha]);
+      assert.deepEqual(await store.movers(a, { since: T0 + 2 * DAY_MS, direction: 'down', limit: 10 }), []);
+      assert.deepEqual(
+        await store.movers(a, {
+          since,
+          direction: 'down',
+          limit: 10,
+          segment: [{ key: 'plan', value: 'free' }],
+        }),
+        [],
+      );
+    });
+  });
+}
