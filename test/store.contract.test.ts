@@ -15,6 +15,7 @@ import { idempotencyContract } from './store-contract/idempotency.ts';
 import { peopleContract } from './store-contract/people.ts';
 import { portfolioContract } from './store-contract/portfolio.ts';
 import { queueContract } from './store-contract/queue.ts';
+import { remainingContract } from './store-contract/remaining.ts';
 import { retentionContract } from './store-contract/retention.ts';
 import { schemaContract } from './store-contract/schema.ts';
 import { scoresContract } from './store-contract/scores.ts';
@@ -55,5 +56,6 @@ for (const backend of ALL_BACKENDS) {
     textContract(c);
     peopleContract(c);
     portfolioContract(c);
+    remainingContract(c);
   });
 }

@@ -359,14 +359,14 @@ export interface Tx extends Reader {
    * attempt of it is in flight (its result would overwrite the retry).
    */
   retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean>;
+  /** Audit entries recorded with the change they describe (the score writes, docs/people.md). */
+  appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void>;
   /**
    * Stores the answer to an Idempotency-Key with the writes it answers, so that no crash can
    * leave the writes committed and the key unanswered (docs/api.md, "Idempotency keys"). False,
    * writing nothing, when the claim made at `claimedAt` is no longer there: a retry took it
    * over as stale, and this transaction must not commit.
    */
-  /** Audit entries recorded with the change they describe (the score writes, docs/people.md). */
-  appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void>;
   recordIdempotentAnswer(
     accountId: string,
     key: string,
