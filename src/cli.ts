@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// vitals serve | migrate | keys create [--account NAME] [--scope read|write] | keys list | keys revoke ID
-//        | backup PATH [--force]
-//        | import customers|scores FILE | export customers|scores [FILE]
+// vitals serve | migrate | keys create|list|revoke | users create|list|remove | backup PATH
+//        | import customers|scores FILE | export customers|scores [FILE]   (USAGE below says it all)
 // Each command loads only what it uses: import and export are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -1,5 +1,5 @@
 // Shared TypeBox schemas: they validate requests, serialize responses and feed /openapi.json.
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' });
 
@@ -37,8 +37,6 @@ export const Limit = Type.Integer({
   default: 10,
   description: 'Page size, 1-100.',
 });
-
-export type MetadataT = Static<typeof Metadata>;
 
 /** Error responses every authenticated route can give, for the OpenAPI description. */
 export const errorResponses = (...statuses: number[]) =>

@@ -19,7 +19,6 @@ export interface Account {
 
 /** What a key may do (docs/api.md, "Authentication"): `read` answers GET only. */
 export type KeyScope = 'read' | 'write';
-export const KEY_SCOPES: readonly KeyScope[] = ['read', 'write'];
 
 export interface NewApiKey {
   id: string;

@@ -2,8 +2,9 @@
 // transactions that queue up while one batch runs share the next BEGIN … COMMIT, each inside
 // its own SAVEPOINT. With synchronous=FULL that is one fsync per batch instead of one per
 // request, and a failing transaction rolls back alone. Nobody is answered before the COMMIT
-// that holds their writes has returned. The connection may live on another thread
-// (write-connection.ts): then the batch after this one gathers while this one's fsync runs.
+// that holds their writes has returned. It runs on the thread that holds the write connection
+// (local-writer.ts: the writer thread for a file), so the requests that queue up meanwhile
+// arrive as messages and form the next batch.
 import { setImmediate } from 'node:timers/promises';
 import type { Tx } from '../store.ts';
 import { TransactionLost, type WriteConnection } from './write-connection.ts';

@@ -53,10 +53,6 @@ export class DirectWriter implements WriteConnection {
     this.tx = new SqliteTx(conn);
   }
 
-  get inTransaction(): boolean {
-    return this.#db.isTransaction;
-  }
-
   begin(): void {
     this.#db.exec('BEGIN IMMEDIATE');
     this.tx.deliveriesDue = false;
