@@ -1,6 +1,7 @@
-// node bench/profile.ts [--backend sqlite|postgres] [--seconds N] [--cpu-prof]
-// Where a POST …/health-score spends its CPU: seeds 20k customers, drives 32 connections of
-// score updates for N seconds and reports CPU seconds per request for the Vitals process, the
+// node bench/profile.ts [--backend sqlite|postgres] [--seconds N] [--cpu-prof] [--scenario post|get|list]
+// Where a request spends its CPU: seeds 20k customers, drives 32 connections of score updates
+// (post, the default), key-authenticated GETs of one customer (get) or list pages of 100 (list)
+// for N seconds and reports CPU seconds per request for the Vitals process, the
 // PostgreSQL backends serving it and the load generator, plus PostgreSQL's statement counts
 // per request (pg_stat_statements when loaded, else pg_stat_database's transaction counts).
 // With --cpu-prof the server writes a .cpuprofile into ./profiles for Chrome DevTools.
@@ -17,6 +18,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     'cpu-prof': { type: 'boolean', default: false },
     connections: { type: 'string', default: '32' },
+    scenario: { type: 'string', default: 'post' },
   },
 });
 const backend = values.backend as Backend;
@@ -71,12 +73,23 @@ const postScore: Request[] = [
     }),
   },
 ];
+const getCustomer: Request[] = [
+  {
+    method: 'GET',
+    headers,
+    setupRequest: (r) => ({ ...r, path: `/api/customers/${customerId(Math.floor(Math.random() * N))}` }),
+  },
+];
+const listPage: Request[] = [{ method: 'GET', headers, path: '/api/customers?limit=100' }];
+const SCENARIOS: Record<string, Request[]> = { post: postScore, get: getCustomer, list: listPage };
+const requests = SCENARIOS[values.scenario];
+if (!requests) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}`);
 const drive = (seconds: number) =>
   autocannon({
     url: server.url,
     connections: Number(values.connections),
     duration: seconds,
-    requests: postScore,
+    requests,
   });
 // Warm-up so the pool is full and the JIT is done.
 await drive(2);
@@ -91,16 +104,16 @@ const before = {
 };
 const result = await drive(Number(values.seconds));
 const self = process.cpuUsage(before.self);
-const requests = result.requests.total;
-const per = (s: number) => `${((s / requests) * 1e6).toFixed(0)} µs`;
+const total = result.requests.total;
+const per = (s: number) => `${((s / total) * 1e6).toFixed(0)} µs`;
 console.log(
-  `${backend}: ${requests} requests, ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}`,
+  `${backend} ${values.scenario}: ${total} requests, ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}`,
 );
 console.log(`  CPU per request: vitals ${per(cpuSeconds(serverPid) - before.server)}`);
 if (admin) {
   const pg = (await backends()).reduce((s, p) => s + cpuSeconds(p), 0) - before.pg;
   console.log(`  CPU per request: postgres backends ${per(pg)}`);
-  console.log(`  commits per request: ${((await xacts()) - before.xacts) / requests}`);
+  console.log(`  commits per request: ${((await xacts()) - before.xacts) / total}`);
 }
 console.log(`  CPU per request: load generator ${per((self.user + self.system) / 1e6)}`);
 if (statements && admin) {
@@ -109,7 +122,7 @@ if (statements && admin) {
     FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`;
   for (const r of rows) {
     console.log(
-      `  ${(Number(r.calls) / requests).toFixed(2)}/req ${((r.ms / Number(r.calls)) * 1000).toFixed(0)} µs  ${r.query}`,
+      `  ${(Number(r.calls) / total).toFixed(2)}/req ${((r.ms / Number(r.calls)) * 1000).toFixed(0)} µs  ${r.query}`,
     );
   }
 }
