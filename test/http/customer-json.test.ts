@@ -2,12 +2,14 @@
 // through unparsed). These properties prove it byte-equal to what Fastify's schema serializer
 // makes of the same customer with the documented `Customer` schema, so the fast path cannot
 // drift from the contract: for any record, and for any customer stored and read back by the
-// real store (on the backend the HTTP tests run on).
+// real store (on the backend the HTTP tests run on). And equal to the frozen serializer the
+// migration that filled SQLite's stored JSON column used: a new shape needs a new migration.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Customer, toCustomer } from '../../src/http/customers.ts';
 import { customerJson } from '../../src/store/customer-json.ts';
+import { STORED_CUSTOMER_JSON } from '../../src/store/migration-steps.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { schemaSerializer } from '../helpers/serializer.ts';
@@ -65,6 +67,29 @@ describe('customer JSON built by hand', () => {
     await fc.assert(
       fc.asyncProperty(record, async (c) => {
         assert.equal(customerJson(c), await reference.serialize(c));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('equals what the migration that filled the stored JSON column made: else that column is stale', () => {
+    fc.assert(
+      fc.property(record, (c) => {
+        const stored = STORED_CUSTOMER_JSON(
+          c.id,
+          c.name,
+          c.email,
+          JSON.stringify(c.metadata),
+          c.createdAt,
+          c.updatedAt,
+        );
+        assert.equal(
+          customerJson(c),
+          stored,
+          'The customer JSON changed. Rows of customers.api_json (SQLite) written before hold the old text: ' +
+            'add a migration that refills the column with a frozen copy of the new serializer in ' +
+            'src/store/migration-steps.ts, and point STORED_CUSTOMER_JSON at it.',
+        );
       }),
       { numRuns: 300 },
     );

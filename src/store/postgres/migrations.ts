@@ -4,7 +4,7 @@
 // Typing follows SQLite's STRICT tables: ids and other keys are text COLLATE "C" (byte-wise, like
 // SQLite's BINARY, whatever the database's locale), timestamps bigint epoch milliseconds, scores
 // double precision, JSON documents json (stored as written, so key order round-trips; not jsonb).
-import { historyToDays } from '../shared.ts';
+import { ROLLUP_FROM_HISTORY_V8 } from '../migration-steps.ts';
 
 export const MIGRATIONS: string[] = [
   /* 1: accounts, keys, customers */ `
@@ -198,7 +198,7 @@ MIGRATIONS.push(
   ALTER TABLE account_settings ADD COLUMN drop_delta double precision;
   ALTER TABLE account_settings ADD COLUMN drop_days integer;
   ALTER TABLE account_settings ADD COLUMN alerts_updated_at bigint;
-  ${historyToDays({ where: 'true', sign: '1', slot: '0' })};
+  ${ROLLUP_FROM_HISTORY_V8};
   `,
 );
 

@@ -1,8 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { customerJsonOf } from '../customer-json.ts';
-import { historyToDays } from '../shared.ts';
+import { customerJsonV7, ROLLUP_FROM_HISTORY_V8 } from '../migration-steps.ts';
 
-// Append-only: a migration that has shipped is never edited; a change is a new entry.
+// Append-only: a migration that has shipped is never edited; a change is a new entry. Steps that
+// live code also has are taken frozen from ../migration-steps.ts, never from the live modules.
 // Ids compare byte-wise (SQLite's BINARY collation), matching PostgreSQL's COLLATE "C".
 // An entry is SQL, or a function for a step SQL cannot express (run in the same transaction).
 export type Migration = string | ((db: DatabaseSync) => void);
@@ -193,7 +193,7 @@ function backfillCustomerJson(db: DatabaseSync): void {
   for (;;) {
     const rows = read.all(...after) as unknown as [string, string, string, string, string, number, number][];
     for (const [account, id, name, email, metadata, created, updated] of rows) {
-      write.run(customerJsonOf(id, name, email, metadata, created, updated), account, id);
+      write.run(customerJsonV7(id, name, email, metadata, created, updated), account, id);
     }
     const last = rows.at(-1);
     if (!last || rows.length < 5000) return;
@@ -229,7 +229,7 @@ MIGRATIONS.push((db) => {
     ALTER TABLE account_settings ADD COLUMN drop_days INTEGER;
     ALTER TABLE account_settings ADD COLUMN alerts_updated_at INTEGER;
   `);
-  db.exec(historyToDays({ where: 'true', sign: '1', slot: '0' }));
+  db.exec(ROLLUP_FROM_HISTORY_V8);
 });
 
 MIGRATIONS.push(
