@@ -1,6 +1,7 @@
 // People who sign in to the dashboard (docs/people.md): their roles and what each may do,
 // passwords (scrypt, node:crypto) and the one-time sign-in links. Pure but for the hashing.
-import { createHash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomToken } from './ids.ts';
 
 export const USER_ROLES = ['admin', 'editor', 'viewer'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
@@ -86,8 +87,8 @@ export function passwordProblem(password: string): string | null {
 }
 
 /** A random token for a link or a session id: 32 bytes, base64url. */
-export const newToken = (): string => randomBytes(32).toString('base64url');
+export const newToken = (): string => randomToken(32);
 /** Tokens are kept only as their SHA-256, as API keys are. */
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+export const hashToken = (token: string): string => hash('sha256', token, 'hex');
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
