@@ -55,13 +55,15 @@ function positive(value: string | undefined, name: string, max: number): number 
 /** What the server said, in its words, with the request id that finds it in the server's log. */
 function answered(error: VitalsError): string {
   const where = error.requestId ? ` (request ${error.requestId})` : '';
-  return `the server refused it with ${error.status} ${error.code}: ${error.message}${where}`;
+  const verb = error.status >= 500 ? 'failed with' : 'refused it with';
+  return `the server ${verb} ${error.status} ${error.code}: ${error.message}${where}`;
 }
 
 /** No answer at all: where it was sent, why in a few words, and the likely remedy. */
 function unanswered(error: VitalsError, url: string): string | undefined {
   if (error.status !== 0) return undefined;
-  if (error.code === 'timeout') return `${url} did not answer in time (${error.message}) — is it overloaded?`;
+  if (error.code === 'timeout')
+    return `${url} did not answer in time — is it overloaded, or is it not Vitals?`;
   const code = errorCode(error.cause);
   const why =
     code === 'ECONNREFUSED'
