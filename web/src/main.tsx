@@ -67,7 +67,7 @@ function NotFoundPage() {
           There is no page at <code>{location.pathname}</code>. The dashboard's pages are:
         </p>
         <ul>
-          {NAV.map((item) => (
+          {NAV.filter((item) => !item.admin || can('administer')).map((item) => (
             <li key={item.href}>
               <Link href={item.href}>{item.label}</Link>
             </li>
