@@ -65,6 +65,16 @@ interface Deps {
   now: () => number;
 }
 
+/**
+ * Signs `user` in on this request: a new session id (one set before sign-in is never signed in),
+ * the session cookie with the answer, and the CSRF token their changes will carry.
+ */
+async function startSession(req: FastifyRequest, reply: FastifyReply, user: UserRecord) {
+  await req.session.regenerate();
+  req.session.userId = user.id;
+  return { user: userJson(user), csrf_token: reply.generateCsrf() };
+}
+
 function login(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof LoginBody> }>(
     '/auth/login',
@@ -98,9 +108,7 @@ function login(app: FastifyInstance, { store, now }: Deps): void {
       const matches = await verifyPassword(req.body.password, user?.passwordHash ?? DECOY_HASH);
       if (!user?.passwordHash || !matches) throw new ApiError('credentials_invalid', INVALID);
       await store.releaseSignInAttempt(email, at);
-      await req.session.regenerate(); // a new id: one set before sign-in is never signed in
-      req.session.userId = user.id;
-      return { user: userJson(user), csrf_token: reply.generateCsrf() };
+      return startSession(req, reply, user);
     },
   );
 }
@@ -181,9 +189,7 @@ function setPassword(app: FastifyInstance, { store, now }: Deps): void {
       );
       if (!user) throw new ApiError('link_invalid', LINK_INVALID, 'token');
       // The link proved who this is, as a password would: the person is signed in at once.
-      await req.session.regenerate();
-      req.session.userId = user.id;
-      return { user: userJson(user), csrf_token: reply.generateCsrf() };
+      return startSession(req, reply, user);
     },
   );
 }

@@ -20,7 +20,7 @@ function useWidth() {
 }
 
 /** Bottom to top: the bands stacked, worst at the bottom where the eye starts. */
-const STACK: Status[] = ['critical', 'at_risk', 'healthy'];
+export const STACK: readonly Status[] = ['critical', 'at_risk', 'healthy'];
 
 const HEIGHT = 220;
 const M = { top: 14, right: 14, bottom: 30, left: 42 };

@@ -2,7 +2,7 @@
 // band counts, and the biggest drops of the week (docs/dashboard.md, "Portfolio").
 import { useState } from 'preact/hooks';
 import { api, type Mover, query, type Segment, type Summary, segmentParams } from '../api.ts';
-import { TrendChart, type TrendDay } from '../charts.tsx';
+import { STACK, TrendChart, type TrendDay } from '../charts.tsx';
 import { count, STATUS_LABEL, score, utcDate } from '../format.ts';
 import { Link, paths } from '../router.tsx';
 import { ErrorMessage, Loading, StatusBadge, useLoad } from '../ui.tsx';
@@ -134,9 +134,6 @@ export function TrendPanel({ segment }: { segment: Segment | null }) {
     </section>
   );
 }
-
-/** Worst first, as the chart stacks them. */
-const STACK = ['critical', 'at_risk', 'healthy'] as const;
 
 /**
  * The days before the first score are not days of zero customers: the chart starts where the history
