@@ -83,8 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerOperations(app, deps);
   if (deps.routes === 'operations') return app;
   const now = deps.now ?? Date.now;
-  await registerSessions(app, deps.store, now);
-  await app.register(authRoutes(deps.store, now));
+  const sessions = await registerSessions(app, deps.store, now);
+  await app.register(authRoutes(deps.store, now, sessions));
   await app.register(apiRoutes(deps), { prefix: '/api' });
   await registerDashboard(app, deps.dashboardDir);
   return app;

@@ -18,6 +18,7 @@ import {
 import { iso } from '../domain/time.ts';
 import type { Store, UserRecord } from '../store/store.ts';
 import { errorResponses } from './schemas.ts';
+import type { Sessions } from './sessions.ts';
 
 const NO_NUL = '^[^\\u0000]*$';
 const LoginBody = Type.Object(
@@ -63,19 +64,19 @@ const INVALID = 'The email or the password is not right.';
 interface Deps {
   store: Store;
   now: () => number;
+  sessions: Sessions;
 }
 
 /**
  * Signs `user` in on this request: a new session id (one set before sign-in is never signed in),
  * the session cookie with the answer, and the CSRF token their changes will carry.
  */
-async function startSession(req: FastifyRequest, reply: FastifyReply, user: UserRecord) {
-  await req.session.regenerate();
-  req.session.userId = user.id;
-  return { user: userJson(user), csrf_token: reply.generateCsrf() };
+async function startSession({ sessions }: Deps, req: FastifyRequest, reply: FastifyReply, user: UserRecord) {
+  return { user: userJson(user), csrf_token: await sessions.start(req, reply, user) };
 }
 
-function login(app: FastifyInstance, { store, now }: Deps): void {
+function login(app: FastifyInstance, deps: Deps): void {
+  const { store, now } = deps;
   app.post<{ Body: Static<typeof LoginBody> }>(
     '/auth/login',
     {
@@ -108,7 +109,7 @@ function login(app: FastifyInstance, { store, now }: Deps): void {
       const matches = await verifyPassword(req.body.password, user?.passwordHash ?? DECOY_HASH);
       if (!user?.passwordHash || !matches) throw new ApiError('credentials_invalid', INVALID);
       await store.releaseSignInAttempt(email, at);
-      return startSession(req, reply, user);
+      return startSession(deps, req, reply, user);
     },
   );
 }
@@ -127,7 +128,7 @@ function currentSession(app: FastifyInstance): void {
   );
 }
 
-function logout(app: FastifyInstance): void {
+function logout(app: FastifyInstance, { sessions }: Deps): void {
   app.post(
     '/auth/logout',
     {
@@ -139,7 +140,7 @@ function logout(app: FastifyInstance): void {
     },
     async (req, reply: FastifyReply) => {
       signedIn(req);
-      await req.session.destroy();
+      await sessions.end(req, reply);
       return reply.code(204).send();
     },
   );
@@ -167,7 +168,8 @@ function inspectLink(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function setPassword(app: FastifyInstance, { store, now }: Deps): void {
+function setPassword(app: FastifyInstance, deps: Deps): void {
+  const { store, now } = deps;
   app.post<{ Body: Static<typeof PasswordBody> }>(
     '/auth/password',
     {
@@ -189,7 +191,7 @@ function setPassword(app: FastifyInstance, { store, now }: Deps): void {
       );
       if (!user) throw new ApiError('link_invalid', LINK_INVALID, 'token');
       // The link proved who this is, as a password would: the person is signed in at once.
-      return startSession(req, reply, user);
+      return startSession(deps, req, reply, user);
     },
   );
 }
@@ -202,12 +204,12 @@ export function signedIn(req: FastifyRequest): UserRecord {
 }
 
 export const authRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number, sessions: Sessions): FastifyPluginAsync =>
   async (app) => {
-    const deps = { store, now };
+    const deps = { store, now, sessions };
     login(app, deps);
     currentSession(app);
-    logout(app);
+    logout(app, deps);
     inspectLink(app, deps);
     setPassword(app, deps);
   };

@@ -1,78 +1,110 @@
-// Signed-in people (docs/people.md): @fastify/cookie and @fastify/session keep the session in
-// the database behind an HTTP-only, SameSite=Strict cookie; @fastify/csrf-protection guards
-// cookie-authenticated changes. This file only adapts the Store to the session plugin's store.
+// Signed-in people (docs/people.md, "Sessions"): the session lives in the database behind an
+// HTTP-only, SameSite=Strict cookie, and @fastify/csrf-protection guards cookie-authenticated
+// changes. A request without the session cookie — every request made with an API key — costs
+// this file one property read: no session object, no id, nothing to save.
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
-import fastifySession from '@fastify/session';
-import type { FastifyInstance, Session } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashToken, newToken, SESSION_IDLE_MS } from '../domain/people.ts';
 import type { Store, UserRecord } from '../store/store.ts';
 
+/** A signed-in person's session on one request. */
+export interface Session {
+  /** The user as the database has them now (role changes and removals apply at once). */
+  user: UserRecord;
+  /** The CSRF secret, under the name @fastify/csrf-protection reads and writes. */
+  _csrf?: string;
+}
+
 declare module 'fastify' {
-  interface Session {
-    /** Set at sign-in. */
-    userId?: string;
-    /** The user as the database has them now (role changes and removals apply at once); never stored. */
-    user?: UserRecord;
-    _csrf?: string;
+  interface FastifyRequest {
+    /** Set when the request carried a live session cookie, or signed someone in. */
+    session: Session | null;
+    /** The session's id (the cookie's value); only its SHA-256 is stored. */
+    sessionId: string | null;
   }
 }
 
 export const SESSION_COOKIE = 'vitals_session';
 
-type Done = (err?: unknown) => void;
+/** A session id: 256 random bits, base64url. Anything else in the cookie is no session. */
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * The sessions table as the plugin's store. Ids are 256 random bits and only their SHA-256 is
- * stored, as for API keys; a session read joins its user, so a removed user's session is gone.
+ * Rolling expiry without a write per request: a session used again is extended to a full
+ * idle period, at most once a minute. Its cookie is sent again with each extension, so the
+ * browser's copy lives as long as the stored one, give or take that minute.
  */
-function sessionStore(store: Store, now: () => number) {
-  return {
-    set(sid: string, session: Session, done: Done) {
-      if (!session.userId) return done();
-      const data = JSON.stringify({ userId: session.userId, _csrf: session._csrf, cookie: session.cookie });
-      store
-        .putSession(hashToken(sid), session.userId, data, now() + SESSION_IDLE_MS)
-        .then(() => done(), done);
-    },
-    get(sid: string, done: (err: unknown, session?: Session | null) => void) {
-      store
-        .getSession(hashToken(sid), now())
-        .then(
-          (found) => done(null, found ? ({ ...JSON.parse(found.data), user: found.user } as Session) : null),
-          done,
-        );
-    },
-    destroy(sid: string, done: Done) {
-      store.deleteSession(hashToken(sid)).then(() => done(), done);
-    },
-  };
+const EXTEND_AFTER_MS = 60_000;
+
+export class Sessions {
+  readonly #store: Store;
+  readonly #now: () => number;
+
+  constructor(store: Store, now: () => number) {
+    this.#store = store;
+    this.#now = now;
+  }
+
+  /** The onRequest step: the session the cookie names, if it is live; else nothing. */
+  async load(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const id = req.cookies[SESSION_COOKIE];
+    if (id === undefined || !SESSION_ID.test(id)) return;
+    const now = this.#now();
+    const found = await this.#store.getSession(hashToken(id), now);
+    if (!found) return;
+    const data = JSON.parse(found.data) as { _csrf?: string };
+    req.session = { user: found.user, _csrf: data._csrf };
+    req.sessionId = id;
+    if (found.expiresAt - now < SESSION_IDLE_MS - EXTEND_AFTER_MS) await this.#save(req, reply, id, now);
+  }
+
+  /**
+   * Signs `user` in on this request: a new session id (one held before sign-in is ended, never
+   * promoted), the cookie with the answer, and the CSRF token their changes will carry.
+   */
+  async start(req: FastifyRequest, reply: FastifyReply, user: UserRecord): Promise<string> {
+    if (req.sessionId) await this.#store.deleteSession(hashToken(req.sessionId));
+    const id = newToken();
+    req.session = { user };
+    req.sessionId = id;
+    const csrfToken = reply.generateCsrf();
+    await this.#save(req, reply, id, this.#now());
+    return csrfToken;
+  }
+
+  /** Signs out: the session ends in every process at once, and the browser forgets the cookie. */
+  async end(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (req.sessionId) await this.#store.deleteSession(hashToken(req.sessionId));
+    req.session = null;
+    req.sessionId = null;
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
+  }
+
+  async #save(req: FastifyRequest, reply: FastifyReply, id: string, now: number): Promise<void> {
+    const session = req.session as Session;
+    const data = JSON.stringify({ _csrf: session._csrf });
+    await this.#store.putSession(hashToken(id), session.user.id, data, now + SESSION_IDLE_MS);
+    reply.setCookie(SESSION_COOKIE, id, { ...cookieOptions(req), maxAge: SESSION_IDLE_MS / 1000 });
+  }
 }
 
-/**
- * The cookie carries the session id itself. The plugin would sign it with a secret every
- * process shares; a 256-bit random id looked up by its hash is already unforgeable, so the
- * "signer" passes it through and no secret has to be configured or stored.
- */
-const PASS_THROUGH = {
-  sign: (value: string) => value,
-  unsign: (value: string) => ({ valid: /^[A-Za-z0-9_-]{43}$/.test(value), renew: false, value }),
-};
+/** Secure over HTTPS only: over plain HTTP a Secure cookie would never come back. */
+const cookieOptions = (req: FastifyRequest) =>
+  ({ httpOnly: true, sameSite: 'strict', path: '/', secure: req.protocol === 'https' }) as const;
 
-export async function registerSessions(app: FastifyInstance, store: Store, now: () => number): Promise<void> {
+export async function registerSessions(
+  app: FastifyInstance,
+  store: Store,
+  now: () => number,
+): Promise<Sessions> {
+  const sessions = new Sessions(store, now);
   await app.register(fastifyCookie);
-  await app.register(fastifySession, {
-    secret: PASS_THROUGH,
-    cookieName: SESSION_COOKIE,
-    idGenerator: newToken,
-    store: sessionStore(store, now),
-    saveUninitialized: false,
-    rolling: true,
-    // Not secure: 'auto', which makes the cookie SameSite=Lax over plain HTTP; Secure is added below.
-    cookie: { httpOnly: true, sameSite: 'strict', secure: false, path: '/', maxAge: SESSION_IDLE_MS },
-  });
-  app.addHook('onRequest', async (req) => {
-    if (req.protocol === 'https' && req.session?.cookie) req.session.options({ secure: true });
+  app.decorateRequest('session', null);
+  app.decorateRequest('sessionId', null);
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.headers.cookie !== undefined) await sessions.load(req, reply);
   });
   await app.register(fastifyCsrf, { sessionPlugin: '@fastify/session' });
+  return sessions;
 }

@@ -1,7 +1,7 @@
 // Users, their one-time sign-in links, sessions and failed sign-ins (docs/people.md), as
 // statements both backends run ($1, $2, … : SQLite's connection numbers them), and their rows.
 import type { UserRole } from '../domain/people.ts';
-import type { AuditEntry, UserRecord } from './store.ts';
+import type { AuditEntry, SessionRecord, UserRecord } from './store.ts';
 
 const USER_COLUMNS = `u.id, u.account_id, a.name AS account_name, u.email, u.role,
   (u.password_hash IS NOT NULL) AS has_password, u.created_at`;
@@ -36,7 +36,7 @@ export const PEOPLE_SQL = {
   putSession: `INSERT INTO sessions (id_hash, user_id, data, expires_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (id_hash) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
   /** A live session with its user as the user is now (a removed user has none). */
-  getSession: `SELECT s.data, ${USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
+  getSession: `SELECT s.data, s.expires_at AS session_expires_at, ${USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
     JOIN accounts a ON a.id = u.account_id WHERE s.id_hash = $1 AND s.expires_at > $2`,
   deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
   pruneSessions: 'DELETE FROM sessions WHERE expires_at <= $1',
@@ -68,6 +68,14 @@ export const toUser = (r: UserRow): UserRecord => ({
   role: r.role,
   hasPassword: Boolean(r.has_password),
   createdAt: Number(r.created_at),
+});
+
+export type SessionRow = UserRow & { data: string; session_expires_at: number | string };
+
+export const toSession = (r: SessionRow): SessionRecord => ({
+  user: toUser(r),
+  data: r.data,
+  expiresAt: Number(r.session_expires_at),
 });
 
 export interface AuditRow {

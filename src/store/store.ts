@@ -487,6 +487,13 @@ export interface UserRecord {
   createdAt: number;
 }
 
+/** A signed-in person's session: its data (the CSRF secret) and when it ends unless used. */
+export interface SessionRecord {
+  user: UserRecord;
+  data: string;
+  expiresAt: number;
+}
+
 /** One change in the audit log (docs/people.md, "Audit log"): ids and names, never a secret. */
 export interface AuditEntry {
   id: string;
@@ -536,7 +543,8 @@ export interface People {
   /** Forgets every failure at or before `before` (the retention job); answers how many. */
   pruneSignInFailures(before: number): Promise<number>;
   putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void>;
-  getSession(idHash: string, now: number): Promise<{ user: UserRecord; data: string } | null>;
+  /** A live session (expiring after `now`) with its user as the user is now. */
+  getSession(idHash: string, now: number): Promise<SessionRecord | null>;
   deleteSession(idHash: string): Promise<void>;
   appendAudit(accountId: string, entry: AuditEntry): Promise<void>;
   /** Removes up to `limit` entries older than `before` (any account); answers how many. */

@@ -353,6 +353,59 @@ describe('sessions', () => {
     assert.equal((await idle.request('GET', '/api/customers')).status, 401);
     clock.set('2026-05-01T09:00:00.000Z');
   });
+
+  test('a session in use is extended at most once a minute, its cookie sent again with it', async () => {
+    const admin = await signIn('admin@example.com');
+    const soon = await admin.request('GET', '/api/customers');
+    assert.equal(soon.status, 200);
+    assert.equal(soon.headers['set-cookie'], undefined, 'used within the minute: nothing to extend');
+    clock.advance(61_000);
+    const later = await admin.request('GET', '/api/customers');
+    assert.equal(later.status, 200);
+    const cookie = String(later.headers['set-cookie']);
+    assert.ok(cookie.startsWith(`${admin.cookie};`), cookie);
+    assert.match(cookie, /Max-Age=43200/);
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    clock.set('2026-05-01T09:00:00.000Z');
+  });
+
+  test('logout tells the browser to forget the cookie', async () => {
+    const admin = await signIn('admin@example.com');
+    const out = await admin.request('POST', '/auth/logout');
+    assert.equal(out.status, 204);
+    assert.match(String(out.headers['set-cookie']), /^vitals_session=;.*Expires=Thu, 01 Jan 1970/);
+  });
+
+  test('signing in ends the session the browser held before: its id is never carried over', async () => {
+    const first = await signIn('viewer@example.com');
+    const again = await t.inject({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { cookie: first.cookie },
+      payload: { email: 'admin@example.com', password: PASSWORD },
+    });
+    assert.equal(again.status, 200, again.raw);
+    const second = /vitals_session=[^;]+/.exec(String(again.headers['set-cookie']))?.[0];
+    assert.ok(second && second !== first.cookie);
+    assert.equal((await first.request('GET', '/api/customers')).status, 401, 'the old id is gone');
+    const now = await t.inject({ method: 'GET', url: '/auth/session', headers: { cookie: second } });
+    assert.equal(now.body.user.email, 'admin@example.com');
+  });
+
+  test('a key request sets no cookie; a malformed or unknown session cookie is no session', async () => {
+    const keyed = await t.api.get('/api/customers');
+    assert.equal(keyed.status, 200);
+    assert.equal(keyed.headers['set-cookie'], undefined);
+    for (const cookie of ['vitals_session=x', `vitals_session=${'A'.repeat(43)}`, 'vitals_session=%zz', 'a=b']) {
+      const res = await t.inject({ method: 'GET', url: '/api/customers', headers: { cookie } });
+      assert.equal(res.status, 401, cookie);
+      assert.equal(res.body.error.code, 'api_key_missing', cookie);
+      assert.equal(res.headers['set-cookie'], undefined, cookie);
+      const session = await t.inject({ method: 'GET', url: '/auth/session', headers: { cookie } });
+      assert.equal(session.body.error.code, 'session_missing', cookie);
+    }
+  });
 });
 
 describe('signing in wrong', () => {

@@ -5,8 +5,10 @@ import { page } from '../page.ts';
 import {
   type AuditRow,
   auditParams,
+  type SessionRow,
   PEOPLE_SQL as SQL,
   toAudit,
+  toSession,
   toUser,
   type UserRow,
 } from '../people-sql.ts';
@@ -290,8 +292,8 @@ export class PostgresStore extends PgReader implements Store {
   }
 
   async getSession(idHash: string, now: number) {
-    const [row] = await this.#pool.unsafe<(UserRow & { data: string })[]>(SQL.getSession, [idHash, now]);
-    return row ? { user: toUser(row), data: row.data } : null;
+    const [row] = await this.#pool.unsafe<SessionRow[]>(SQL.getSession, [idHash, now]);
+    return row ? toSession(row) : null;
   }
 
   async deleteSession(idHash: string): Promise<void> {

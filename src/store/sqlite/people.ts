@@ -5,8 +5,10 @@ import { page } from '../page.ts';
 import {
   type AuditRow,
   auditParams,
+  type SessionRow,
   PEOPLE_SQL as SQL,
   toAudit,
+  toSession,
   toUser,
   type UserRow,
 } from '../people-sql.ts';
@@ -114,7 +116,7 @@ export function findUserByEmail(conn: Connection, email: string) {
 
 export function getSession(conn: Connection, idHash: string, now: number) {
   const row = conn.get(q(SQL.getSession), idHash, now);
-  return row ? { user: toUser(row as unknown as UserRow), data: row.data as string } : null;
+  return row ? toSession(row as unknown as SessionRow) : null;
 }
 
 export function listAudit(
