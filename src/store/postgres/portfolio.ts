@@ -19,10 +19,10 @@ import {
   trendInputsFrom,
   trendInputsSql,
 } from '../shared.ts';
+import { beforeNul, type Row } from '../sql/driver.ts';
+import { toScore } from '../sql/rows.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
-import { type ScoreRow, toScore } from './reader.ts';
-import { beforeNul } from './text.ts';
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
@@ -166,7 +166,7 @@ export async function listScores(
   // The customer as a LATERAL subquery that cannot be pulled up (OFFSET 0): the portfolio index
   // leads, so a page stops after its rows. PostgreSQL has no statistics for a metadata filter and
   // would otherwise guess it rare and sort the whole segment.
-  const rows = await sql<(ScoreRow & { name: string })[]>`
+  const rows = await sql<Row[]>`
     SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, c.name
     FROM health_scores s CROSS JOIN LATERAL (
       SELECT name, metadata FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id OFFSET 0
@@ -180,7 +180,7 @@ export async function listScores(
       }
       ${segmentWhere(sql, opts.segment)}
     ORDER BY s.band, s.score, s.customer_id LIMIT ${opts.limit + 1}`;
-  return rows.map((r) => ({ ...toScore(r), name: r.name }));
+  return rows.map((r) => ({ ...toScore(r), name: r.name as string }));
 }
 
 export async function dropWatch(

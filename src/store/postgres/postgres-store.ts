@@ -13,6 +13,8 @@ import {
   type UserRow,
 } from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
+import { hasNul, type Row } from '../sql/driver.ts';
+import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
 import type {
   Account,
   AccountBacklog,
@@ -36,9 +38,9 @@ import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
-import { type CustomerRow, PgReader, type ScoreRow, toCustomer, toScore } from './reader.ts';
+import { PgReader } from './reader.ts';
 import * as retention from './retention.ts';
-import { hasNul } from './text.ts';
+import { fromText } from './text.ts';
 import { PgTx } from './tx.ts';
 
 export interface PostgresOptions {
@@ -74,16 +76,16 @@ export class PostgresStore extends PgReader implements Store {
     super(pool);
     this.#pool = pool;
     this.#customers = new PointReads(async (accountId, ids) => {
-      const rows = await pool<CustomerRow[]>`
-        SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      const rows = await pool<Row[]>`
+        SELECT ${pool.unsafe(CUSTOMER_COLUMNS)} FROM customers
         WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])`;
-      return new Map(rows.map((r) => [r.id, toCustomer(r)]));
+      return new Map(rows.map((r) => [r.id as string, toCustomer(r, fromText)]));
     });
     this.#scores = new PointReads(async (accountId, ids) => {
-      const rows = await pool<ScoreRow[]>`
-        SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
+      const rows = await pool<Row[]>`
+        SELECT ${pool.unsafe(SCORE_COLUMNS)} FROM health_scores
         WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`;
-      return new Map(rows.map((r) => [r.customer_id, toScore(r)]));
+      return new Map(rows.map((r) => [r.customer_id as string, toScore(r)]));
     });
   }
 

@@ -13,18 +13,3 @@ export const toTextOrNull = (s: string | null): string | null => (s === null ? n
 export const fromText = (s: string): string => (s.startsWith(MARK) ? (JSON.parse(s.slice(1)) as string) : s);
 
 export const fromTextOrNull = (s: string | null): string | null => (s === null ? null : fromText(s));
-
-/**
- * No stored id holds a NUL (the API refuses control characters in ids, and PostgreSQL could not
- * keep one), so a lookup by such an id finds nothing, without asking the server.
- */
-export const hasNul = (s: string): boolean => s.includes('\0');
-
-/**
- * As a bound on stored ids (none of which hold a NUL), `s` orders like its part before the first
- * NUL: id > s exactly when id > that prefix, and id < s exactly when id <= it.
- */
-export const beforeNul = (s: string): string => {
-  const i = s.indexOf('\0');
-  return i === -1 ? s : s.slice(0, i);
-};

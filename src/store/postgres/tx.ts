@@ -10,6 +10,8 @@ import {
   microsOf,
   subscribersByType,
 } from '../shared.ts';
+import { hasNul, type Row } from '../sql/driver.ts';
+import { SETTINGS_COLUMNS, toCustomer, toScore, toSettings, toWebhook } from '../sql/rows.ts';
 import type {
   AuditEntry,
   CustomerRecord,
@@ -22,18 +24,8 @@ import type {
 } from '../store.ts';
 import { LOCKS } from './connection.ts';
 import * as portfolio from './portfolio.ts';
-import {
-  PgReader,
-  type ScoreRow,
-  SETTINGS_COLUMNS,
-  type SettingsRow,
-  toCustomer,
-  toScore,
-  toSettings,
-  toWebhook,
-  type WebhookRow,
-} from './reader.ts';
-import { hasNul, toText, toTextOrNull } from './text.ts';
+import { PgReader } from './reader.ts';
+import { fromText, toText, toTextOrNull } from './text.ts';
 
 /**
  * The rollup row a connection adds to: writers of one account on different connections add to
@@ -93,10 +85,10 @@ export class PgTx extends PgReader implements Tx {
   override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
     await this.#lockAccount(accountId, 'shared');
     if (hasNul(id)) return null;
-    const [row] = await this.sql<Parameters<typeof toCustomer>[0][]>`
+    const [row] = await this.sql<Row[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
-    return row ? toCustomer(row) : null;
+    return row ? toCustomer(row, fromText) : null;
   }
 
   async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
@@ -112,7 +104,7 @@ export class PgTx extends PgReader implements Tx {
       this.sql<{ id: string }[]>`
         SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])
         ORDER BY id FOR NO KEY UPDATE`,
-      this.sql<ScoreRow[]>`
+      this.sql<Row[]>`
         SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
         WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`,
     ]);
@@ -132,16 +124,16 @@ export class PgTx extends PgReader implements Tx {
   /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
   override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
     await this.#lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
-    const [row] = await this.sql<SettingsRow[]>`
+    const [row] = await this.sql<Row[]>`
       SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
     return toSettings(row);
   }
 
   override async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
     if (hasNul(id)) return null;
-    const [row] = await this.sql<WebhookRow[]>`
+    const [row] = await this.sql<Row[]>`
       SELECT * FROM webhooks WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
-    return row ? toWebhook(row) : null;
+    return row ? toWebhook(row, fromText) : null;
   }
 
   async customersForUpdate(accountId: string, ids: readonly string[]) {
@@ -150,11 +142,11 @@ export class PgTx extends PgReader implements Tx {
     const wanted = ids.filter((id) => !hasNul(id));
     if (wanted.length === 0) return found;
     // ORDER BY id: every batch locks its customers in one order, so two batches wait rather than deadlock.
-    const rows = await this.sql<Parameters<typeof toCustomer>[0][]>`
+    const rows = await this.sql<Row[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
       WHERE account_id = ${accountId} AND id = ANY(${wanted}::text[])
       ORDER BY id FOR NO KEY UPDATE`;
-    for (const row of rows) found.set(row.id, toCustomer(row));
+    for (const row of rows) found.set(row.id as string, toCustomer(row, fromText));
     return found;
   }
 
@@ -301,7 +293,7 @@ export class PgTx extends PgReader implements Tx {
 
   async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
     await this.#lockAccount(accountId, 'shared');
-    const rows = await this.sql<Parameters<typeof toScore>[0][]>`
+    const rows = await this.sql<Row[]>`
       SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
       WHERE account_id = ${accountId} AND customer_id > ${after ?? ''}
       ORDER BY customer_id LIMIT ${limit}`;

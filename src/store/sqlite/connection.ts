@@ -5,7 +5,11 @@ export type Row = Record<string, SQLInputValue>;
 /** A statement shared with PostgreSQL (../shared.ts) in SQLite's syntax: $1, $2 become ?1, ?2. */
 export const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, '?$1');
 
-/** node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot path. */
+/**
+ * node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot
+ * path. A statement may be written with ? or with PostgreSQL's $1 (a shared one, ../sql/driver.ts):
+ * the placeholders are renumbered once, when it is prepared.
+ */
 export class Connection {
   readonly db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
@@ -24,7 +28,7 @@ export class Connection {
   statement(sql: string): StatementSync {
     let stmt = this.#statements.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql);
+      stmt = this.db.prepare(numbered(sql));
       this.#statements.set(sql, stmt);
     }
     return stmt;
@@ -42,7 +46,7 @@ export class Connection {
   arrays(sql: string, ...params: SQLInputValue[]): SQLOutputValue[][] {
     let stmt = this.#arrayStatements.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql);
+      stmt = this.db.prepare(numbered(sql));
       stmt.setReturnArrays(true);
       this.#arrayStatements.set(sql, stmt);
     }

@@ -18,9 +18,9 @@ import {
   trendInputsFrom,
   trendInputsSql,
 } from '../shared.ts';
+import { toScore } from '../sql/rows.ts';
 import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import { type Connection, numbered } from './connection.ts';
-import { toScore } from './reader.ts';
 
 /** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
 const path = (key: string) => `$.${JSON.stringify(key)}`;

@@ -6,6 +6,7 @@ import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
 import { auditParams, PEOPLE_SQL } from '../people-sql.ts';
 import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
+import { toScore } from '../sql/rows.ts';
 import type {
   AuditEntry,
   CustomerRecord,
@@ -17,7 +18,7 @@ import type {
 } from '../store.ts';
 import { numbered } from './connection.ts';
 import * as portfolio from './portfolio.ts';
-import { SqliteReader, toScore } from './reader.ts';
+import { SqliteReader } from './reader.ts';
 
 /** deleteCustomer's share of the rollup: (sign, slot, account, customer). */
 const UNDO_HISTORY = numbered(

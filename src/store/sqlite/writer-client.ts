@@ -4,8 +4,8 @@
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
 import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
+import { reviveCustomer } from '../sql/rows.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
-import { reviveCustomer } from './reader.ts';
 import { SqliteTx } from './tx.ts';
 import type { OpArgs, OpResult, WriteOpName } from './write-ops.ts';
 import { fromWire, type Reply, type Request, resultFromWire } from './writer-protocol.ts';

@@ -1,0 +1,30 @@
+// The shared statements' driver on a PostgreSQL pool or transaction (../sql/driver.ts): each
+// statement is sent as a named prepared statement, parsed once per connection.
+import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
+import type { Queryable } from './connection.ts';
+import { fromText } from './text.ts';
+
+export const POSTGRES: Dialect = {
+  name: 'postgres',
+  ilike: 'ILIKE',
+  fromText,
+  metadataIs(p: Params, key: string, value: string) {
+    const at = p.add(key);
+    return `(CASE json_typeof(c.metadata -> ${at}) WHEN 'string' THEN c.metadata ->> ${at}
+      WHEN 'number' THEN (c.metadata -> ${at})::text WHEN 'boolean' THEN (c.metadata -> ${at})::text END)
+      = ${p.add(value)}`;
+  },
+  pendingIndex: '',
+};
+
+const PREPARED = { prepare: true };
+
+export const pgDriver = (sql: Queryable): Driver => ({
+  ...POSTGRES,
+  all: async <R = Row>(text: string, params: readonly Param[]) =>
+    (await sql.unsafe(text, params as Param[], PREPARED)) as unknown as R[],
+  get: async <R = Row>(text: string, params: readonly Param[]) =>
+    ((await sql.unsafe(text, params as Param[], PREPARED)) as unknown as R[])[0],
+  run: async (text: string, params: readonly Param[]) =>
+    (await sql.unsafe(text, params as Param[], PREPARED)).count,
+});

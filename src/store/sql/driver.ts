@@ -1,0 +1,63 @@
+// The seam between the statements both backends share and the two databases (docs/development.md,
+// "The store"). A shared statement is written once, as portable SQL text with PostgreSQL's $1, $2
+// placeholders, and run through a Driver: SQLite's (sqlite/driver.ts) prepares it once per
+// connection with the placeholders renumbered, PostgreSQL's (postgres/driver.ts) sends it as a
+// prepared statement. The few places where the two dialects spell a thing differently are the
+// Dialect's members, never an `if` in a query's caller.
+
+export type Row = Record<string, unknown>;
+export type Param = string | number | null;
+
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** The case-insensitive (for ASCII) LIKE: SQLite's LIKE is, PostgreSQL's is ILIKE. */
+  readonly ilike: 'LIKE' | 'ILIKE';
+  /** Free text as it was given, from the text stored (PostgreSQL's cannot hold a NUL: postgres/text.ts). */
+  fromText(s: string): string;
+  /**
+   * True where customer `c`'s metadata has `key` with the value `value`: a string compared as
+   * text, a number or boolean as its JSON text, anything else (an object, an array) never equal.
+   */
+  metadataIs(p: Params, key: string, value: string): string;
+  /** After `FROM deliveries`: the index of pending deliveries by webhook, where the planner must be told. */
+  readonly pendingIndex: string;
+}
+
+export interface Driver extends Dialect {
+  all<R = Row>(sql: string, params: readonly Param[]): Promise<R[]>;
+  get<R = Row>(sql: string, params: readonly Param[]): Promise<R | undefined>;
+  /** Answers how many rows the statement changed. */
+  run(sql: string, params: readonly Param[]): Promise<number>;
+}
+
+/** A statement's parameters as it is written: `p.add(v)` is the placeholder that binds `v`. */
+export class Params {
+  readonly list: Param[] = [];
+
+  constructor(...first: Param[]) {
+    for (const v of first) this.list.push(v);
+  }
+
+  add(value: Param): string {
+    this.list.push(value);
+    return `$${this.list.length}`;
+  }
+}
+
+/** JSON a driver hands back as text (SQLite) or already parsed (PostgreSQL's json columns). */
+export const parsed = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+/**
+ * No stored id holds a NUL (the API refuses control characters in ids, and PostgreSQL could not
+ * keep one), so a lookup by such an id finds nothing, without asking the database.
+ */
+export const hasNul = (s: string): boolean => s.includes('\0');
+
+/**
+ * As a bound on stored ids (none of which hold a NUL), `s` orders like its part before the first
+ * NUL: id > s exactly when id > that prefix, and id < s exactly when id <= it.
+ */
+export const beforeNul = (s: string): string => {
+  const i = s.indexOf('\0');
+  return i === -1 ? s : s.slice(0, i);
+};

@@ -1,0 +1,143 @@
+// Rows as either driver hands them back, into the store's records. Integers arrive as numbers on
+// both (postgres/connection.ts reads bigint as a number); JSON as text from SQLite and parsed from
+// PostgreSQL (`parsed` takes either); booleans as 0/1 or true/false; free text through the
+// dialect's `fromText`.
+import type { EventType } from '../../domain/events.ts';
+import { DEFAULT_THRESHOLDS, type Status } from '../../domain/scoring.ts';
+import { statusOf } from '../bands.ts';
+import type {
+  AttemptRecord,
+  CustomerRecord,
+  EventRecord,
+  HistoryRecord,
+  ScoreReason,
+  ScoreRecord,
+  Settings,
+  WebhookRecord,
+} from '../store.ts';
+import { parsed, type Row } from './driver.ts';
+
+type Text = (s: string) => string;
+const same: Text = (s) => s;
+const textOrNull = (s: unknown, text: Text): string | null => (s == null ? null : text(s as string));
+
+/** Selected as customers' columns; `metadata` as its stored JSON text. */
+export const CUSTOMER_COLUMNS = 'id, name, email, CAST(metadata AS text) AS metadata, created_at, updated_at';
+
+/** Metadata is parsed only if someone reads it; answers pass the stored JSON text through. */
+class StoredCustomer implements CustomerRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly email: string;
+  readonly metadataJson: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  #metadata: Record<string, unknown> | undefined;
+
+  constructor(r: Row, text: Text) {
+    this.id = r.id as string;
+    this.name = text(r.name as string);
+    this.email = text(r.email as string);
+    this.metadataJson = r.metadata as string;
+    this.createdAt = r.created_at as number;
+    this.updatedAt = r.updated_at as number;
+  }
+
+  get metadata(): Record<string, unknown> {
+    this.#metadata ??= JSON.parse(this.metadataJson) as Record<string, unknown>;
+    return this.#metadata;
+  }
+}
+
+export const toCustomer = (r: Row, text: Text = same): CustomerRecord => new StoredCustomer(r, text);
+
+/** A customer that crossed a thread as plain data (its own fields, no metadata getter). */
+export const reviveCustomer = (c: CustomerRecord): CustomerRecord =>
+  new StoredCustomer(
+    {
+      id: c.id,
+      name: c.name,
+      email: c.email,
+      metadata: c.metadataJson ?? JSON.stringify(c.metadata),
+      created_at: c.createdAt,
+      updated_at: c.updatedAt,
+    },
+    same,
+  );
+
+export const SCORE_COLUMNS = 'customer_id, score, band, factors, version, updated_at';
+
+export const toScore = (r: Row): ScoreRecord => {
+  const factors = r.factors;
+  return {
+    customerId: r.customer_id as string,
+    score: r.score as number,
+    status: statusOf(r.band as number),
+    factors: parsed(factors),
+    // The stored text, when the driver gave text: an answer passes it through unparsed.
+    ...(typeof factors === 'string' ? { factorsJson: factors } : {}),
+    version: r.version as number,
+    updatedAt: r.updated_at as number,
+  };
+};
+
+export const toHistory = (r: Row): HistoryRecord => ({
+  version: r.version as number,
+  score: r.score as number,
+  status: r.status as Status,
+  factors: parsed(r.factors),
+  reason: r.reason as ScoreReason,
+  createdAt: r.created_at as number,
+});
+
+export const toEvent = (r: Row): EventRecord => ({
+  id: r.id as string,
+  type: r.type as EventType,
+  data: parsed(r.data),
+  createdAt: r.created_at as number,
+});
+
+export const toWebhook = (r: Row, text: Text = same): WebhookRecord => ({
+  id: r.id as string,
+  url: text(r.url as string),
+  events: parsed(r.events),
+  description: textOrNull(r.description, text),
+  secret: r.secret as string,
+  enabled: r.enabled === true || r.enabled === 1,
+  disabledReason: textOrNull(r.disabled_reason, text),
+  createdAt: r.created_at as number,
+  updatedAt: r.updated_at as number,
+});
+
+export const toAttempt = (r: Row, text: Text = same): AttemptRecord => ({
+  attempt: r.attempt as number,
+  startedAt: r.started_at as number,
+  durationMs: r.duration_ms as number,
+  statusCode: (r.status_code as number | null) ?? null,
+  error: textOrNull(r.error, text),
+  responseBody: textOrNull(r.response_body, text),
+});
+
+/** The columns toSettings reads. */
+export const SETTINGS_COLUMNS =
+  'weights, weights_updated_at, healthy, at_risk, thresholds_updated_at, drop_delta, drop_days, alerts_updated_at';
+
+/** An account's settings; an account that never changed them has the defaults. */
+export const toSettings = (r: Row | undefined): Settings =>
+  r
+    ? {
+        weights: parsed(r.weights),
+        weightsUpdatedAt: (r.weights_updated_at as number | null) ?? null,
+        thresholds: { healthy: r.healthy as number, at_risk: r.at_risk as number },
+        thresholdsUpdatedAt: (r.thresholds_updated_at as number | null) ?? null,
+        drop: r.drop_delta == null ? null : { delta: r.drop_delta as number, days: r.drop_days as number },
+        alertsUpdatedAt: (r.alerts_updated_at as number | null) ?? null,
+      }
+    : {
+        weights: {},
+        weightsUpdatedAt: null,
+        thresholds: { ...DEFAULT_THRESHOLDS },
+        thresholdsUpdatedAt: null,
+        drop: null,
+        alertsUpdatedAt: null,
+      };

@@ -1,0 +1,27 @@
+// The shared statements' driver on a SQLite connection (../sql/driver.ts). node:sqlite is
+// synchronous: each call has finished when its promise is made.
+import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
+import type { Connection } from './connection.ts';
+
+/** A JSON path to one key of an object, however the key is spelled. */
+const path = (key: string) => `$.${JSON.stringify(key)}`;
+
+export const SQLITE: Dialect = {
+  name: 'sqlite',
+  ilike: 'LIKE',
+  fromText: (s) => s,
+  metadataIs(p: Params, key: string, value: string) {
+    const at = p.add(path(key));
+    return `(CASE json_type(c.metadata, ${at}) WHEN 'text' THEN c.metadata ->> ${at}
+      WHEN 'integer' THEN c.metadata -> ${at} WHEN 'real' THEN c.metadata -> ${at}
+      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) = ${p.add(value)}`;
+  },
+  pendingIndex: 'INDEXED BY deliveries_pending_by_webhook',
+};
+
+export const sqliteDriver = (conn: Connection): Driver => ({
+  ...SQLITE,
+  all: async <R = Row>(sql: string, params: readonly Param[]) => conn.all(sql, ...params) as R[],
+  get: async <R = Row>(sql: string, params: readonly Param[]) => conn.get(sql, ...params) as R | undefined,
+  run: async (sql: string, params: readonly Param[]) => conn.run(sql, ...params),
+});
