@@ -14,6 +14,7 @@ import {
 } from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
+import { SqlReader } from '../sql/reader.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
 import type {
   Account,
@@ -34,11 +35,12 @@ import type {
   UserRecord,
 } from '../store.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
+import { pgDriver } from './driver.ts';
 import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
-import { PgReader } from './reader.ts';
+import { pgReads } from './reader.ts';
 import * as retention from './retention.ts';
 import { fromText } from './text.ts';
 import { PgTx } from './tx.ts';
@@ -59,7 +61,7 @@ interface AccountRow {
   created_at: number;
 }
 
-export class PostgresStore extends PgReader implements Store {
+export class PostgresStore extends SqlReader implements Store {
   readonly backend = 'postgres' as const;
   readonly #pool: Sql;
   readonly #wake = new EventEmitter();
@@ -73,7 +75,7 @@ export class PostgresStore extends PgReader implements Store {
 
   constructor(opts: PostgresOptions) {
     const pool = connect({ url: opts.url, poolSize: opts.poolSize ?? 10 });
-    super(pool);
+    super(pgDriver(pool), pgReads(pool));
     this.#pool = pool;
     this.#customers = new PointReads(async (accountId, ids) => {
       const rows = await pool<Row[]>`

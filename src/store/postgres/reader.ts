@@ -1,56 +1,22 @@
-// The reads on PostgreSQL: the shared ones (../sql/reader.ts), and what is PostgreSQL's own: the
-// events feed below a transaction-id horizon, the portfolio (portfolio.ts). Every id column is
+// What PostgreSQL reads its own way (../sql/reader.ts, NativeReads): the events feed below a
+// transaction-id horizon, the portfolio (portfolio.ts). Every id column is
 // COLLATE "C", so comparisons and ORDER BY are byte-wise like SQLite's BINARY, whatever the
 // database's locale. Free text goes through text.ts (a NUL would not fit in PostgreSQL text).
-import type { EventType } from '../../domain/events.ts';
-import type { Tally } from '../../domain/portfolio.ts';
-import type { Status } from '../../domain/scoring.ts';
 import { page } from '../page.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
-import { SqlReader } from '../sql/reader.ts';
+import type { NativeReads } from '../sql/reader.ts';
 import { toEvent } from '../sql/rows.ts';
-import type { GroupTally, Mover, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
-import { pgDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 
-export class PgReader extends SqlReader {
-  protected readonly sql: Queryable;
-
-  constructor(sql: Queryable) {
-    super(pgDriver(sql));
-    this.sql = sql;
-  }
-
-  async listScores(
-    accountId: string,
-    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
-  ) {
-    return page(await portfolio.listScores(this.sql, accountId, opts), opts.limit, (e) => e);
-  }
-
-  tally(accountId: string, segment?: Segment): Promise<Tally> {
-    return portfolio.tally(this.sql, accountId, segment);
-  }
-
-  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
-    return portfolio.distribution(this.sql, accountId, bins, segment);
-  }
-
-  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
-    return portfolio.tallyBy(this.sql, accountId, key, segment);
-  }
-
-  trendInputs(accountId: string, fromDay: number, segment?: Segment) {
-    return portfolio.trendInputs(this.sql, accountId, fromDay, segment);
-  }
-
-  movers(
-    accountId: string,
-    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
-  ): Promise<Mover[]> {
-    return portfolio.movers(this.sql, accountId, opts);
-  }
+export const pgReads = (sql: Queryable): NativeReads => ({
+  listScores: async (accountId, opts) =>
+    page(await portfolio.listScores(sql, accountId, opts), opts.limit, (e) => e),
+  tally: (accountId, segment) => portfolio.tally(sql, accountId, segment),
+  distribution: (accountId, bins, segment) => portfolio.distribution(sql, accountId, bins, segment),
+  tallyBy: (accountId, key, segment) => portfolio.tallyBy(sql, accountId, key, segment),
+  trendInputs: (accountId, fromDay, segment) => portfolio.trendInputs(sql, accountId, fromDay, segment),
+  movers: (accountId, opts) => portfolio.movers(sql, accountId, opts),
 
   /**
    * The feed is ordered by (writing transaction's id, seq) and shows only events of transactions
@@ -59,17 +25,14 @@ export class PgReader extends SqlReader {
    * later appear before an event already shown (docs/api.md, "Events"). The horizon is read in a
    * statement of its own, before the events: a transaction that ended in between is then visible.
    */
-  async listEvents(
-    accountId: string,
-    opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
-  ) {
+  async listEvents(accountId, opts) {
     // No event has such an id, and an unknown id starts an empty page.
     for (const id of [opts.startingAfter, opts.endingBefore]) {
       if (id !== undefined && hasNul(id)) return { data: [], hasMore: false };
     }
     // backend_xid is 32-bit: it takes the epoch of the 64-bit snapshot xmax r; running ids lie
     // within 2^31 of r (as every live id does), which settles an epoch boundary in between.
-    const [h] = await this.sql<{ horizon: string }[]>`
+    const [h] = await sql<{ horizon: string }[]>`
       SELECT GREATEST(0, COALESCE(min(CASE WHEN x > r + 2147483648 THEN x - 4294967296
                                WHEN x < r - 2147483648 THEN x + 4294967296 ELSE x END), r))::text AS horizon
       FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS r) s
@@ -80,18 +43,18 @@ export class PgReader extends SqlReader {
       GROUP BY r`;
     const horizon = h?.horizon as string;
     const position = (id: string) =>
-      this.sql`(SELECT xid, seq FROM events WHERE account_id = ${accountId} AND id = ${id})`;
+      sql`(SELECT xid, seq FROM events WHERE account_id = ${accountId} AND id = ${id})`;
     const forward = opts.endingBefore !== undefined;
-    const rows = await this.sql<Row[]>`
+    const rows = await sql<Row[]>`
       SELECT id, type, data, created_at FROM events
       WHERE account_id = ${accountId} AND xid < ${horizon}::xid8
-        ${opts.type ? this.sql`AND type = ${opts.type}` : this.sql``}
-        ${opts.startingAfter === undefined ? this.sql`` : this.sql`AND (xid, seq) < ${position(opts.startingAfter)}`}
-        ${forward ? this.sql`AND (xid, seq) > ${position(opts.endingBefore as string)}` : this.sql``}
-      ORDER BY ${forward ? this.sql`xid ASC, seq ASC` : this.sql`xid DESC, seq DESC`}
+        ${opts.type ? sql`AND type = ${opts.type}` : sql``}
+        ${opts.startingAfter === undefined ? sql`` : sql`AND (xid, seq) < ${position(opts.startingAfter)}`}
+        ${forward ? sql`AND (xid, seq) > ${position(opts.endingBefore as string)}` : sql``}
+      ORDER BY ${forward ? sql`xid ASC, seq ASC` : sql`xid DESC, seq DESC`}
       LIMIT ${opts.limit + 1}`;
     const result = page(rows, opts.limit, toEvent);
     if (forward) result.data.reverse();
     return result;
-  }
-}
+  },
+});

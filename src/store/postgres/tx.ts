@@ -11,6 +11,7 @@ import {
   subscribersByType,
 } from '../shared.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
+import { SqlReader } from '../sql/reader.ts';
 import { SETTINGS_COLUMNS, toCustomer, toScore, toSettings, toWebhook } from '../sql/rows.ts';
 import type {
   AuditEntry,
@@ -22,9 +23,10 @@ import type {
   Tx,
   WebhookRecord,
 } from '../store.ts';
-import { LOCKS } from './connection.ts';
+import { LOCKS, type Queryable } from './connection.ts';
+import { pgDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
-import { PgReader } from './reader.ts';
+import { pgReads } from './reader.ts';
 import { fromText, toText, toTextOrNull } from './text.ts';
 
 /**
@@ -66,7 +68,14 @@ function* chunks<T>(items: readonly T[]): Generator<readonly T[]> {
  * exclusive in one transaction could deadlock with another doing the same (PostgreSQL would
  * then abort one of them).
  */
-export class PgTx extends PgReader implements Tx {
+export class PgTx extends SqlReader implements Tx {
+  readonly sql: Queryable;
+
+  constructor(sql: Queryable) {
+    super(pgDriver(sql), pgReads(sql));
+    this.sql = sql;
+  }
+
   /** Set when this transaction made deliveries due; the store NOTIFYs before it commits. */
   deliveriesDue = false;
   readonly #locked = new Map<string, 'shared' | 'exclusive'>();

@@ -69,11 +69,26 @@ export function customerList(d: Dialect, accountId: string, opts: ListOptions, c
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.created_at, d.updated_at`;
 
-export abstract class SqlReader implements Reader {
-  protected readonly db: Driver;
+/**
+ * The reads each backend makes its own way, tuned to its planner: the portfolio's aggregates
+ * (sqlite/portfolio.ts, postgres/portfolio.ts) and the events feed's order (a sequence on SQLite, a transaction-id horizon on
+ * PostgreSQL); and, where a backend has one, a faster customer list page.
+ */
+export type NativeReads = Pick<
+  Reader,
+  'listScores' | 'tally' | 'distribution' | 'tallyBy' | 'trendInputs' | 'movers' | 'listEvents'
+> & {
+  /** The page as the API sends it, when every row has its JSON stored; null to build it here. */
+  listCustomersJson?(accountId: string, opts: ListOptions): JsonPage | null;
+};
 
-  constructor(db: Driver) {
+export class SqlReader implements Reader {
+  protected readonly db: Driver;
+  protected readonly native: NativeReads;
+
+  constructor(db: Driver, native: NativeReads) {
     this.db = db;
+    this.native = native;
   }
 
   async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
@@ -91,6 +106,8 @@ export abstract class SqlReader implements Reader {
   }
 
   async listCustomersJson(accountId: string, opts: ListOptions): Promise<JsonPage> {
+    const fast = this.native.listCustomersJson?.(accountId, opts);
+    if (fast) return fast;
     const records = await this.listCustomers(accountId, opts);
     return { json: records.data.map(customerJson).join(','), hasMore: records.hasMore };
   }
@@ -116,26 +133,42 @@ export abstract class SqlReader implements Reader {
     return page(rows, opts.limit, toHistory);
   }
 
-  abstract listScores(
+  listScores(
     accountId: string,
     opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
-  ): ReturnType<Reader['listScores']>;
-  abstract tally(accountId: string, segment?: Segment): Promise<Tally>;
-  abstract distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]>;
-  abstract tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]>;
-  abstract trendInputs(
-    accountId: string,
-    fromDay: number,
-    segment?: Segment,
-  ): ReturnType<Reader['trendInputs']>;
-  abstract movers(
+  ) {
+    return this.native.listScores(accountId, opts);
+  }
+
+  tally(accountId: string, segment?: Segment): Promise<Tally> {
+    return this.native.tally(accountId, segment);
+  }
+
+  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
+    return this.native.distribution(accountId, bins, segment);
+  }
+
+  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+    return this.native.tallyBy(accountId, key, segment);
+  }
+
+  trendInputs(accountId: string, fromDay: number, segment?: Segment) {
+    return this.native.trendInputs(accountId, fromDay, segment);
+  }
+
+  movers(
     accountId: string,
     opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
-  ): Promise<Mover[]>;
-  abstract listEvents(
+  ): Promise<Mover[]> {
+    return this.native.movers(accountId, opts);
+  }
+
+  listEvents(
     accountId: string,
     opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
-  ): Promise<Page<EventRecord>>;
+  ): Promise<Page<EventRecord>> {
+    return this.native.listEvents(accountId, opts);
+  }
 
   async countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
     const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
+import { SqlReader } from '../sql/reader.ts';
 import type {
   Account,
   AccountBacklog,
@@ -20,10 +21,11 @@ import type {
   UserRecord,
 } from '../store.ts';
 import { Connection } from './connection.ts';
+import { sqliteDriver } from './driver.ts';
 import { LocalWriter } from './local-writer.ts';
 import * as people from './people.ts';
 import * as queue from './queue.ts';
-import { SqliteReader } from './reader.ts';
+import { sqliteReads } from './reader.ts';
 import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 import { ThreadWriter } from './writer-client.ts';
 
@@ -33,8 +35,10 @@ export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
 }
 
-export class SqliteStore extends SqliteReader implements Store {
+export class SqliteStore extends SqlReader implements Store {
   readonly backend = 'sqlite' as const;
+  /** The read connection (':memory:' has one connection for everything). */
+  protected readonly conn: Connection;
   /**
    * Where writes run: a file's write connection lives on a thread of its own, with the group
    * commit (docs/operations.md, "The SQLite writer thread"); ':memory:' has one connection for
@@ -50,7 +54,9 @@ export class SqliteStore extends SqliteReader implements Store {
     if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
     // Reads go through their own connection: under WAL it sees only committed data, never a
     // transaction that is half way through on the writer.
-    super(new Connection(opts.path, synchronous, memory ? 16 : 8));
+    const conn = new Connection(opts.path, synchronous, memory ? 16 : 8);
+    super(sqliteDriver(conn), sqliteReads(conn));
+    this.conn = conn;
     const due = () => this.#wake.emit('due');
     this.#writes = memory ? new LocalWriter(this.conn, due) : new ThreadWriter(opts.path, synchronous, due);
   }

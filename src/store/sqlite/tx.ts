@@ -6,6 +6,7 @@ import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
 import { auditParams, PEOPLE_SQL } from '../people-sql.ts';
 import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
+import { SqlReader } from '../sql/reader.ts';
 import { toScore } from '../sql/rows.ts';
 import type {
   AuditEntry,
@@ -16,9 +17,10 @@ import type {
   Tx,
   WebhookRecord,
 } from '../store.ts';
-import { numbered } from './connection.ts';
+import { type Connection, numbered } from './connection.ts';
+import { sqliteDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
-import { SqliteReader } from './reader.ts';
+import { sqliteReads } from './reader.ts';
 
 /** deleteCustomer's share of the rollup: (sign, slot, account, customer). */
 const UNDO_HISTORY = numbered(
@@ -26,7 +28,14 @@ const UNDO_HISTORY = numbered(
 );
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
-export class SqliteTx extends SqliteReader implements Tx {
+export class SqliteTx extends SqlReader implements Tx {
+  readonly conn: Connection;
+
+  constructor(conn: Connection) {
+    super(sqliteDriver(conn), sqliteReads(conn));
+    this.conn = conn;
+  }
+
   async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
     // One writer at a time: nothing to lock, and a point lookup per id is as cheap as a join.
     const found = new Map<string, ScoreRecord | null>();
