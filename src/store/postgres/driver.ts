@@ -2,12 +2,17 @@
 // statement is sent as a named prepared statement, parsed once per connection.
 import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
 import type { Queryable } from './connection.ts';
-import { fromText } from './text.ts';
+import { fromText, toText, toTextOrNull } from './text.ts';
 
 export const POSTGRES: Dialect = {
   name: 'postgres',
   ilike: 'ILIKE',
+  text: toText,
+  textOrNull: toTextOrNull,
   fromText,
+  keyShare: ' FOR KEY SHARE',
+  json: (value) => value as Param,
+  bool: (value) => value,
   metadataIs(p: Params, key: string, value: string) {
     const at = p.add(key);
     return `(CASE json_typeof(c.metadata -> ${at}) WHEN 'string' THEN c.metadata ->> ${at}
@@ -22,9 +27,13 @@ const PREPARED = { prepare: true };
 export const pgDriver = (sql: Queryable): Driver => ({
   ...POSTGRES,
   all: async <R = Row>(text: string, params: readonly Param[]) =>
-    (await sql.unsafe(text, params as Param[], PREPARED)) as unknown as R[],
+    (await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[],
   get: async <R = Row>(text: string, params: readonly Param[]) =>
-    ((await sql.unsafe(text, params as Param[], PREPARED)) as unknown as R[])[0],
+    ((await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[])[0],
   run: async (text: string, params: readonly Param[]) =>
-    (await sql.unsafe(text, params as Param[], PREPARED)).count,
+    (await sql.unsafe(text, params as never[], PREPARED)).count,
+  // Sent together: the connection pipelines them, one round trip for all.
+  async runEach(text: string, rows: readonly (readonly Param[])[]) {
+    await Promise.all(rows.map((row) => sql.unsafe(text, row as never[], PREPARED)));
+  },
 });

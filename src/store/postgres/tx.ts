@@ -1,33 +1,21 @@
-import type { DropRule } from '../../domain/alerts.ts';
-import { newId } from '../../domain/ids.ts';
-import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf } from '../bands.ts';
-import {
-  ADD_TO_DAY,
-  DELETE_WEBHOOK,
-  deliveriesFor,
-  historyToDays,
-  microsOf,
-  subscribersByType,
-} from '../shared.ts';
+import { ADD_TO_DAY, deliveriesFor, historyToDays, microsOf, subscribersByType } from '../shared.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
-import { SqlReader } from '../sql/reader.ts';
 import { SETTINGS_COLUMNS, toCustomer, toScore, toSettings, toWebhook } from '../sql/rows.ts';
+import { SqlTx } from '../sql/tx.ts';
 import type {
-  AuditEntry,
   CustomerRecord,
   EventRecord,
   ScoreReason,
   ScoreRecord,
   Settings,
-  Tx,
   WebhookRecord,
 } from '../store.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { pgDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 import { pgReads } from './reader.ts';
-import { fromText, toText, toTextOrNull } from './text.ts';
+import { fromText, toText } from './text.ts';
 
 /**
  * The rollup row a connection adds to: writers of one account on different connections add to
@@ -68,7 +56,7 @@ function* chunks<T>(items: readonly T[]): Generator<readonly T[]> {
  * exclusive in one transaction could deadlock with another doing the same (PostgreSQL would
  * then abort one of them).
  */
-export class PgTx extends SqlReader implements Tx {
+export class PgTx extends SqlTx {
   readonly sql: Queryable;
 
   constructor(sql: Queryable) {
@@ -76,11 +64,9 @@ export class PgTx extends SqlReader implements Tx {
     this.sql = sql;
   }
 
-  /** Set when this transaction made deliveries due; the store NOTIFYs before it commits. */
-  deliveriesDue = false;
   readonly #locked = new Map<string, 'shared' | 'exclusive'>();
 
-  async #lockAccount(accountId: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  protected override async lockAccount(accountId: string, mode: 'shared' | 'exclusive'): Promise<void> {
     const held = this.#locked.get(accountId);
     if (held === 'exclusive' || held === mode) return;
     this.#locked.set(accountId, mode);
@@ -92,7 +78,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     if (hasNul(id)) return null;
     const [row] = await this.sql<Row[]>`
       SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
@@ -101,7 +87,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     const found = new Map<string, ScoreRecord | null>();
     const ids = customerIds.filter((id) => !hasNul(id));
     if (ids.length === 0) return found;
@@ -126,13 +112,13 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   override async getScore(accountId: string, customerId: string) {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     return super.getScore(accountId, customerId);
   }
 
   /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
   override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
-    await this.#lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
+    await this.lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
     const [row] = await this.sql<Row[]>`
       SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
     return toSettings(row);
@@ -146,7 +132,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async customersForUpdate(accountId: string, ids: readonly string[]) {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     const found = new Map<string, CustomerRecord>();
     const wanted = ids.filter((id) => !hasNul(id));
     if (wanted.length === 0) return found;
@@ -164,7 +150,7 @@ export class PgTx extends SqlReader implements Tx {
     inserts: readonly CustomerRecord[],
     updates: readonly CustomerRecord[],
   ) {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     const columns = (part: readonly CustomerRecord[]) => ({
       id: part.map((c) => c.id),
       name: part.map((c) => toText(c.name)),
@@ -198,7 +184,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     const result = await this.sql`
       INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
       VALUES (${accountId}, ${c.id}, ${toText(c.name)}, ${toText(c.email)}, ${JSON.stringify(c.metadata)}::text::json,
@@ -208,7 +194,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     if (hasNul(c.id)) return;
     await this.sql`
       UPDATE customers SET name = ${toText(c.name)}, email = ${toText(c.email)},
@@ -217,7 +203,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     if (hasNul(id)) return false;
     // The customer's row first, as a score write locks it: then its history leaves the rollup.
     const [found] = await this.sql`
@@ -229,7 +215,7 @@ export class PgTx extends SqlReader implements Tx {
   }
 
   async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
-    await this.#lockAccount(accountId, 'shared');
+    await this.lockAccount(accountId, 'shared');
     // Version 1 is a customer's first score; every later version replaces an existing row.
     // One statement per chunk: the new rows, the changed rows and their history.
     for (const part of chunks(scores)) {
@@ -281,52 +267,6 @@ export class PgTx extends SqlReader implements Tx {
     return portfolio.dropWatch(this.sql, accountId, customerIds, since);
   }
 
-  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
-    if (alerts.length === 0) return;
-    await this.sql`
-      INSERT INTO drop_alerts (account_id, customer_id, alerted_at)
-      SELECT ${accountId}, customer_id, alerted_at
-      FROM unnest(${alerts.map((a) => a.customerId)}::text[], ${alerts.map((a) => a.at)}::int8[])
-        AS t(customer_id, alerted_at)
-      ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`;
-  }
-
-  async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
-    await this.#lockAccount(accountId, 'exclusive');
-    await this.sql`
-      INSERT INTO account_settings (account_id, drop_delta, drop_days, alerts_updated_at)
-      VALUES (${accountId}, ${drop?.delta ?? null}, ${drop?.days ?? null}, ${now})
-      ON CONFLICT (account_id) DO UPDATE SET drop_delta = excluded.drop_delta,
-        drop_days = excluded.drop_days, alerts_updated_at = excluded.alerts_updated_at`;
-  }
-
-  async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
-    await this.#lockAccount(accountId, 'shared');
-    const rows = await this.sql<Row[]>`
-      SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
-      WHERE account_id = ${accountId} AND customer_id > ${after ?? ''}
-      ORDER BY customer_id LIMIT ${limit}`;
-    return rows.map(toScore);
-  }
-
-  async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
-    await this.#lockAccount(accountId, 'exclusive');
-    await this.sql`
-      INSERT INTO account_settings (account_id, weights, weights_updated_at)
-      VALUES (${accountId}, ${JSON.stringify(weights)}::text::json, ${now})
-      ON CONFLICT (account_id) DO UPDATE SET weights = excluded.weights,
-        weights_updated_at = excluded.weights_updated_at`;
-  }
-
-  async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
-    await this.#lockAccount(accountId, 'exclusive');
-    await this.sql`
-      INSERT INTO account_settings (account_id, healthy, at_risk, thresholds_updated_at)
-      VALUES (${accountId}, ${t.healthy}, ${t.at_risk}, ${now})
-      ON CONFLICT (account_id) DO UPDATE SET healthy = excluded.healthy, at_risk = excluded.at_risk,
-        thresholds_updated_at = excluded.thresholds_updated_at`;
-  }
-
   async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
     if (events.length === 0) return;
     // KEY SHARE (what the deliveries' foreign key takes anyway), taken now: a webhook being
@@ -365,93 +305,5 @@ export class PgTx extends SqlReader implements Tx {
         ) AS t(id, webhook_id, event_id, at)`;
     }
     if (deliveries.length > 0) this.deliveriesDue = true;
-  }
-
-  async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
-    // KEY SHARE, as in insertEvents: a delete of the webhook running now is waited for.
-    const [found] = await this.sql`
-      SELECT 1 FROM webhooks WHERE account_id = ${accountId} AND id = ${webhookId} FOR KEY SHARE`;
-    if (!found) return null;
-    const id = newId.delivery();
-    await this.sql`
-      INSERT INTO events (id, account_id, type, data, created_at)
-      VALUES (${e.id}, ${accountId}, ${e.type}, ${JSON.stringify(e.data)}::text::json, ${e.createdAt})`;
-    await this.sql`
-      INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at,
-        created_at, updated_at)
-      VALUES (${id}, ${accountId}, ${webhookId}, ${e.id}, 'pending', 0, ${e.createdAt}, ${e.createdAt}, ${e.createdAt})`;
-    this.deliveriesDue = true;
-    return id;
-  }
-
-  async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    await this.sql`
-      INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
-        created_at, updated_at)
-      VALUES (${accountId}, ${w.id}, ${toText(w.url)}, ${JSON.stringify(w.events)}::text::json,
-        ${toTextOrNull(w.description)}, ${w.secret}, ${w.enabled}, ${toTextOrNull(w.disabledReason)}, ${w.createdAt},
-        ${w.updatedAt})`;
-    await this.#subscribe(accountId, w);
-  }
-
-  async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    await this.sql`
-      UPDATE webhooks SET url = ${toText(w.url)}, events = ${JSON.stringify(w.events)}::text::json,
-        description = ${toTextOrNull(w.description)}, secret = ${w.secret}, enabled = ${w.enabled},
-        disabled_reason = ${toTextOrNull(w.disabledReason)}, updated_at = ${w.updatedAt}
-      WHERE account_id = ${accountId} AND id = ${w.id}`;
-    await this
-      .sql`DELETE FROM webhook_subscriptions WHERE account_id = ${accountId} AND webhook_id = ${w.id}`;
-    await this.#subscribe(accountId, w);
-    // Switching a webhook back on resumes the deliveries it had pending.
-    if (w.enabled) this.deliveriesDue = true;
-  }
-
-  async #subscribe(accountId: string, w: WebhookRecord): Promise<void> {
-    if (w.events.length === 0) return;
-    await this.sql`
-      INSERT INTO webhook_subscriptions (account_id, event_type, webhook_id)
-      SELECT ${accountId}, event_type, ${w.id} FROM unnest(${w.events}::text[]) AS t(event_type)`;
-  }
-
-  async deleteWebhook(accountId: string, id: string): Promise<boolean> {
-    if (hasNul(id)) return false;
-    let deleted = 0;
-    for (const sql of DELETE_WEBHOOK) deleted = (await this.sql.unsafe(sql, [accountId, id])).count;
-    return deleted === 1;
-  }
-
-  async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
-    if (hasNul(webhookId) || hasNul(id)) return false;
-    const result = await this.sql`
-      UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
-      WHERE account_id = ${accountId} AND webhook_id = ${webhookId} AND id = ${id}
-        AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = ${id} AND l.until > ${now})`;
-    if (result.count === 1) this.deliveriesDue = true;
-    return result.count === 1;
-  }
-
-  async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    const col = <K extends keyof AuditEntry>(k: K) => entries.map((e) => e[k]);
-    await this.sql`
-      INSERT INTO audit_log (account_id, id, actor_type, actor_id, actor_label, action, object_id, at, request_id)
-      SELECT ${accountId}, * FROM unnest(${col('id') as string[]}::text[],
-        ${entries.map((e) => e.actor.type)}::text[], ${entries.map((e) => e.actor.id)}::text[],
-        ${entries.map((e) => e.actor.label)}::text[], ${col('action') as string[]}::text[],
-        ${col('objectId') as (string | null)[]}::text[], ${col('at') as number[]}::int8[],
-        ${col('requestId') as string[]}::text[])`;
-  }
-
-  async recordIdempotentAnswer(
-    accountId: string,
-    key: string,
-    claimedAt: number,
-    answer: { status: number; body: string },
-  ): Promise<boolean> {
-    const result = await this.sql`
-      UPDATE idempotency_keys SET status = ${answer.status}, body = ${answer.body}
-      WHERE account_id = ${accountId} AND key = ${key} AND created_at = ${claimedAt} AND status IS NULL`;
-    return result.count === 1;
   }
 }

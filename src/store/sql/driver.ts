@@ -6,14 +6,24 @@
 // Dialect's members, never an `if` in a query's caller.
 
 export type Row = Record<string, unknown>;
-export type Param = string | number | null;
+/** A statement's parameter; an object only as the dialect's `json` gives it. */
+export type Param = string | number | boolean | null | object;
 
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** The case-insensitive (for ASCII) LIKE: SQLite's LIKE is, PostgreSQL's is ILIKE. */
   readonly ilike: 'LIKE' | 'ILIKE';
-  /** Free text as it was given, from the text stored (PostgreSQL's cannot hold a NUL: postgres/text.ts). */
+  /** Free text as it is stored (PostgreSQL's text cannot hold a NUL: postgres/text.ts). */
+  text(s: string): string;
+  textOrNull(s: string | null): string | null;
+  /** Free text as it was given, from the text stored. */
   fromText(s: string): string;
+  /** A value for a JSON column: SQLite stores the text; PostgreSQL's driver encodes the value itself. */
+  json(value: unknown): Param;
+  /** A value for a boolean column: SQLite has 0 and 1. */
+  bool(value: boolean): Param;
+  /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */
+  readonly keyShare: string;
   /**
    * True where customer `c`'s metadata has `key` with the value `value`: a string compared as
    * text, a number or boolean as its JSON text, anything else (an object, an array) never equal.
@@ -28,6 +38,8 @@ export interface Driver extends Dialect {
   get<R = Row>(sql: string, params: readonly Param[]): Promise<R | undefined>;
   /** Answers how many rows the statement changed. */
   run(sql: string, params: readonly Param[]): Promise<number>;
+  /** The statement once for each row of parameters, in order. */
+  runEach(sql: string, rows: readonly (readonly Param[])[]): Promise<void>;
 }
 
 /** A statement's parameters as it is written: `p.add(v)` is the placeholder that binds `v`. */

@@ -1,5 +1,6 @@
 // The shared statements' driver on a SQLite connection (../sql/driver.ts). node:sqlite is
 // synchronous: each call has finished when its promise is made.
+import type { SQLInputValue } from 'node:sqlite';
 import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
 import type { Connection } from './connection.ts';
 
@@ -9,7 +10,12 @@ const path = (key: string) => `$.${JSON.stringify(key)}`;
 export const SQLITE: Dialect = {
   name: 'sqlite',
   ilike: 'LIKE',
+  text: (s) => s,
+  textOrNull: (s) => s,
   fromText: (s) => s,
+  keyShare: '',
+  json: (value) => JSON.stringify(value),
+  bool: (value) => (value ? 1 : 0),
   metadataIs(p: Params, key: string, value: string) {
     const at = p.add(path(key));
     return `(CASE json_type(c.metadata, ${at}) WHEN 'text' THEN c.metadata ->> ${at}
@@ -21,7 +27,14 @@ export const SQLITE: Dialect = {
 
 export const sqliteDriver = (conn: Connection): Driver => ({
   ...SQLITE,
-  all: async <R = Row>(sql: string, params: readonly Param[]) => conn.all(sql, ...params) as R[],
-  get: async <R = Row>(sql: string, params: readonly Param[]) => conn.get(sql, ...params) as R | undefined,
-  run: async (sql: string, params: readonly Param[]) => conn.run(sql, ...params),
+  all: async <R = Row>(sql: string, params: readonly Param[]) =>
+    conn.all(sql, ...(params as SQLInputValue[])) as R[],
+  get: async <R = Row>(sql: string, params: readonly Param[]) =>
+    conn.get(sql, ...(params as SQLInputValue[])) as R | undefined,
+  run: async (sql: string, params: readonly Param[]) => conn.run(sql, ...(params as SQLInputValue[])),
+  async runEach(sql: string, rows: readonly (readonly Param[])[]) {
+    if (rows.length === 0) return;
+    const statement = conn.statement(sql);
+    for (const row of rows) statement.run(...(row as SQLInputValue[]));
+  },
 });

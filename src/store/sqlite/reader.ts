@@ -1,5 +1,6 @@
 // What SQLite reads its own way (../sql/reader.ts, NativeReads): the list's stored-JSON fast
 // path, the events feed in commit order, the portfolio (portfolio.ts).
+import type { SQLInputValue } from 'node:sqlite';
 import { page } from '../page.ts';
 import { customerList, type NativeReads } from '../sql/reader.ts';
 import { toEvent } from '../sql/rows.ts';
@@ -12,7 +13,7 @@ export const sqliteReads = (conn: Connection): NativeReads => ({
     // The list's hot path: each row's stored API JSON (migration 7), as arrays (no object per
     // row), joined into the page's text. No field is read, formatted or quoted here.
     const { sql, params } = customerList(SQLITE, accountId, opts, 'json');
-    const rows = conn.arrays(sql, ...params) as [string][];
+    const rows = conn.arrays(sql, ...(params as SQLInputValue[])) as [string][];
     const n = Math.min(rows.length, opts.limit);
     let json = '';
     for (let i = 0; i < n; i++) {

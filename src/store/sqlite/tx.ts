@@ -1,22 +1,10 @@
-import type { DropRule } from '../../domain/alerts.ts';
-import { newId } from '../../domain/ids.ts';
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
-import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
-import { auditParams, PEOPLE_SQL } from '../people-sql.ts';
-import { ADD_DAY, DELETE_WEBHOOK, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
-import { SqlReader } from '../sql/reader.ts';
+import { ADD_DAY, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
 import { toScore } from '../sql/rows.ts';
-import type {
-  AuditEntry,
-  CustomerRecord,
-  EventRecord,
-  ScoreReason,
-  ScoreRecord,
-  Tx,
-  WebhookRecord,
-} from '../store.ts';
+import { SqlTx } from '../sql/tx.ts';
+import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord } from '../store.ts';
 import { type Connection, numbered } from './connection.ts';
 import { sqliteDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
@@ -28,7 +16,7 @@ const UNDO_HISTORY = numbered(
 );
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
-export class SqliteTx extends SqlReader implements Tx {
+export class SqliteTx extends SqlTx {
   readonly conn: Connection;
 
   constructor(conn: Connection) {
@@ -158,62 +146,6 @@ export class SqliteTx extends SqlReader implements Tx {
     return portfolio.dropWatch(this.conn, accountId, customerIds, since);
   }
 
-  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
-    const upsert = this.conn.statement(
-      `INSERT INTO drop_alerts (account_id, customer_id, alerted_at) VALUES (?, ?, ?)
-       ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`,
-    );
-    for (const a of alerts) upsert.run(accountId, a.customerId, a.at);
-  }
-
-  async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
-    this.conn.run(
-      `INSERT INTO account_settings (account_id, drop_delta, drop_days, alerts_updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (account_id) DO UPDATE SET drop_delta = excluded.drop_delta,
-         drop_days = excluded.drop_days, alerts_updated_at = excluded.alerts_updated_at`,
-      accountId,
-      drop?.delta ?? null,
-      drop?.days ?? null,
-      now,
-    );
-  }
-
-  async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
-    return this.conn
-      .all(
-        'SELECT * FROM health_scores WHERE account_id = ? AND customer_id > ? ORDER BY customer_id LIMIT ?',
-        accountId,
-        after ?? '',
-        limit,
-      )
-      .map(toScore);
-  }
-
-  async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
-    this.conn.run(
-      `INSERT INTO account_settings (account_id, weights, weights_updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (account_id) DO UPDATE SET weights = excluded.weights, weights_updated_at = excluded.weights_updated_at`,
-      accountId,
-      JSON.stringify(weights),
-      now,
-    );
-  }
-
-  async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
-    this.conn.run(
-      `INSERT INTO account_settings (account_id, healthy, at_risk, thresholds_updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (account_id) DO UPDATE SET healthy = excluded.healthy, at_risk = excluded.at_risk,
-         thresholds_updated_at = excluded.thresholds_updated_at`,
-      accountId,
-      t.healthy,
-      t.at_risk,
-      now,
-    );
-  }
-
-  /** Set when this transaction made deliveries due; the store wakes dispatchers after the commit. */
-  deliveriesDue = false;
-
   async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
     if (events.length === 0) return;
     const insert = this.conn.statement(
@@ -236,134 +168,5 @@ export class SqliteTx extends SqlReader implements Tx {
     );
     for (const d of deliveries) delivery.run(d.id, accountId, d.webhookId, d.eventId, d.at, d.at, d.at);
     this.deliveriesDue = true;
-  }
-
-  async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
-    if (
-      !this.conn.get('SELECT 1 AS found FROM webhooks WHERE account_id = ? AND id = ?', accountId, webhookId)
-    ) {
-      return null;
-    }
-    const id = newId.delivery();
-    this.conn.run(
-      'INSERT INTO events (id, account_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
-      e.id,
-      accountId,
-      e.type,
-      JSON.stringify(e.data),
-      e.createdAt,
-    );
-    this.conn.run(
-      `INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-      id,
-      accountId,
-      webhookId,
-      e.id,
-      e.createdAt,
-      e.createdAt,
-      e.createdAt,
-    );
-    this.deliveriesDue = true;
-    return id;
-  }
-
-  async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    this.conn.run(
-      `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      accountId,
-      w.id,
-      w.url,
-      JSON.stringify(w.events),
-      w.description,
-      w.secret,
-      w.enabled ? 1 : 0,
-      w.disabledReason,
-      w.createdAt,
-      w.updatedAt,
-    );
-    this.#subscribe(accountId, w);
-  }
-
-  async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    this.conn.run(
-      `UPDATE webhooks SET url = ?, events = ?, description = ?, secret = ?, enabled = ?, disabled_reason = ?,
-         updated_at = ? WHERE account_id = ? AND id = ?`,
-      w.url,
-      JSON.stringify(w.events),
-      w.description,
-      w.secret,
-      w.enabled ? 1 : 0,
-      w.disabledReason,
-      w.updatedAt,
-      accountId,
-      w.id,
-    );
-    this.conn.run(
-      'DELETE FROM webhook_subscriptions WHERE account_id = ? AND webhook_id = ?',
-      accountId,
-      w.id,
-    );
-    this.#subscribe(accountId, w);
-    // Switching a webhook back on resumes the deliveries it had pending.
-    if (w.enabled) this.deliveriesDue = true;
-  }
-
-  #subscribe(accountId: string, w: WebhookRecord): void {
-    for (const type of w.events) {
-      this.conn.run(
-        'INSERT INTO webhook_subscriptions (account_id, event_type, webhook_id) VALUES (?, ?, ?)',
-        accountId,
-        type,
-        w.id,
-      );
-    }
-  }
-
-  async deleteWebhook(accountId: string, id: string): Promise<boolean> {
-    let deleted = 0;
-    for (const sql of DELETE_WEBHOOK) deleted = this.conn.run(numbered(sql), accountId, id);
-    return deleted === 1;
-  }
-
-  async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
-    const changed = this.conn.run(
-      `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
-       WHERE account_id = ? AND webhook_id = ? AND id = ?
-         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = ? AND l.until > ?)`,
-      now,
-      now,
-      accountId,
-      webhookId,
-      id,
-      id,
-      now,
-    );
-    if (changed === 1) this.deliveriesDue = true;
-    return changed === 1;
-  }
-
-  async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
-    const insert = this.conn.statement(numbered(PEOPLE_SQL.appendAudit));
-    for (const e of entries) insert.run(...auditParams(accountId, e));
-  }
-
-  async recordIdempotentAnswer(
-    accountId: string,
-    key: string,
-    claimedAt: number,
-    answer: { status: number; body: string },
-  ): Promise<boolean> {
-    const changed = this.conn.run(
-      `UPDATE idempotency_keys SET status = ?, body = ?
-       WHERE account_id = ? AND key = ? AND created_at = ? AND status IS NULL`,
-      answer.status,
-      answer.body,
-      accountId,
-      key,
-      claimedAt,
-    );
-    return changed === 1;
   }
 }
