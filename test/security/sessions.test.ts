@@ -397,7 +397,12 @@ describe('sessions', () => {
     const keyed = await t.api.get('/api/customers');
     assert.equal(keyed.status, 200);
     assert.equal(keyed.headers['set-cookie'], undefined);
-    for (const cookie of ['vitals_session=x', `vitals_session=${'A'.repeat(43)}`, 'vitals_session=%zz', 'a=b']) {
+    for (const cookie of [
+      'vitals_session=x',
+      `vitals_session=${'A'.repeat(43)}`,
+      'vitals_session=%zz',
+      'a=b',
+    ]) {
       const res = await t.inject({ method: 'GET', url: '/api/customers', headers: { cookie } });
       assert.equal(res.status, 401, cookie);
       assert.equal(res.body.error.code, 'api_key_missing', cookie);
