@@ -11,6 +11,8 @@ export const POSTGRES: Dialect = {
   textOrNull: toTextOrNull,
   fromText,
   keyShare: ' FOR KEY SHARE',
+  rowId: 'ctid',
+  lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",
   json: (value) => value as Param,
   bool: (value) => value,
   metadataIs(p: Params, key: string, value: string) {

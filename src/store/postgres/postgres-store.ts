@@ -1,19 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { newId, randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
-import { page } from '../page.ts';
-import {
-  type AuditRow,
-  auditParams,
-  type SessionRow,
-  PEOPLE_SQL as SQL,
-  toAudit,
-  toSession,
-  toUser,
-  type UserRow,
-} from '../people-sql.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
+import { type Driver, hasNul, type Row } from '../sql/driver.ts';
+import * as people from '../sql/people.ts';
 import { SqlReader } from '../sql/reader.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
 import type {
@@ -192,134 +182,58 @@ export class PostgresStore extends SqlReader implements Store {
     return row?.n ?? 0;
   }
 
-  createUser(...[user, link]: Parameters<Store['createUser']>): Promise<boolean> {
-    return this.#pool.begin(async (sql) => {
-      const inserted = await sql.unsafe(SQL.insertUser, [
-        user.id,
-        user.accountId,
-        user.email,
-        user.role,
-        user.createdAt,
-      ]);
-      if (inserted.count !== 1) return false;
-      await sql.unsafe(SQL.insertLink, [link.tokenHash, user.id, link.expiresAt]);
-      return true;
-    });
+  createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {
+    return this.#inTransaction(people.createUser, ...args);
   }
 
-  async listUsers(accountId?: string): Promise<UserRecord[]> {
-    const rows =
-      accountId === undefined
-        ? await this.#pool.unsafe<UserRow[]>(SQL.listUsers)
-        : await this.#pool.unsafe<UserRow[]>(SQL.accountUsers, [accountId]);
-    return rows.map(toUser);
+  setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
+    return people.setUserRole(this.db, accountId, id, role);
   }
 
-  async getUser(accountId: string, id: string): Promise<UserRecord | null> {
-    if (hasNul(id)) return null;
-    const [row] = await this.#pool.unsafe<UserRow[]>(SQL.accountUser, [accountId, id]);
-    return row ? toUser(row) : null;
+  removeAccountUser(accountId: string, id: string): Promise<boolean> {
+    return people.removeAccountUser(this.db, accountId, id);
   }
 
-  async setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
-    if (hasNul(id)) return null;
-    if ((await this.#pool.unsafe(SQL.setRole, [accountId, id, role])).count !== 1) return null;
-    return this.getUser(accountId, id);
-  }
-
-  async removeAccountUser(accountId: string, id: string): Promise<boolean> {
-    if (hasNul(id)) return false;
-    return (await this.#pool.unsafe(SQL.removeAccountUser, [accountId, id])).count === 1;
-  }
-
-  async findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
-    const [row] = await this.#pool.unsafe<UserRow[]>(SQL.linkUser, [tokenHash, now]);
-    return row ? toUser(row) : null;
-  }
-
-  async findUserByEmail(email: string) {
-    if (hasNul(email)) return null;
-    const [row] = await this.#pool.unsafe<(UserRow & { password_hash: string | null })[]>(SQL.userByEmail, [
-      email,
-    ]);
-    return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
-  }
-
-  async removeUser(email: string): Promise<boolean> {
-    return (await this.#pool.unsafe(SQL.removeUser, [email])).count === 1;
+  removeUser(email: string): Promise<boolean> {
+    return people.removeUser(this.db, email);
   }
 
   redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null> {
-    return this.#pool.begin(async (sql) => {
-      const [used] = await sql.unsafe<{ user_id: string }[]>(SQL.redeemLink, [tokenHash, now]);
-      if (!used) return null;
-      await sql.unsafe(SQL.setPassword, [used.user_id, passwordHash]);
-      const [row] = await sql.unsafe<UserRow[]>(SQL.userById, [used.user_id]);
-      return row ? toUser(row) : null;
-    });
+    return this.#inTransaction(people.redeemSignInLink, tokenHash, passwordHash, now);
   }
 
   /** Serialized per email by a transaction-scoped advisory lock: every process takes the same one. */
-  claimSignInAttempt(
-    email: string,
-    at: number,
-    window: { since: number; limit: number },
-  ): Promise<{ claimed: true } | { claimed: false; oldest: number }> {
-    return this.#pool.begin(async (sql) => {
-      await sql.unsafe("SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))", [email]);
-      await sql.unsafe(SQL.forgetOldFailures, [email, window.since]);
-      const recent = await sql.unsafe<{ at: string }[]>(SQL.recentFailures, [
-        email,
-        window.since,
-        window.limit,
-      ]);
-      if (recent.length >= window.limit)
-        return { claimed: false as const, oldest: Number(recent.at(-1)?.at) };
-      await sql.unsafe(SQL.recordFailure, [email, at]);
-      return { claimed: true as const };
-    });
+  claimSignInAttempt(email: string, at: number, window: { since: number; limit: number }) {
+    return this.#inTransaction(people.claimSignInAttempt, email, at, window);
   }
 
-  async releaseSignInAttempt(email: string, at: number): Promise<void> {
-    await this.#pool.unsafe(
-      `DELETE FROM sign_in_failures WHERE ctid = (SELECT ctid FROM sign_in_failures WHERE email = $1 AND at = $2 LIMIT 1)`,
-      [email, at],
-    );
+  releaseSignInAttempt(email: string, at: number): Promise<void> {
+    return people.releaseSignInAttempt(this.db, email, at);
   }
 
-  async pruneSignInFailures(before: number): Promise<number> {
-    return (await this.#pool.unsafe(SQL.pruneFailures, [before])).count;
+  pruneSignInFailures(before: number): Promise<number> {
+    return people.pruneSignInFailures(this.db, before);
   }
 
-  async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
-    await this.#pool.unsafe(SQL.putSession, [idHash, userId, data, expiresAt]);
+  putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
+    return people.putSession(this.db, idHash, userId, data, expiresAt);
   }
 
-  async getSession(idHash: string, now: number) {
-    const [row] = await this.#pool.unsafe<SessionRow[]>(SQL.getSession, [idHash, now]);
-    return row ? toSession(row) : null;
+  deleteSession(idHash: string): Promise<void> {
+    return people.deleteSession(this.db, idHash);
   }
 
-  async deleteSession(idHash: string): Promise<void> {
-    await this.#pool.unsafe(SQL.deleteSession, [idHash]);
+  pruneAudit(before: number, limit: number): Promise<number> {
+    return people.pruneAudit(this.db, before, limit);
   }
 
-  async pruneAudit(before: number, limit: number): Promise<number> {
-    return (await this.#pool.unsafe(SQL.pruneAudit, [before, limit])).count;
+  appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
+    return people.appendAudit(this.db, accountId, entry);
   }
 
-  async appendAudit(accountId: string, e: AuditEntry): Promise<void> {
-    await this.#pool.unsafe(SQL.appendAudit, [...auditParams(accountId, e)]);
-  }
-
-  async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {
-    if (opts.startingAfter !== undefined && hasNul(opts.startingAfter)) return { data: [], hasMore: false };
-    const rows = await this.#pool.unsafe<AuditRow[]>(SQL.listAudit, [
-      accountId,
-      opts.startingAfter ?? '',
-      opts.limit + 1,
-    ]);
-    return page(rows, opts.limit, toAudit);
+  /** A shared write in a transaction of its own. */
+  #inTransaction<A extends unknown[], R>(fn: (db: Driver, ...args: A) => Promise<R>, ...args: A): Promise<R> {
+    return this.#pool.begin((sql) => fn(pgDriver(sql), ...args)) as Promise<R>;
   }
 
   async revokeApiKey(id: string, now: number): Promise<boolean> {

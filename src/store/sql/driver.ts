@@ -22,6 +22,10 @@ export interface Dialect {
   json(value: unknown): Param;
   /** A value for a boolean column: SQLite has 0 and 1. */
   bool(value: boolean): Param;
+  /** The column that names a row of a table without a key: SQLite's rowid, PostgreSQL's ctid. */
+  readonly rowId: string;
+  /** A statement that takes a lock on an email ($1) for the transaction, where one is needed. */
+  readonly lockEmail: string | null;
   /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */
   readonly keyShare: string;
   /**

@@ -8,6 +8,15 @@ import { statusOf } from '../bands.ts';
 import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
+import {
+  type AuditRow,
+  PEOPLE_SQL,
+  type SessionRow,
+  toAudit,
+  toSession,
+  toUser,
+  type UserRow,
+} from '../people-sql.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
@@ -23,6 +32,7 @@ import type {
   ScoreRecord,
   Segment,
   Settings,
+  UserRecord,
   WebhookRecord,
 } from '../store.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row } from './driver.ts';
@@ -286,5 +296,49 @@ export class SqlReader implements Reader {
     );
     const data = await this.#withAttempts(rows.slice(0, opts.limit));
     return { data, hasMore: rows.length > opts.limit };
+  }
+
+  // People (docs/people.md). Sign-in goes by email, across accounts.
+
+  async listUsers(accountId?: string): Promise<UserRecord[]> {
+    const rows =
+      accountId === undefined
+        ? await this.db.all<UserRow>(PEOPLE_SQL.listUsers, [])
+        : await this.db.all<UserRow>(PEOPLE_SQL.accountUsers, [accountId]);
+    return rows.map(toUser);
+  }
+
+  async getUser(accountId: string, id: string): Promise<UserRecord | null> {
+    if (hasNul(id)) return null;
+    const row = await this.db.get<UserRow>(PEOPLE_SQL.accountUser, [accountId, id]);
+    return row ? toUser(row) : null;
+  }
+
+  async findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
+    const row = await this.db.get<UserRow>(PEOPLE_SQL.linkUser, [tokenHash, now]);
+    return row ? toUser(row) : null;
+  }
+
+  async findUserByEmail(email: string) {
+    if (hasNul(email)) return null;
+    const row = await this.db.get<UserRow & { password_hash: string | null }>(PEOPLE_SQL.userByEmail, [
+      email,
+    ]);
+    return row ? { ...toUser(row), passwordHash: row.password_hash ?? null } : null;
+  }
+
+  async getSession(idHash: string, now: number) {
+    const row = await this.db.get<SessionRow>(PEOPLE_SQL.getSession, [idHash, now]);
+    return row ? toSession(row) : null;
+  }
+
+  async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {
+    if (opts.startingAfter !== undefined && hasNul(opts.startingAfter)) return { data: [], hasMore: false };
+    const rows = await this.db.all<AuditRow>(PEOPLE_SQL.listAudit, [
+      accountId,
+      opts.startingAfter ?? '',
+      opts.limit + 1,
+    ]);
+    return page(rows, opts.limit, toAudit);
   }
 }

@@ -14,6 +14,8 @@ export const SQLITE: Dialect = {
   textOrNull: (s) => s,
   fromText: (s) => s,
   keyShare: '',
+  rowId: 'rowid',
+  lockEmail: null,
   json: (value) => JSON.stringify(value),
   bool: (value) => (value ? 1 : 0),
   metadataIs(p: Params, key: string, value: string) {
@@ -38,3 +40,21 @@ export const sqliteDriver = (conn: Connection): Driver => ({
     for (const row of rows) statement.run(...(row as SQLInputValue[]));
   },
 });
+
+const drivers = new WeakMap<Connection, Driver>();
+
+/** The connection's driver, made once. */
+export function driverOf(conn: Connection): Driver {
+  let driver = drivers.get(conn);
+  if (!driver) {
+    driver = sqliteDriver(conn);
+    drivers.set(conn, driver);
+  }
+  return driver;
+}
+
+/** A shared write (a function of a Driver) as a function of the write connection. */
+export const on =
+  <A extends unknown[], R>(fn: (db: Driver, ...args: A) => R) =>
+  (conn: Connection, ...args: A): R =>
+    fn(driverOf(conn), ...args);

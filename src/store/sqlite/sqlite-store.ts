@@ -23,7 +23,6 @@ import type {
 import { Connection } from './connection.ts';
 import { sqliteDriver } from './driver.ts';
 import { LocalWriter } from './local-writer.ts';
-import * as people from './people.ts';
 import * as queue from './queue.ts';
 import { sqliteReads } from './reader.ts';
 import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
@@ -135,28 +134,12 @@ export class SqliteStore extends SqlReader implements Store {
     return this.#op('createUser', ...args);
   }
 
-  async listUsers(accountId?: string): Promise<UserRecord[]> {
-    return people.listUsers(this.conn, accountId);
-  }
-
-  async getUser(accountId: string, id: string): Promise<UserRecord | null> {
-    return people.getUser(this.conn, accountId, id);
-  }
-
   setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
     return this.#op('setUserRole', accountId, id, role);
   }
 
   removeAccountUser(accountId: string, id: string): Promise<boolean> {
     return this.#op('removeAccountUser', accountId, id);
-  }
-
-  async findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
-    return people.findSignInLink(this.conn, tokenHash, now);
-  }
-
-  async findUserByEmail(email: string) {
-    return people.findUserByEmail(this.conn, email);
   }
 
   removeUser(email: string): Promise<boolean> {
@@ -183,10 +166,6 @@ export class SqliteStore extends SqlReader implements Store {
     await this.#op('putSession', idHash, userId, data, expiresAt);
   }
 
-  async getSession(idHash: string, now: number) {
-    return people.getSession(this.conn, idHash, now);
-  }
-
   async deleteSession(idHash: string): Promise<void> {
     await this.#op('deleteSession', idHash);
   }
@@ -197,10 +176,6 @@ export class SqliteStore extends SqlReader implements Store {
 
   async appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
     await this.#op('appendAudit', accountId, entry);
-  }
-
-  async listAudit(accountId: string, opts: { startingAfter?: string | undefined; limit: number }) {
-    return people.listAudit(this.conn, accountId, opts);
   }
 
   revokeApiKey(id: string, now: number): Promise<boolean> {

@@ -87,11 +87,7 @@ export class DirectWriter implements WriteConnection {
   }
 
   async op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
-    return this.opNow(name, ...args);
-  }
-
-  opNow<K extends WriteOpName>(name: K, ...args: OpArgs<K>): OpResult<K> {
-    const fn = WRITE_OPS[name] as (conn: Connection, ...a: unknown[]) => OpResult<K>;
+    const fn = WRITE_OPS[name] as (conn: Connection, ...a: unknown[]) => OpResult<K> | Promise<OpResult<K>>;
     return fn(this.conn, ...args);
   }
 

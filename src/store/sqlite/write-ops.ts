@@ -91,7 +91,7 @@ export type OpArgs<K extends WriteOpName> = WriteOps[K] extends (
 ) => unknown
   ? A
   : never;
-export type OpResult<K extends WriteOpName> = ReturnType<WriteOps[K]>;
+export type OpResult<K extends WriteOpName> = Awaited<ReturnType<WriteOps[K]>>;
 
 /** Brings the schema up to date in a transaction of its own; returns the version. Runs before anything else. */
 export function migrate(conn: Connection): number {
