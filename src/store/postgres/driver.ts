@@ -1,7 +1,7 @@
 // The shared statements' driver on a PostgreSQL pool or transaction (../sql/driver.ts): each
 // statement is sent as a named prepared statement, parsed once per connection.
 import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
-import type { Queryable } from './connection.ts';
+import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, toText, toTextOrNull } from './text.ts';
 
 export const POSTGRES: Dialect = {
@@ -12,6 +12,9 @@ export const POSTGRES: Dialect = {
   fromText,
   keyShare: ' FOR KEY SHARE',
   rowId: 'ctid',
+  forUpdate: ' FOR UPDATE',
+  inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(ids)}::text[])`,
+  tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",
   json: (value) => value as Param,
   bool: (value) => value,

@@ -3,6 +3,7 @@ import { newId, randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import { type Driver, hasNul, type Row } from '../sql/driver.ts';
+import * as idempotency from '../sql/idempotency.ts';
 import * as people from '../sql/people.ts';
 import { SqlReader } from '../sql/reader.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
@@ -26,12 +27,10 @@ import type {
 } from '../store.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import { pgDriver } from './driver.ts';
-import * as idempotency from './idempotency.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
 import { pgReads } from './reader.ts';
-import * as retention from './retention.ts';
 import { fromText } from './text.ts';
 import { PgTx } from './tx.ts';
 
@@ -299,32 +298,23 @@ export class PostgresStore extends SqlReader implements Store {
     this.#listening.catch(() => {});
   }
 
-  claimIdempotencyKey(
-    accountId: string,
-    key: string,
-    fingerprint: string,
-    now: number,
-    opts: { expiresBefore: number; staleBefore: number },
-  ): Promise<IdempotencyClaim> {
-    return idempotency.claimIdempotencyKey(this.#pool, accountId, key, fingerprint, now, opts);
+  claimIdempotencyKey(...args: Parameters<Store['claimIdempotencyKey']>): Promise<IdempotencyClaim> {
+    return this.#inTransaction(idempotency.claimIdempotencyKey, ...args);
   }
 
-  async completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
-    await this.#pool`UPDATE idempotency_keys SET status = ${status}, body = ${body}
-      WHERE account_id = ${accountId} AND key = ${key}`;
+  completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
+    return idempotency.completeIdempotencyKey(this.db, accountId, key, status, body);
   }
 
-  async releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
-    await this
-      .#pool`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND status IS NULL`;
+  releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
+    return idempotency.releaseIdempotencyKey(this.db, accountId, key);
   }
 
-  async pruneIdempotencyKeys(before: number): Promise<number> {
-    const result = await this.#pool`DELETE FROM idempotency_keys WHERE created_at < ${before}`;
-    return result.count;
+  pruneIdempotencyKeys(before: number): Promise<number> {
+    return idempotency.pruneIdempotencyKeys(this.db, before);
   }
 
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
-    return retention.pruneEvents(this.#pool, before, opts);
+    return this.#inTransaction(idempotency.pruneEvents, before, opts);
   }
 }

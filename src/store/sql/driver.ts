@@ -26,6 +26,12 @@ export interface Dialect {
   readonly rowId: string;
   /** A statement that takes a lock on an email ($1) for the transaction, where one is needed. */
   readonly lockEmail: string | null;
+  /** Appended to a read of a row the transaction will change: PostgreSQL's FOR UPDATE. */
+  readonly forUpdate: string;
+  /** `IN (…)` of many ids as one parameter: a JSON array on SQLite, an array on PostgreSQL. */
+  inList(p: Params, ids: readonly string[]): string;
+  /** A statement answering `got`: whether this transaction may prune events now (one process at a time). */
+  readonly tryRetentionLock: string | null;
   /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */
   readonly keyShare: string;
   /**

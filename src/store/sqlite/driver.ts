@@ -15,6 +15,10 @@ export const SQLITE: Dialect = {
   fromText: (s) => s,
   keyShare: '',
   rowId: 'rowid',
+  forUpdate: '',
+  inList: (p: Params, ids: readonly string[]) =>
+    `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
+  tryRetentionLock: null,
   lockEmail: null,
   json: (value) => JSON.stringify(value),
   bool: (value) => (value ? 1 : 0),

@@ -2,13 +2,13 @@
 // by name: they run wherever the write connection lives (on the writer thread, or in the main
 // thread for an in-memory database), inside a transaction the group commit has begun.
 import { newId } from '../../domain/ids.ts';
+import * as idempotency from '../sql/idempotency.ts';
 import type { Account, AttemptOutcome, ClaimOptions, NewApiKey } from '../store.ts';
 import type { Connection } from './connection.ts';
-import * as idempotency from './idempotency.ts';
+import { on } from './driver.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
 import { PEOPLE_WRITE_OPS } from './people.ts';
 import * as queue from './queue.ts';
-import * as retention from './retention.ts';
 
 export const WRITE_OPS = {
   ...PEOPLE_WRITE_OPS,
@@ -47,36 +47,11 @@ export const WRITE_OPS = {
     for (const outcome of outcomes) queue.recordAttempt(conn, outcome, now);
   },
 
-  claimIdempotencyKey: idempotency.claimIdempotencyKey,
-
-  completeIdempotencyKey(
-    conn: Connection,
-    accountId: string,
-    key: string,
-    status: number,
-    body: string,
-  ): void {
-    conn.run(
-      'UPDATE idempotency_keys SET status = ?, body = ? WHERE account_id = ? AND key = ?',
-      status,
-      body,
-      accountId,
-      key,
-    );
-  },
-
-  releaseIdempotencyKey(conn: Connection, accountId: string, key: string): void {
-    conn.run(
-      'DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status IS NULL',
-      accountId,
-      key,
-    );
-  },
-
-  pruneIdempotencyKeys: (conn: Connection, before: number) =>
-    conn.run('DELETE FROM idempotency_keys WHERE created_at < ?', before),
-
-  pruneEvents: retention.pruneEvents,
+  claimIdempotencyKey: on(idempotency.claimIdempotencyKey),
+  completeIdempotencyKey: on(idempotency.completeIdempotencyKey),
+  releaseIdempotencyKey: on(idempotency.releaseIdempotencyKey),
+  pruneIdempotencyKeys: on(idempotency.pruneIdempotencyKeys),
+  pruneEvents: on(idempotency.pruneEvents),
 
   /** PRAGMA synchronous as this connection has it (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA). */
   synchronous: (conn: Connection) => Number(conn.get('PRAGMA synchronous')?.synchronous),
