@@ -14,6 +14,7 @@ export const POSTGRES: Dialect = {
   rowId: 'ctid',
   forUpdate: ' FOR UPDATE',
   inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(ids)}::text[])`,
+  bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",
   json: (value) => value as Param,

@@ -1,23 +1,21 @@
 import { EventEmitter } from 'node:events';
-import { newId, randomBase62 } from '../../domain/ids.ts';
+import { randomBase62 } from '../../domain/ids.ts';
 import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
-import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import { type Driver, hasNul, type Row } from '../sql/driver.ts';
 import * as idempotency from '../sql/idempotency.ts';
+import * as keys from '../sql/keys.ts';
 import * as people from '../sql/people.ts';
 import { SqlReader } from '../sql/reader.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
 import type {
   Account,
   AccountBacklog,
-  ApiKeyRecord,
   AttemptOutcome,
   AuditEntry,
   ClaimedDelivery,
   ClaimOptions,
   CustomerRecord,
   IdempotencyClaim,
-  KeyScope,
   NewApiKey,
   PruneBatch,
   ScoreRecord,
@@ -43,12 +41,6 @@ export interface PostgresOptions {
 
 /** How long to wait before trying LISTEN again when the database could not be reached. */
 const RELISTEN_MS = 2000;
-
-interface AccountRow {
-  id: string;
-  name: string;
-  created_at: number;
-}
 
 export class PostgresStore extends SqlReader implements Store {
   readonly backend = 'postgres' as const;
@@ -137,48 +129,12 @@ export class PostgresStore extends SqlReader implements Store {
     return result as T;
   }
 
-  async ensureAccount(name: string, now: number): Promise<Account> {
-    const [inserted] = await this.#pool<AccountRow[]>`
-      INSERT INTO accounts (id, name, created_at) VALUES (${newId.account()}, ${name}, ${now})
-      ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at`;
-    const row =
-      inserted ??
-      (await this.#pool<AccountRow[]>`SELECT id, name, created_at FROM accounts WHERE name = ${name}`)[0];
-    if (!row) throw new Error(`account '${name}' vanished while it was being created`);
-    return { id: row.id, name: row.name, createdAt: row.created_at };
+  ensureAccount(name: string, now: number): Promise<Account> {
+    return keys.ensureAccount(this.db, name, now);
   }
 
   insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
-    return this.#pool.begin(async (sql) => {
-      if (opts.onlyIfNone) {
-        // Processes starting together queue here; the first adds the key, the others find it.
-        await sql`SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`;
-        const [found] = await sql`SELECT 1 FROM api_keys WHERE revoked_at IS NULL LIMIT 1`;
-        if (found) return false;
-      }
-      const inserted = await sql`
-        INSERT INTO api_keys (id, account_id, key_hash, prefix, scope, created_at)
-        VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.scope}, ${key.createdAt})
-        ON CONFLICT (key_hash) DO NOTHING`;
-      return inserted.count === 1;
-    });
-  }
-
-  async findApiKey(hash: string) {
-    const [row] = await this.#pool<{ id: string; account_id: string; scope: KeyScope; prefix: string }[]>`
-      SELECT id, account_id, scope, prefix FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-    return row ? { keyId: row.id, accountId: row.account_id, scope: row.scope, prefix: row.prefix } : null;
-  }
-
-  async listApiKeys(): Promise<ApiKeyRecord[]> {
-    return (await this.#pool.unsafe<ApiKeyRow[]>(LIST_API_KEYS)).map(toApiKeyRecord);
-  }
-
-  async countActiveApiKeys(): Promise<number> {
-    const [row] = await this.#pool<
-      { n: number }[]
-    >`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`;
-    return row?.n ?? 0;
+    return this.#inTransaction(keys.insertApiKey, key, opts.onlyIfNone ?? false);
   }
 
   createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {
@@ -235,10 +191,8 @@ export class PostgresStore extends SqlReader implements Store {
     return this.#pool.begin((sql) => fn(pgDriver(sql), ...args)) as Promise<R>;
   }
 
-  async revokeApiKey(id: string, now: number): Promise<boolean> {
-    const result = await this.#pool`
-      UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`;
-    return result.count === 1;
+  revokeApiKey(id: string, now: number): Promise<boolean> {
+    return keys.revokeApiKey(this.db, id, now);
   }
 
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {

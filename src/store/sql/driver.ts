@@ -26,6 +26,8 @@ export interface Dialect {
   readonly rowId: string;
   /** A statement that takes a lock on an email ($1) for the transaction, where one is needed. */
   readonly lockEmail: string | null;
+  /** A statement that makes processes adding the first API key wait for each other, where needed. */
+  readonly bootstrapLock: string | null;
   /** Appended to a read of a row the transaction will change: PostgreSQL's FOR UPDATE. */
   readonly forUpdate: string;
   /** `IN (…)` of many ids as one parameter: a JSON array on SQLite, an array on PostgreSQL. */

@@ -17,7 +17,9 @@ import {
   toUser,
   type UserRow,
 } from '../people-sql.ts';
+import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import type {
+  ApiKeyRecord,
   AttemptRecord,
   CustomerRecord,
   DeliveryRecord,
@@ -25,6 +27,7 @@ import type {
   EventRecord,
   GroupTally,
   JsonPage,
+  KeyScope,
   Mover,
   Page,
   Reader,
@@ -340,5 +343,31 @@ export class SqlReader implements Reader {
       opts.limit + 1,
     ]);
     return page(rows, opts.limit, toAudit);
+  }
+
+  // API keys (docs/api.md, "Authentication"): looked up by their hash.
+
+  async findApiKey(hash: string) {
+    const row = await this.db.get(
+      'SELECT id, account_id, scope, prefix FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+      [hash],
+    );
+    return row
+      ? {
+          keyId: row.id as string,
+          accountId: row.account_id as string,
+          scope: row.scope as KeyScope,
+          prefix: row.prefix as string,
+        }
+      : null;
+  }
+
+  async listApiKeys(): Promise<ApiKeyRecord[]> {
+    return (await this.db.all<ApiKeyRow>(LIST_API_KEYS, [])).map(toApiKeyRecord);
+  }
+
+  async countActiveApiKeys(): Promise<number> {
+    const row = await this.db.get('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL', []);
+    return Number(row?.n ?? 0);
   }
 }

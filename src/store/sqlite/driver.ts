@@ -19,6 +19,7 @@ export const SQLITE: Dialect = {
   inList: (p: Params, ids: readonly string[]) =>
     `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
   tryRetentionLock: null,
+  bootstrapLock: null,
   lockEmail: null,
   json: (value) => JSON.stringify(value),
   bool: (value) => (value ? 1 : 0),

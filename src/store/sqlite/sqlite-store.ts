@@ -2,18 +2,15 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
-import { type ApiKeyRow, LIST_API_KEYS, toApiKeyRecord } from '../shared.ts';
 import { SqlReader } from '../sql/reader.ts';
 import type {
   Account,
   AccountBacklog,
-  ApiKeyRecord,
   AttemptOutcome,
   AuditEntry,
   ClaimedDelivery,
   ClaimOptions,
   IdempotencyClaim,
-  KeyScope,
   NewApiKey,
   PruneBatch,
   Store,
@@ -105,29 +102,6 @@ export class SqliteStore extends SqlReader implements Store {
   insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
     // One write transaction (BEGIN IMMEDIATE): another process's check-and-insert waits for it.
     return this.#op('insertApiKey', key, opts.onlyIfNone ?? false);
-  }
-
-  async findApiKey(hash: string) {
-    const row = this.conn.get(
-      'SELECT id, account_id, scope, prefix FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
-      hash,
-    );
-    return row
-      ? {
-          keyId: row.id as string,
-          accountId: row.account_id as string,
-          scope: row.scope as KeyScope,
-          prefix: row.prefix as string,
-        }
-      : null;
-  }
-
-  async listApiKeys(): Promise<ApiKeyRecord[]> {
-    return this.conn.all(LIST_API_KEYS).map((r) => toApiKeyRecord(r as unknown as ApiKeyRow));
-  }
-
-  async countActiveApiKeys(): Promise<number> {
-    return this.conn.get('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL')?.n as number;
   }
 
   createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {

@@ -1,9 +1,6 @@
-// The SQLite store's writes that are not Tx methods, as plain functions of the write connection,
-// by name: they run wherever the write connection lives (on the writer thread, or in the main
-// thread for an in-memory database), inside a transaction the group commit has begun.
-import { newId } from '../../domain/ids.ts';
 import * as idempotency from '../sql/idempotency.ts';
-import type { Account, AttemptOutcome, ClaimOptions, NewApiKey } from '../store.ts';
+import * as keys from '../sql/keys.ts';
+import type { AttemptOutcome, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 import { on } from './driver.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
@@ -13,32 +10,9 @@ import * as queue from './queue.ts';
 export const WRITE_OPS = {
   ...PEOPLE_WRITE_OPS,
 
-  ensureAccount(conn: Connection, name: string, now: number): Account {
-    const found = conn.get('SELECT * FROM accounts WHERE name = ?', name);
-    if (found) return { id: found.id as string, name, createdAt: found.created_at as number };
-    const account = { id: newId.account(), name, createdAt: now };
-    conn.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', account.id, name, now);
-    return account;
-  },
-
-  insertApiKey(conn: Connection, key: NewApiKey, onlyIfNone: boolean): boolean {
-    if (onlyIfNone && conn.get('SELECT 1 AS found FROM api_keys WHERE revoked_at IS NULL')) return false;
-    return (
-      conn.run(
-        'INSERT INTO api_keys (id, account_id, key_hash, prefix, scope, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING',
-        key.id,
-        key.accountId,
-        key.hash,
-        key.prefix,
-        key.scope,
-        key.createdAt,
-      ) === 1
-    );
-  },
-
-  revokeApiKey(conn: Connection, id: string, now: number): boolean {
-    return conn.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', now, id) === 1;
-  },
+  ensureAccount: on(keys.ensureAccount),
+  insertApiKey: on(keys.insertApiKey),
+  revokeApiKey: on(keys.revokeApiKey),
 
   claimDeliveries: (conn: Connection, opts: ClaimOptions) => queue.claimDeliveries(conn, opts),
 
