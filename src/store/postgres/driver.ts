@@ -25,6 +25,9 @@ export const POSTGRES: Dialect = {
       WHEN 'number' THEN (c.metadata -> ${at})::text WHEN 'boolean' THEN (c.metadata -> ${at})::text END)
       = ${p.add(value)}`;
   },
+  metadataJson: (p: Params, key: string) => `(c.metadata -> ${p.add(key)})::text`,
+  customersWithScores:
+    'customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id',
   pendingIndex: '',
 };
 

@@ -1,27 +1,14 @@
-// The portfolio's reads on PostgreSQL: segments, tallies, the trend's day deltas, movers, and
-// what a drop alert needs to know; the same answers as ../sqlite/portfolio.ts, proven by the one
-// contract suite. docs/api.md, "Segments, trends and movers".
+// The portfolio's reads PostgreSQL plans its own way: the list, the movers and what a drop alert
+// needs to know (the tallies and the trend are shared, ../sql/portfolio.ts); the same answers as
+// ../sqlite/portfolio.ts, proven by the one contract suite. docs/api.md, "Segments, trends and movers".
 import type postgres from 'postgres';
 import type { DropWatch } from '../../domain/alerts.ts';
-import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import {
-  addTallyRows,
-  binnedTallies,
-  binOf,
-  groupTallies,
-  MOVER_SLACK,
-  moversFrom,
-  SCORE_MICROS,
-  type TallyRow,
-  type TrendRow,
-  trendInputsFrom,
-  trendInputsSql,
-} from '../shared.ts';
+import { MOVER_SLACK, moversFrom } from '../shared.ts';
 import { beforeNul, type Row } from '../sql/driver.ts';
 import { toScore } from '../sql/rows.ts';
-import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
@@ -39,79 +26,6 @@ export function segmentWhere(sql: Queryable, segment: Segment | undefined): Frag
       WHEN 'boolean' THEN (c.metadata -> ${key})::text END) = ${value}`;
   }
   return where;
-}
-
-export async function tally(sql: Queryable, accountId: string, segment?: Segment): Promise<Tally> {
-  const rows = segment?.length
-    ? await sql<TallyRow[]>`
-        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros
-        FROM health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id
-        WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY s.band`
-    : await sql<TallyRow[]>`
-        SELECT s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros FROM health_scores s
-        WHERE s.account_id = ${accountId} GROUP BY s.band`;
-  return addTallyRows(emptyTally(), rows);
-}
-
-export async function distribution(
-  sql: Queryable,
-  accountId: string,
-  bins: number,
-  segment?: Segment,
-): Promise<Tally[]> {
-  const from = segment?.length
-    ? sql`health_scores s JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id`
-    : sql`health_scores s`;
-  const rows = await sql<(TallyRow & { bin: number })[]>`
-    SELECT s.band, ${sql.unsafe(binOf(`${Number(bins)}`))} AS bin, COUNT(*)::int AS n,
-      ${sql.unsafe(SCORE_MICROS)} AS micros
-    FROM ${from} WHERE s.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, 2`;
-  return binnedTallies(rows, bins);
-}
-
-export async function tallyBy(
-  sql: Queryable,
-  accountId: string,
-  key: string,
-  segment?: Segment,
-): Promise<GroupTally[]> {
-  // The value's JSON text: json parses the document on every ->, so once per customer ('null'
-  // only if stored so).
-  const rows = await sql<(TallyRow & { value: string | null })[]>`
-    SELECT (c.metadata -> ${key})::text AS value, s.band, COUNT(*)::int AS n, ${sql.unsafe(SCORE_MICROS)} AS micros
-    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
-    WHERE c.account_id = ${accountId} ${segmentWhere(sql, segment)} GROUP BY 1, s.band`;
-  return groupTallies(rows);
-}
-
-/** segmentWhere as text for sql.unsafe, its parameters numbered from `$first`. */
-function segmentText(segment: Segment, first: number): { sql: string; params: string[] } {
-  const params: string[] = [];
-  const sql = segment.map(({ key, value }) => {
-    const k = `$${first + params.length}`;
-    const v = `$${first + params.length + 1}`;
-    params.push(key, value);
-    return ` AND (CASE json_typeof(c.metadata -> ${k}::text)
-      WHEN 'string' THEN c.metadata ->> ${k}::text
-      WHEN 'number' THEN (c.metadata -> ${k}::text)::text
-      WHEN 'boolean' THEN (c.metadata -> ${k}::text)::text END) = ${v}::text`;
-  });
-  return { sql: sql.join(''), params };
-}
-
-export async function trendInputs(
-  sql: Queryable,
-  accountId: string,
-  fromDay: number,
-  segment?: Segment,
-): Promise<{ now: Tally; days: DayDelta[] }> {
-  const seg = segment?.length ? segmentText(segment, 3) : null;
-  const rows = await sql.unsafe<TrendRow[]>(trendInputsSql(seg?.sql ?? null), [
-    accountId,
-    fromDay,
-    ...(seg?.params ?? []),
-  ]);
-  return trendInputsFrom(rows);
 }
 
 export async function movers(

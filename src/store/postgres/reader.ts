@@ -12,10 +12,6 @@ import * as portfolio from './portfolio.ts';
 export const pgReads = (sql: Queryable): NativeReads => ({
   listScores: async (accountId, opts) =>
     page(await portfolio.listScores(sql, accountId, opts), opts.limit, (e) => e),
-  tally: (accountId, segment) => portfolio.tally(sql, accountId, segment),
-  distribution: (accountId, bins, segment) => portfolio.distribution(sql, accountId, bins, segment),
-  tallyBy: (accountId, key, segment) => portfolio.tallyBy(sql, accountId, key, segment),
-  trendInputs: (accountId, fromDay, segment) => portfolio.trendInputs(sql, accountId, fromDay, segment),
   movers: (accountId, opts) => portfolio.movers(sql, accountId, opts),
 
   /**

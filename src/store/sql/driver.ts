@@ -41,6 +41,10 @@ export interface Dialect {
    * text, a number or boolean as its JSON text, anything else (an object, an array) never equal.
    */
   metadataIs(p: Params, key: string, value: string): string;
+  /** Customer `c`'s metadata value at `key`, as JSON text (NULL when absent). */
+  metadataJson(p: Params, key: string): string;
+  /** Customers `c` joined to their scores `s`, walked in the customers' order. */
+  readonly customersWithScores: string;
   /** After `FROM deliveries`: the index of pending deliveries by webhook, where the planner must be told. */
   readonly pendingIndex: string;
 }

@@ -39,6 +39,7 @@ import type {
   WebhookRecord,
 } from '../store.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row } from './driver.ts';
+import * as portfolio from './portfolio.ts';
 import {
   CUSTOMER_COLUMNS,
   SCORE_COLUMNS,
@@ -83,14 +84,11 @@ const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, e.type AS event_type, 
   d.next_attempt_at, d.created_at, d.updated_at`;
 
 /**
- * The reads each backend makes its own way, tuned to its planner: the portfolio's aggregates
- * (sqlite/portfolio.ts, postgres/portfolio.ts) and the events feed's order (a sequence on SQLite, a transaction-id horizon on
+ * The reads each backend makes its own way, tuned to its planner: the portfolio's list and its
+ * movers (sqlite/portfolio.ts, postgres/portfolio.ts) and the events feed's order (a sequence on SQLite, a transaction-id horizon on
  * PostgreSQL); and, where a backend has one, a faster customer list page.
  */
-export type NativeReads = Pick<
-  Reader,
-  'listScores' | 'tally' | 'distribution' | 'tallyBy' | 'trendInputs' | 'movers' | 'listEvents'
-> & {
+export type NativeReads = Pick<Reader, 'listScores' | 'movers' | 'listEvents'> & {
   /** The page as the API sends it, when every row has its JSON stored; null to build it here. */
   listCustomersJson?(accountId: string, opts: ListOptions): JsonPage | null;
 };
@@ -154,19 +152,19 @@ export class SqlReader implements Reader {
   }
 
   tally(accountId: string, segment?: Segment): Promise<Tally> {
-    return this.native.tally(accountId, segment);
+    return portfolio.tally(this.db, accountId, segment);
   }
 
   distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
-    return this.native.distribution(accountId, bins, segment);
+    return portfolio.distribution(this.db, accountId, bins, segment);
   }
 
   tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
-    return this.native.tallyBy(accountId, key, segment);
+    return portfolio.tallyBy(this.db, accountId, key, segment);
   }
 
   trendInputs(accountId: string, fromDay: number, segment?: Segment) {
-    return this.native.trendInputs(accountId, fromDay, segment);
+    return portfolio.trendInputs(this.db, accountId, fromDay, segment);
   }
 
   movers(

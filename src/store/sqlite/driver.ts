@@ -29,6 +29,11 @@ export const SQLITE: Dialect = {
       WHEN 'integer' THEN c.metadata -> ${at} WHEN 'real' THEN c.metadata -> ${at}
       WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) = ${p.add(value)}`;
   },
+  metadataJson: (p: Params, key: string) => `c.metadata -> ${p.add(path(key))}`,
+  // CROSS JOIN keeps the customers outer: reading them in order and looking each score up costs
+  // half of the other way round.
+  customersWithScores:
+    'customers c CROSS JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id',
   pendingIndex: 'INDEXED BY deliveries_pending_by_webhook',
 };
 

@@ -1,25 +1,12 @@
-// The portfolio's reads on SQLite: segments, tallies, the trend's day deltas, movers, and what a
-// drop alert needs to know. docs/api.md, "Segments, trends and movers"; docs/operations.md,
-// "The trend rollup".
+// The portfolio's reads SQLite plans its own way: the list, the movers and what a drop alert needs
+// to know (the tallies and the trend are shared, ../sql/portfolio.ts). docs/api.md, "Segments,
+// trends and movers".
 import type { DropWatch } from '../../domain/alerts.ts';
-import { type DayDelta, emptyTally, type Tally } from '../../domain/portfolio.ts';
 import type { Status } from '../../domain/scoring.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import {
-  addTallyRows,
-  binnedTallies,
-  binOf,
-  groupTallies,
-  MOVER_SLACK,
-  moversFrom,
-  SCORE_MICROS,
-  type TallyRow,
-  type TrendRow,
-  trendInputsFrom,
-  trendInputsSql,
-} from '../shared.ts';
+import { MOVER_SLACK, moversFrom } from '../shared.ts';
 import { toScore } from '../sql/rows.ts';
-import type { GroupTally, Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import { type Connection, numbered } from './connection.ts';
 
 /** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
@@ -45,78 +32,6 @@ export function segmentWhere(segment: Segment | undefined): { sql: string; param
 /** health_scores `s` with its customer `c`, walked in the order of `s` (CROSS JOIN keeps it outer). */
 const SCORES_WITH_CUSTOMERS =
   'health_scores s CROSS JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id';
-/**
- * The same pairs walked in the customers' order: for a pass over the whole account, reading
- * the customers table in order and looking each score up costs half of the other way round.
- */
-const CUSTOMERS_WITH_SCORES =
-  'customers c CROSS JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id';
-
-export function tally(conn: Connection, accountId: string, segment?: Segment): Tally {
-  if (!segment?.length) {
-    // The portfolio index holds band and score: no table row is read.
-    const rows = conn.all(
-      `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM health_scores s
-       WHERE s.account_id = ? GROUP BY s.band`,
-      accountId,
-    );
-    return addTallyRows(emptyTally(), rows as unknown as TallyRow[]);
-  }
-  const seg = segmentWhere(segment);
-  const rows = conn.all(
-    `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${CUSTOMERS_WITH_SCORES}
-     WHERE c.account_id = ?${seg.sql} GROUP BY s.band`,
-    accountId,
-    ...seg.params,
-  );
-  return addTallyRows(emptyTally(), rows as unknown as TallyRow[]);
-}
-
-export function distribution(conn: Connection, accountId: string, bins: number, segment?: Segment): Tally[] {
-  const seg = segmentWhere(segment);
-  // Without a segment the portfolio index holds all it needs, as for tally.
-  const from = segment?.length ? CUSTOMERS_WITH_SCORES : 'health_scores s';
-  const rows = conn.all(
-    `SELECT s.band, ${binOf('?')} AS bin, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${from}
-     WHERE s.account_id = ?${seg.sql} GROUP BY 1, 2`,
-    bins,
-    accountId,
-    ...seg.params,
-  );
-  return binnedTallies(rows as unknown as (TallyRow & { bin: number })[], bins);
-}
-
-export function tallyBy(conn: Connection, accountId: string, key: string, segment?: Segment): GroupTally[] {
-  const seg = segmentWhere(segment);
-  // The value's JSON text: one parse of the metadata per customer ('null' only if stored so).
-  const rows = conn.all(
-    `SELECT c.metadata -> ? AS value, s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros
-     FROM ${CUSTOMERS_WITH_SCORES} WHERE c.account_id = ?${seg.sql} GROUP BY 1, s.band`,
-    path(key),
-    accountId,
-    ...seg.params,
-  );
-  return groupTallies(rows as unknown as (TallyRow & { value: string | null })[]);
-}
-
-export function trendInputs(
-  conn: Connection,
-  accountId: string,
-  fromDay: number,
-  segment?: Segment,
-): { now: Tally; days: DayDelta[] } {
-  const seg = segment?.length ? segmentWhere(segment) : null;
-  // The text mixes $1, $2 and the segment's bare ?s (twice): every one becomes a bare ? here,
-  // with its value in the order they appear (SQLite would number a bare ? after a ?2 as ?3).
-  const values = [accountId, fromDay];
-  const bare = seg ? [...seg.params, ...seg.params] : [];
-  const params: (string | number)[] = [];
-  const sql = trendInputsSql(seg?.sql ?? null).replace(/\$(\d)|\?/g, (_, n: string | undefined) => {
-    params.push((n ? values[Number(n) - 1] : bare.shift()) as string | number);
-    return '?';
-  });
-  return trendInputsFrom(conn.all(sql, ...params) as unknown as TrendRow[]);
-}
 
 export function movers(
   conn: Connection,

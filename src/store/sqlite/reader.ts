@@ -25,11 +25,6 @@ export const sqliteReads = (conn: Connection): NativeReads => ({
   },
   listScores: async (accountId, opts) =>
     page(portfolio.listScores(conn, accountId, opts), opts.limit, (e) => e),
-  tally: async (accountId, segment) => portfolio.tally(conn, accountId, segment),
-  distribution: async (accountId, bins, segment) => portfolio.distribution(conn, accountId, bins, segment),
-  tallyBy: async (accountId, key, segment) => portfolio.tallyBy(conn, accountId, key, segment),
-  trendInputs: async (accountId, fromDay, segment) =>
-    portfolio.trendInputs(conn, accountId, fromDay, segment),
   movers: async (accountId, opts) => portfolio.movers(conn, accountId, opts),
 
   // One writer at a time (across processes too): seq order is commit order, so the feed is seq.
