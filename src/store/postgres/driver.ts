@@ -33,6 +33,26 @@ export const POSTGRES: Dialect = {
 
 const PREPARED = { prepare: true };
 
+/** PostgreSQL's limit on a statement's parameters. */
+const MAX_PARAMS = 65_535;
+
+/**
+ * `INSERT … VALUES ($1, …, $w) …` as a function of a row count n: the same statement with n
+ * tuples, their placeholders numbered on. Null when the text is not such an insert.
+ */
+function manyValues(text: string, width: number): ((n: number) => string) | null {
+  const match = /^(\s*INSERT\s[\s\S]*?\bVALUES\s*)(\([^()]*\))([\s\S]*)$/i.exec(text);
+  if (!match || width === 0) return null;
+  const [, head, tuple, tail] = match as unknown as [string, string, string, string];
+  if (/\$\d/.test(head) || /\$\d/.test(tail)) return null;
+  return (n) => {
+    const tuples = Array.from({ length: n }, (_, r) =>
+      tuple.replace(/\$(\d+)/g, (_, k: string) => `$${r * width + Number(k)}`),
+    );
+    return `${head}${tuples.join(', ')}${tail}`;
+  };
+}
+
 export const pgDriver = (sql: Queryable): Driver => ({
   ...POSTGRES,
   all: async <R = Row>(text: string, params: readonly Param[]) =>
@@ -41,8 +61,24 @@ export const pgDriver = (sql: Queryable): Driver => ({
     ((await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[])[0],
   run: async (text: string, params: readonly Param[]) =>
     (await sql.unsafe(text, params as never[], PREPARED)).count,
-  // Sent together: the connection pipelines them, one round trip for all.
+  // An INSERT of many rows is one statement per chunk (its VALUES repeated); anything else is
+  // sent row by row together, which the connection pipelines: one round trip for all.
   async runEach(text: string, rows: readonly (readonly Param[])[]) {
-    await Promise.all(rows.map((row) => sql.unsafe(text, row as never[], PREPARED)));
+    if (rows.length === 0) return;
+    if (rows.length === 1) {
+      await sql.unsafe(text, rows[0] as never[], PREPARED);
+      return;
+    }
+    const width = rows[0]?.length ?? 0;
+    const many = manyValues(text, width);
+    if (!many) {
+      await Promise.all(rows.map((row) => sql.unsafe(text, row as never[], PREPARED)));
+      return;
+    }
+    const chunk = Math.floor(MAX_PARAMS / width);
+    for (let i = 0; i < rows.length; i += chunk) {
+      const part = rows.slice(i, i + chunk);
+      await sql.unsafe(many(part.length), part.flat() as never[]);
+    }
   },
 });
