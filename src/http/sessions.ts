@@ -105,6 +105,7 @@ export async function registerSessions(
   app.addHook('onRequest', async (req, reply) => {
     if (req.headers.cookie !== undefined) await sessions.load(req, reply);
   });
+  // The plugin's '@fastify/session' mode keeps its secret at req.session._csrf: that is ours.
   await app.register(fastifyCsrf, { sessionPlugin: '@fastify/session' });
   return sessions;
 }
