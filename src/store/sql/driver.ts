@@ -5,6 +5,8 @@
 // prepared statement. The few places where the two dialects spell a thing differently are the
 // Dialect's members, never an `if` in a query's caller.
 
+import type { Segment } from '../store.ts';
+
 export type Row = Record<string, unknown>;
 /** A statement's parameter; an object only as the dialect's `json` gives it. */
 export type Param = string | number | boolean | null | object;
@@ -71,6 +73,10 @@ export class Params {
     return `$${this.list.length}`;
   }
 }
+
+/** The segment's conditions on customers `c`, each ` AND …`. */
+export const segmentWhere = (d: Dialect, p: Params, segment: Segment | undefined): string =>
+  (segment ?? []).map(({ key, value }) => ` AND ${d.metadataIs(p, key, value)}`).join('');
 
 /** JSON a driver hands back as text (SQLite) or already parsed (PostgreSQL's json columns). */
 export const parsed = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;

@@ -16,8 +16,7 @@ import {
   trendInputsSql,
 } from '../shared.ts';
 import type { GroupTally, Segment } from '../store.ts';
-import { type Driver, Params } from './driver.ts';
-import { segmentWhere } from './reader.ts';
+import { type Driver, Params, segmentWhere } from './driver.ts';
 
 /** The account's scores `s`, with their customers `c` when a segment must be tested. */
 function scoresOf(db: Driver, p: Params, segment: Segment | undefined) {

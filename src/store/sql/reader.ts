@@ -38,7 +38,7 @@ import type {
   UserRecord,
   WebhookRecord,
 } from '../store.ts';
-import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row } from './driver.ts';
+import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row, segmentWhere } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 import {
   CUSTOMER_COLUMNS,
@@ -59,10 +59,6 @@ export type ListOptions = {
   segment?: Segment | undefined;
   limit: number;
 };
-
-/** The segment's conditions on customers `c`, each ` AND …`. */
-export const segmentWhere = (d: Dialect, p: Params, segment: Segment | undefined): string =>
-  (segment ?? []).map(({ key, value }) => ` AND ${d.metadataIs(p, key, value)}`).join('');
 
 /** A customer list page and one row more (has_more): the account, the cursor, the search, the segment. */
 export function customerList(d: Dialect, accountId: string, opts: ListOptions, columns: string) {

@@ -114,42 +114,19 @@ export abstract class SqlTx extends SqlReader implements Tx {
   }
 
   async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    const { text, textOrNull, json, bool } = this.db;
     await this.db.run(
       `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        accountId,
-        w.id,
-        text(w.url),
-        json(w.events),
-        textOrNull(w.description),
-        w.secret,
-        bool(w.enabled),
-        textOrNull(w.disabledReason),
-        w.createdAt,
-        w.updatedAt,
-      ],
+         updated_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [...this.#webhookParams(accountId, w), w.createdAt],
     );
     await this.#subscribe(accountId, w);
   }
 
   async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
-    const { text, textOrNull, json, bool } = this.db;
     await this.db.run(
       `UPDATE webhooks SET url = $3, events = $4, description = $5, secret = $6, enabled = $7,
          disabled_reason = $8, updated_at = $9 WHERE account_id = $1 AND id = $2`,
-      [
-        accountId,
-        w.id,
-        text(w.url),
-        json(w.events),
-        textOrNull(w.description),
-        w.secret,
-        bool(w.enabled),
-        textOrNull(w.disabledReason),
-        w.updatedAt,
-      ],
+      this.#webhookParams(accountId, w),
     );
     await this.db.run('DELETE FROM webhook_subscriptions WHERE account_id = $1 AND webhook_id = $2', [
       accountId,
@@ -158,6 +135,22 @@ export abstract class SqlTx extends SqlReader implements Tx {
     await this.#subscribe(accountId, w);
     // Switching a webhook back on resumes the deliveries it had pending.
     if (w.enabled) this.deliveriesDue = true;
+  }
+
+  /** A webhook's columns as insert and update bind them: $1 … $9. */
+  #webhookParams(accountId: string, w: WebhookRecord) {
+    const { text, textOrNull, json, bool } = this.db;
+    return [
+      accountId,
+      w.id,
+      text(w.url),
+      json(w.events),
+      textOrNull(w.description),
+      w.secret,
+      bool(w.enabled),
+      textOrNull(w.disabledReason),
+      w.updatedAt,
+    ];
   }
 
   async #subscribe(accountId: string, w: WebhookRecord): Promise<void> {
