@@ -79,7 +79,7 @@ test('a database already at the latest version is not migrated again, and its cu
   await second.close();
 });
 
-test('customers written by the previous version (no JSON, or JSON it left stale) are listed as they are stored', async () => {
+test('customers written by the previous version (no JSON, or JSON it left stale) are read and listed as they are stored', async () => {
   const path = join(tempDir(), 'vitals.db');
   databaseAtVersion6(path, 3);
   const store = new SqliteStore({ path });
@@ -106,6 +106,8 @@ test('customers written by the previous version (no JSON, or JSON it left stale)
   );
   const page = await store.listCustomersJson('acc_old', { limit: 10 });
   assert.equal(page.json, records.data.map(customerJson).join(','));
+  for (const c of records.data)
+    assert.equal(await store.getCustomerJson('acc_old', c.id), customerJson(c), c.id);
   // Each on a page of its own: the updated one, the inserted one.
   for (const [i, after] of [
     [0, undefined],

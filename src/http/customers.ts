@@ -4,7 +4,7 @@ import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import { customerJson, customerObject } from '../store/customer-json.ts';
+import { customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Store } from '../store/store.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
@@ -128,9 +128,9 @@ function getCustomer(app: FastifyInstance, store: Store): void {
       },
     },
     async (req, reply) => {
-      const customer = await store.getCustomer(req.accountId, req.params.customer_id);
-      if (!customer) throw notFound.customer(req.params.customer_id);
-      return sendJson(reply, customerJson(customer));
+      const json = await store.getCustomerJson(req.accountId, req.params.customer_id);
+      if (json === null) throw notFound.customer(req.params.customer_id);
+      return sendJson(reply, json);
     },
   );
 }

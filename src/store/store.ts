@@ -191,6 +191,8 @@ export interface Reader {
     accountId: string,
     opts: { startingAfter?: string; search?: string; segment?: Segment; limit: number },
   ): Promise<Page<CustomerRecord>>;
+  /** The customer as the API sends it (customer-json.ts), or null when there is none. */
+  getCustomerJson(accountId: string, id: string): Promise<string | null>;
   /** listCustomers' page as the API sends each customer (customer-json.ts), ready to wrap. */
   listCustomersJson(
     accountId: string,

@@ -38,6 +38,25 @@ export function remainingContract(c: ContractContext): void {
       });
     });
 
+    test('getCustomerJson: the customer as the API sends it; null for one that is not there', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(
+          a,
+          customer('g1', { name: 'Zoë "quoted"', metadata: { plan: 'pro', n: [1, { x: null }] } }),
+        );
+      });
+      const record = await store.getCustomer(a, 'g1');
+      assert.ok(record);
+      const json = await store.getCustomerJson(a, 'g1');
+      assert.ok(json);
+      assert.deepEqual(JSON.parse(json), JSON.parse(customerJson(record)));
+      assert.equal(await store.getCustomerJson(a, 'nope'), null);
+      assert.equal(await store.getCustomerJson(await c.account(), 'g1'), null, 'another account');
+      assert.equal(await store.getCustomerJson(a, 'g\u00001'), null);
+    });
+
     test('dropWatch: each customer’s peak since the window opened and last alert; recordDropAlerts remembers them', async () => {
       const store = c.store();
       const a = await c.account();

@@ -85,6 +85,8 @@ const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, e.type AS event_type, 
  * PostgreSQL); and, where a backend has one, a faster customer list page.
  */
 export type NativeReads = Pick<Reader, 'listScores' | 'movers' | 'listEvents'> & {
+  /** The customer as the API sends it, when it is stored so (null: no such customer); undefined to build it here. */
+  getCustomerJson?(accountId: string, id: string): string | null | undefined;
   /** The page as the API sends it, when every row has its JSON stored; null to build it here. */
   listCustomersJson?(accountId: string, opts: ListOptions): JsonPage | null;
 };
@@ -105,6 +107,13 @@ export class SqlReader implements Reader {
       [accountId, id],
     );
     return row ? toCustomer(row, this.db.fromText) : null;
+  }
+
+  async getCustomerJson(accountId: string, id: string): Promise<string | null> {
+    const fast = this.native.getCustomerJson?.(accountId, id);
+    if (fast !== undefined) return fast;
+    const customer = await this.getCustomer(accountId, id);
+    return customer ? customerJson(customer) : null;
   }
 
   async listCustomers(accountId: string, opts: ListOptions) {

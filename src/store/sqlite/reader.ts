@@ -9,6 +9,13 @@ import { SQLITE } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 
 export const sqliteReads = (conn: Connection): NativeReads => ({
+  getCustomerJson(accountId, id) {
+    // GET's hot path: the row's stored API JSON (migration 7), passed through as it is.
+    const row = conn.arrays('SELECT json FROM customers WHERE account_id = ? AND id = ?', accountId, id)[0];
+    if (row === undefined) return null;
+    const text = row[0] as string;
+    return text === '' ? undefined : text; // '': a row a previous version left without its JSON
+  },
   listCustomersJson(accountId, opts) {
     // The list's hot path: each row's stored API JSON (migration 7), as arrays (no object per
     // row), joined into the page's text. No field is read, formatted or quoted here.
