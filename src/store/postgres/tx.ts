@@ -1,7 +1,15 @@
 import { bandOf } from '../bands.ts';
 import { ADD_TO_DAY, deliveriesFor, historyToDays, microsOf, subscribersByType } from '../shared.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
-import { SETTINGS_COLUMNS, toCustomer, toScore, toSettings, toWebhook } from '../sql/rows.ts';
+import {
+  CUSTOMER_COLUMNS,
+  SCORE_COLUMNS,
+  SETTINGS_COLUMNS,
+  toCustomer,
+  toScore,
+  toSettings,
+  toWebhook,
+} from '../sql/rows.ts';
 import { SqlTx } from '../sql/tx.ts';
 import type {
   CustomerRecord,
@@ -81,7 +89,7 @@ export class PgTx extends SqlTx {
     await this.lockAccount(accountId, 'shared');
     if (hasNul(id)) return null;
     const [row] = await this.sql<Row[]>`
-      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      SELECT ${this.sql.unsafe(CUSTOMER_COLUMNS)} FROM customers
       WHERE account_id = ${accountId} AND id = ${id} FOR NO KEY UPDATE`;
     return row ? toCustomer(row, fromText) : null;
   }
@@ -100,7 +108,7 @@ export class PgTx extends SqlTx {
         SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])
         ORDER BY id FOR NO KEY UPDATE`,
       this.sql<Row[]>`
-        SELECT customer_id, score, band, factors, version, updated_at FROM health_scores
+        SELECT ${this.sql.unsafe(SCORE_COLUMNS)} FROM health_scores
         WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`,
     ]);
     const byId = new Map(scores.map((r) => [r.customer_id, r]));
@@ -138,7 +146,7 @@ export class PgTx extends SqlTx {
     if (wanted.length === 0) return found;
     // ORDER BY id: every batch locks its customers in one order, so two batches wait rather than deadlock.
     const rows = await this.sql<Row[]>`
-      SELECT id, name, email, metadata::text AS metadata, created_at, updated_at FROM customers
+      SELECT ${this.sql.unsafe(CUSTOMER_COLUMNS)} FROM customers
       WHERE account_id = ${accountId} AND id = ANY(${wanted}::text[])
       ORDER BY id FOR NO KEY UPDATE`;
     for (const row of rows) found.set(row.id as string, toCustomer(row, fromText));

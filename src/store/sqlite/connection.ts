@@ -2,8 +2,8 @@ import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSy
 
 export type Row = Record<string, SQLInputValue>;
 
-/** A statement shared with PostgreSQL (../shared.ts) in SQLite's syntax: $1, $2 become ?1, ?2. */
-export const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, '?$1');
+/** A statement written with PostgreSQL's placeholders in SQLite's syntax: $1, $2 become ?1, ?2. */
+const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, '?$1');
 
 /**
  * node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot

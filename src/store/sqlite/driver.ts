@@ -37,7 +37,7 @@ export const SQLITE: Dialect = {
   pendingIndex: 'INDEXED BY deliveries_pending_by_webhook',
 };
 
-export const sqliteDriver = (conn: Connection): Driver => ({
+const sqliteDriver = (conn: Connection): Driver => ({
   ...SQLITE,
   all: async <R = Row>(sql: string, params: readonly Param[]) =>
     conn.all(sql, ...(params as SQLInputValue[])) as R[],

@@ -7,7 +7,7 @@ import { bandOf, statusOf } from '../bands.ts';
 import { MOVER_SLACK, moversFrom } from '../shared.ts';
 import { toScore } from '../sql/rows.ts';
 import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
-import { type Connection, numbered } from './connection.ts';
+import type { Connection } from './connection.ts';
 
 /** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
 const path = (key: string) => `$.${JSON.stringify(key)}`;
@@ -102,11 +102,11 @@ export function listScores(
 }
 
 /** dropWatch's two reads for one customer ($1 account, $2 customer, $3 where the window opens). */
-const PEAK = numbered(`
+const PEAK = `
   SELECT MAX(score) AS peak FROM score_history
   WHERE account_id = $1 AND customer_id = $2 AND version >= COALESCE(
     (SELECT MAX(version) FROM score_history WHERE account_id = $1 AND customer_id = $2
-       AND (created_at <= $3 OR reason = 'weights_changed')), 0)`);
+       AND (created_at <= $3 OR reason = 'weights_changed')), 0)`;
 
 export function dropWatch(
   conn: Connection,

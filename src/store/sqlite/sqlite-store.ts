@@ -18,7 +18,7 @@ import type {
   UserRecord,
 } from '../store.ts';
 import { Connection } from './connection.ts';
-import { sqliteDriver } from './driver.ts';
+import { driverOf } from './driver.ts';
 import { LocalWriter } from './local-writer.ts';
 import * as queue from './queue.ts';
 import { sqliteReads } from './reader.ts';
@@ -51,7 +51,7 @@ export class SqliteStore extends SqlReader implements Store {
     // Reads go through their own connection: under WAL it sees only committed data, never a
     // transaction that is half way through on the writer.
     const conn = new Connection(opts.path, synchronous, memory ? 16 : 8);
-    super(sqliteDriver(conn), sqliteReads(conn));
+    super(driverOf(conn), sqliteReads(conn));
     this.conn = conn;
     const due = () => this.#wake.emit('due');
     this.#writes = memory ? new LocalWriter(this.conn, due) : new ThreadWriter(opts.path, synchronous, due);

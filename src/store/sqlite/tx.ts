@@ -5,22 +5,20 @@ import { ADD_DAY, deliveriesFor, historyToDays, subscribersByType } from '../sha
 import { toScore } from '../sql/rows.ts';
 import { SqlTx } from '../sql/tx.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord } from '../store.ts';
-import { type Connection, numbered } from './connection.ts';
-import { sqliteDriver } from './driver.ts';
+import type { Connection } from './connection.ts';
+import { driverOf } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 import { sqliteReads } from './reader.ts';
 
 /** deleteCustomer's share of the rollup: (sign, slot, account, customer). */
-const UNDO_HISTORY = numbered(
-  historyToDays({ where: 'account_id = $3 AND customer_id = $4', sign: '$1', slot: '$2' }),
-);
+const UNDO_HISTORY = historyToDays({ where: 'account_id = $3 AND customer_id = $4', sign: '$1', slot: '$2' });
 
 /** The write side: used only inside SqliteStore.transaction, on the write connection. */
 export class SqliteTx extends SqlTx {
   readonly conn: Connection;
 
   constructor(conn: Connection) {
-    super(sqliteDriver(conn), sqliteReads(conn));
+    super(driverOf(conn), sqliteReads(conn));
     this.conn = conn;
   }
 
@@ -136,7 +134,7 @@ export class SqliteTx extends SqlTx {
       else update.run(s.score, band, factors, s.version, s.updatedAt, accountId, s.customerId);
       history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
     }
-    const add = this.conn.statement(numbered(ADD_DAY));
+    const add = this.conn.statement(ADD_DAY);
     for (const d of days.values()) {
       add.run(accountId, d.day, 0, d.counts.critical, d.counts.at_risk, d.counts.healthy, d.micros);
     }
