@@ -3,12 +3,12 @@
 // page a test saves with shoot() is a screenshot at desktop and phone widths in test-artifacts/,
 // checked by axe-core and, at the phone width, for sideways overflow.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { tempDir } from '../helpers/app.ts';
+import { buildDashboardIfStale } from '../helpers/dashboard-build.ts';
 import { ROOT, serverEnv, VitalsProcess } from '../helpers/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,23 +26,16 @@ export function skipReason(): string | false {
   return `no ${CHROMIUM}: apt-get install -y chromium to run the dashboard tests`;
 }
 
-/** Whether the built page is missing or older than a file of web/ (so the tests never run a stale build). */
-function builtBefore(built: string, sources: string): boolean {
-  if (!existsSync(built)) return true;
-  const at = statSync(built).mtimeMs;
-  return readdirSync(sources, { recursive: true, withFileTypes: true }).some(
-    (f) => f.isFile() && statSync(join(f.parentPath, f.name)).mtimeMs > at,
-  );
-}
-
-function buildIfStale(): void {
-  if (!builtBefore(join(ROOT, 'dist', 'web', 'index.html'), join(ROOT, 'web'))) return;
-  const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-  const build = spawnSync(process.execPath, [vite, 'build', '--config', 'web/vite.config.ts'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}\n${build.stderr}`);
+/** The page's script and stylesheet answer 200 (a server started before the build finished would not serve them). */
+async function assertAssetsServed(base: string): Promise<void> {
+  const html = await (await fetch(`${base}/`)).text();
+  const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1] as string);
+  assert.ok(assets.length >= 2, `the dashboard's page names its script and stylesheet:\n${html}`);
+  for (const path of assets) {
+    const res = await fetch(`${base}${path}`);
+    await res.arrayBuffer();
+    assert.equal(res.status, 200, `${path} is served`);
+  }
 }
 
 export interface Dashboard {
@@ -51,7 +44,7 @@ export interface Dashboard {
   /** The server's API key. */
   key: string;
   page: Page;
-  /** Errors the pages threw or logged (Chromium's own "Failed to load resource" lines aside). */
+  /** Errors the pages threw or logged (Chromium's own "Failed to load resource" lines aside), and scripts or stylesheets they could not load. */
   pageErrors: string[];
   /** What the server has logged so far. */
   serverOutput(): string;
@@ -70,7 +63,7 @@ export interface Dashboard {
 
 /** Builds the dashboard if web/ changed, then starts a server (with `env` over the defaults) and a browser. */
 export async function openDashboard(env: Record<string, string> = {}): Promise<Dashboard> {
-  buildIfStale();
+  buildDashboardIfStale();
   mkdirSync(ARTIFACTS, { recursive: true });
   const dataDir = tempDir();
   const profile = tempDir();
@@ -79,6 +72,7 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
     serverEnv({ VITALS_DATA_DIR: dataDir, VITALS_API_KEY: key, VITALS_RATE_LIMIT: 'off', ...env }),
   );
   const base = server.url;
+  await assertAssetsServed(base);
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
@@ -98,6 +92,12 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
   page.setDefaultTimeout(15_000);
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message));
+  // A script or stylesheet the page could not load leaves it blank without an error of its own.
+  page.on('requestfailed', (req) => pageErrors.push(`${req.url()} failed: ${req.failure()?.errorText}`));
+  page.on('response', (res) => {
+    if (res.status() >= 400 && new URL(res.url()).pathname.startsWith('/assets/'))
+      pageErrors.push(`${res.url()} answered ${res.status()}`);
+  });
   page.on('console', (msg) => {
     // Chromium logs every 4xx answer; the tests that expect one check the message the page shows.
     if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource'))
