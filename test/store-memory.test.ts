@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { applyFactorUpdates } from '../src/writes/factor-updates.ts';
 
 test("':memory:': a transaction, a named job and a store write are read back from the same connection", async () => {
   const store = new SqliteStore({ path: ':memory:' });
@@ -22,9 +23,12 @@ test("':memory:': a transaction, a named job and a store write are read back fro
       true,
     );
   });
-  const [result] = await store.run('factorUpdates', account.id, [
-    { customerId: 'c1', factors: { usage: 0.5 }, merge: false },
-  ]);
+  const [result] = await store.run(
+    applyFactorUpdates,
+    account.id,
+    [{ customerId: 'c1', factors: { usage: 0.5 }, merge: false }],
+    now,
+  );
   assert.equal(result?.ok, true);
   assert.deepEqual((await store.getScore(account.id, 'c1'))?.factors, { usage: 0.5 });
   assert.deepEqual(await store.synchronousLevels(), [{ connection: 'writer', level: 2 }]);

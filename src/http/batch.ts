@@ -5,7 +5,14 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
 import type { ApiError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
-import { CustomerTaken, type CustomerUpsert, type Entry, refusedJson } from '../writes/batches.ts';
+import {
+  CustomerTaken,
+  type CustomerUpsert,
+  customerBatch,
+  type Entry,
+  refusedJson,
+  scoreBatch,
+} from '../writes/batches.ts';
 import type { FactorUpdate } from '../writes/factor-updates.ts';
 import {
   BATCH_BODY_LIMIT,
@@ -78,7 +85,7 @@ function customersBatch(app: FastifyInstance, store: Store, now: () => number): 
       // read and its insert: nothing of the batch commits, and it runs again on what is there now.
       for (let attempt = 1; ; attempt++) {
         try {
-          const body = await store.run('customerBatch', req.accountId, items, claim, now());
+          const body = await store.run(customerBatch, req.accountId, items, claim, now());
           answeredWithWrite(req);
           return sendJson(reply, body);
         } catch (error) {
@@ -108,7 +115,7 @@ function scoresBatch(app: FastifyInstance, store: Store, now: () => number): voi
         factors: raw.factors as Record<string, number | null>,
         merge: raw.merge === true,
       }));
-      const body = await store.run('scoreBatch', req.accountId, items, claimToAnswer(req), now());
+      const body = await store.run(scoreBatch, req.accountId, items, claimToAnswer(req), now());
       answeredWithWrite(req);
       return sendJson(reply, body);
     },

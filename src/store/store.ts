@@ -7,7 +7,7 @@ import type { ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
-import type { JobArgs, JobName, JobResult } from '../writes/jobs.ts';
+import type { Write } from './write.ts';
 
 export type { EventRecord, ScoreRecord };
 
@@ -568,10 +568,10 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
   /** Runs `fn` atomically: all of its writes commit, or none do. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * A named transaction of writes/jobs.ts (a batch of score updates, a rescore), run whole where
-   * the writes run: on SQLite, one message to the writer thread.
+   * A write of src/writes/ (a batch of score updates, a rescore), run whole where the writes run:
+   * on SQLite, one message to the writer thread (./write.ts).
    */
-  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>>;
+  run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R>;
 
   // Accounts and keys: the administration surface of the CLI and the authentication lookup.
   ensureAccount(name: string, now: number): Promise<Account>;

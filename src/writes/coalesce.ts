@@ -8,7 +8,7 @@ import type { ScoreRecord } from '../domain/health.ts';
 import { Batcher } from '../store/batcher.ts';
 import type { Store } from '../store/store.ts';
 import { isDatabaseUnavailable } from '../store/unavailable.ts';
-import type { FactorUpdate } from './factor-updates.ts';
+import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
 
 export class ScoreWriter {
   readonly #store: Store;
@@ -42,7 +42,7 @@ export class ScoreWriter {
 
   async #write(accountId: string, updates: FactorUpdate[]): Promise<PromiseSettledResult<ScoreRecord>[]> {
     try {
-      const results = await this.#store.run('factorUpdates', accountId, updates, this.#now());
+      const results = await this.#store.run(applyFactorUpdates, accountId, updates, this.#now());
       return results.map((r) =>
         r.ok ? { status: 'fulfilled', value: r.record } : { status: 'rejected', reason: r.error },
       );

@@ -7,6 +7,7 @@ import type { EventRecord } from '../domain/events.ts';
 import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
 import { healthScoreJson } from './score-json.ts';
 
 /**
@@ -61,70 +62,74 @@ function refusal(factors: Factors): ApiError | null {
  * store writes at most one score per customer per call); a later item for the same customer
  * goes to the next round and builds on the version the round before made.
  */
-export async function applyFactorUpdates(
-  tx: Tx,
-  accountId: string,
-  items: readonly FactorUpdate[],
-  now: number = Date.now(),
-): Promise<FactorResult[]> {
-  const results = new Array<FactorResult>(items.length);
-  const ids = [...new Set(items.map((i) => i.customerId))];
-  // Locks every customer of the batch at once, in one order, before anything is written.
-  const current = await tx.scoresForUpdate(accountId, ids);
-  const settings = await tx.getSettings(accountId);
-  const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
-  const alerted: { customerId: string; at: number }[] = [];
-  // Events go out in input order, as if the items had run one after another, whatever their rounds.
-  const events = new Array<EventRecord[]>(items.length);
-  let pending = items.map((_, i) => i);
-  while (pending.length > 0) {
-    const inRound = new Set<string>();
-    const later: number[] = [];
-    const records: ScoreRecord[] = [];
-    for (const i of pending) {
-      const item = items[i] as FactorUpdate;
-      if (inRound.has(item.customerId)) {
-        later.push(i);
-        continue;
+export const applyFactorUpdates = write(
+  import.meta.url,
+  async function applyFactorUpdates(
+    tx: Tx,
+    accountId: string,
+    items: readonly FactorUpdate[],
+    now: number,
+  ): Promise<FactorResult[]> {
+    const results = new Array<FactorResult>(items.length);
+    const ids = [...new Set(items.map((i) => i.customerId))];
+    // Locks every customer of the batch at once, in one order, before anything is written.
+    const current = await tx.scoresForUpdate(accountId, ids);
+    const settings = await tx.getSettings(accountId);
+    const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
+    const alerted: { customerId: string; at: number }[] = [];
+    // Events go out in input order, as if the items had run one after another, whatever their rounds.
+    const events = new Array<EventRecord[]>(items.length);
+    let pending = items.map((_, i) => i);
+    while (pending.length > 0) {
+      const inRound = new Set<string>();
+      const later: number[] = [];
+      const records: ScoreRecord[] = [];
+      for (const i of pending) {
+        const item = items[i] as FactorUpdate;
+        if (inRound.has(item.customerId)) {
+          later.push(i);
+          continue;
+        }
+        if (!current.has(item.customerId)) {
+          results[i] = { ok: false, error: notFound.customer(item.customerId) };
+          continue;
+        }
+        const score = current.get(item.customerId) ?? null;
+        const factors = nextFactors(item, score?.factors ?? {});
+        const refused = refusal(factors);
+        if (refused) {
+          results[i] = { ok: false, error: refused };
+          continue;
+        }
+        inRound.add(item.customerId);
+        const update = scoreFactors(item.customerId, score, factors, settings, now);
+        current.set(item.customerId, update.record);
+        records.push(update.record);
+        events[i] = update.events;
+        const watch = drops?.get(item.customerId);
+        const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
+        if (dropped) {
+          update.events.push(dropped);
+          alerted.push({ customerId: item.customerId, at: update.record.updatedAt });
+        }
+        results[i] = { ok: true, record: update.record };
       }
-      if (!current.has(item.customerId)) {
-        results[i] = { ok: false, error: notFound.customer(item.customerId) };
-        continue;
-      }
-      const score = current.get(item.customerId) ?? null;
-      const factors = nextFactors(item, score?.factors ?? {});
-      const refused = refusal(factors);
-      if (refused) {
-        results[i] = { ok: false, error: refused };
-        continue;
-      }
-      inRound.add(item.customerId);
-      const update = scoreFactors(item.customerId, score, factors, settings, now);
-      current.set(item.customerId, update.record);
-      records.push(update.record);
-      events[i] = update.events;
-      const watch = drops?.get(item.customerId);
-      const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
-      if (dropped) {
-        update.events.push(dropped);
-        alerted.push({ customerId: item.customerId, at: update.record.updatedAt });
-      }
-      results[i] = { ok: true, record: update.record };
+      if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
+      pending = later;
     }
-    if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
-    pending = later;
-  }
-  const all = events.flat();
-  if (all.length > 0) await tx.insertEvents(accountId, all);
-  if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
-  const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
-  if (audits.length > 0) await tx.appendAudits(accountId, audits);
-  for (const [i, item] of items.entries()) {
-    const result = results[i] as FactorResult;
-    if (!result.ok || !item.answer) continue;
-    const { key, claimedAt } = item.answer;
-    const answer = { status: 200, body: healthScoreJson(result.record) };
-    if (!(await tx.recordIdempotentAnswer(accountId, key, claimedAt, answer))) throw idempotencyInProgress();
-  }
-  return results;
-}
+    const all = events.flat();
+    if (all.length > 0) await tx.insertEvents(accountId, all);
+    if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
+    const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
+    if (audits.length > 0) await tx.appendAudits(accountId, audits);
+    for (const [i, item] of items.entries()) {
+      const result = results[i] as FactorResult;
+      if (!result.ok || !item.answer) continue;
+      const { key, claimedAt } = item.answer;
+      const answer = { status: 200, body: healthScoreJson(result.record) };
+      if (!(await tx.recordIdempotentAnswer(accountId, key, claimedAt, answer)))
+        throw idempotencyInProgress();
+    }
+    return results;
+  },
+);

@@ -14,6 +14,7 @@ import {
 } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
 
 /** What a weights change would do, without saving it. */
 export interface WeightsPreview {
@@ -79,26 +80,24 @@ export async function changeWeights(
   store: Store,
   accountId: string,
   weights: Weights,
-  now: number = Date.now(),
+  now: number,
 ): Promise<Settings> {
   checkWeightsSum(weights);
-  return store.run('applyWeights', accountId, weights, now);
+  return store.run(applyWeights, accountId, weights, now);
 }
 
-/** changeWeights' transaction (a job of ./jobs.ts: on SQLite it runs on the writer thread). */
-export async function applyWeights(
-  tx: Tx,
-  accountId: string,
-  weights: Weights,
-  clock: number = Date.now(),
-): Promise<Settings> {
-  const current = await tx.getSettings(accountId, { forUpdate: true });
-  const now = nextTimestamp(clock, current.weightsUpdatedAt ?? 0);
-  await tx.putWeights(accountId, weights, now);
-  const next = await tx.getSettings(accountId);
-  await rescore(tx, accountId, next, 'weights_changed', now);
-  return next;
-}
+/** changeWeights' transaction (a write: on SQLite it runs on the writer thread). */
+export const applyWeights = write(
+  import.meta.url,
+  async function applyWeights(tx: Tx, accountId: string, weights: Weights, clock: number): Promise<Settings> {
+    const current = await tx.getSettings(accountId, { forUpdate: true });
+    const now = nextTimestamp(clock, current.weightsUpdatedAt ?? 0);
+    await tx.putWeights(accountId, weights, now);
+    const next = await tx.getSettings(accountId);
+    await rescore(tx, accountId, next, 'weights_changed', now);
+    return next;
+  },
+);
 
 /**
  * Sets the bounds given (the others stay) and re-bands every score; answers the settings as
@@ -108,33 +107,36 @@ export async function changeThresholds(
   store: Store,
   accountId: string,
   change: Partial<Thresholds>,
-  now: number = Date.now(),
+  now: number,
 ): Promise<Settings> {
-  return store.run('applyThresholds', accountId, change, now);
+  return store.run(applyThresholds, accountId, change, now);
 }
 
-/** changeThresholds' transaction (a job of ./jobs.ts). */
-export async function applyThresholds(
-  tx: Tx,
-  accountId: string,
-  change: Partial<Thresholds>,
-  clock: number = Date.now(),
-): Promise<Settings> {
-  const current = await tx.getSettings(accountId, { forUpdate: true });
-  const thresholds: Thresholds = { ...current.thresholds, ...change };
-  if (!thresholdsValid(thresholds)) {
-    throw new ApiError(
-      'parameter_invalid',
-      `Thresholds need 0 < at_risk < healthy <= 1; this would make at_risk ${thresholds.at_risk} and healthy ${thresholds.healthy}.`,
-      change.at_risk !== undefined ? 'at_risk' : 'healthy',
-    );
-  }
-  const now = nextTimestamp(clock, current.thresholdsUpdatedAt ?? 0);
-  await tx.putThresholds(accountId, thresholds, now);
-  const next = await tx.getSettings(accountId);
-  await rescore(tx, accountId, next, 'thresholds_changed', now);
-  return next;
-}
+/** changeThresholds' transaction (a write). */
+export const applyThresholds = write(
+  import.meta.url,
+  async function applyThresholds(
+    tx: Tx,
+    accountId: string,
+    change: Partial<Thresholds>,
+    clock: number,
+  ): Promise<Settings> {
+    const current = await tx.getSettings(accountId, { forUpdate: true });
+    const thresholds: Thresholds = { ...current.thresholds, ...change };
+    if (!thresholdsValid(thresholds)) {
+      throw new ApiError(
+        'parameter_invalid',
+        `Thresholds need 0 < at_risk < healthy <= 1; this would make at_risk ${thresholds.at_risk} and healthy ${thresholds.healthy}.`,
+        change.at_risk !== undefined ? 'at_risk' : 'healthy',
+      );
+    }
+    const now = nextTimestamp(clock, current.thresholdsUpdatedAt ?? 0);
+    await tx.putThresholds(accountId, thresholds, now);
+    const next = await tx.getSettings(accountId);
+    await rescore(tx, accountId, next, 'thresholds_changed', now);
+    return next;
+  },
+);
 
 /** What these weights would change (scores, bands), computed in a transaction that writes nothing. */
 export async function previewWeights(
@@ -143,29 +145,32 @@ export async function previewWeights(
   weights: Weights,
 ): Promise<WeightsPreview> {
   checkWeightsSum(weights);
-  return store.run('previewWeights', accountId, weights);
+  return store.run(computePreview, accountId, weights);
 }
 
-/** previewWeights' reads and computation, in a transaction that writes nothing (a job of ./jobs.ts). */
-export async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<WeightsPreview> {
-  const settings = await tx.getSettings(accountId);
-  const next = { weights, thresholds: settings.thresholds };
-  const bands = await tx.countScoresByStatus(accountId);
-  let customers = 0;
-  let scoresChanged = 0;
-  let bandChanges = 0;
-  for await (const scores of scorePages(tx, accountId)) {
-    customers += scores.length;
-    for (const old of scores) {
-      const score = computeScore(old.factors, next.weights);
-      const status = statusFor(score, next.thresholds);
-      if (score !== old.score) scoresChanged++;
-      if (status !== old.status) {
-        bandChanges++;
-        bands[old.status]--;
-        bands[status]++;
+/** previewWeights' reads and computation, in a transaction that writes nothing (a write that writes nothing). */
+export const computePreview = write(
+  import.meta.url,
+  async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<WeightsPreview> {
+    const settings = await tx.getSettings(accountId);
+    const next = { weights, thresholds: settings.thresholds };
+    const bands = await tx.countScoresByStatus(accountId);
+    let customers = 0;
+    let scoresChanged = 0;
+    let bandChanges = 0;
+    for await (const scores of scorePages(tx, accountId)) {
+      customers += scores.length;
+      for (const old of scores) {
+        const score = computeScore(old.factors, next.weights);
+        const status = statusFor(score, next.thresholds);
+        if (score !== old.score) scoresChanged++;
+        if (status !== old.status) {
+          bandChanges++;
+          bands[old.status]--;
+          bands[status]++;
+        }
       }
     }
-  }
-  return { customers, scoresChanged, bandChanges, bands };
-}
+    return { customers, scoresChanged, bandChanges, bands };
+  },
+);

@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
 import { randomBase62 } from '../../domain/ids.ts';
-import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import { type Driver, hasNul, type Row } from '../sql/driver.ts';
 import * as idempotency from '../sql/idempotency.ts';
 import * as keys from '../sql/keys.ts';
@@ -23,6 +22,7 @@ import type {
   Tx,
   UserRecord,
 } from '../store.ts';
+import type { Write } from '../write.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import { pgDriver } from './driver.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -108,9 +108,8 @@ export class PostgresStore extends SqlReader implements Store {
     return this.#closing;
   }
 
-  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
-    const job = JOBS[name] as unknown as (tx: Tx, ...a: JobArgs<K>) => Promise<JobResult<K>>;
-    return this.transaction((tx) => job(tx, ...args));
+  run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    return this.transaction((tx) => write(tx, ...args));
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {

@@ -2,8 +2,8 @@
 // store's writes for ':memory:' (one connection for everything), and the whole of the writer
 // thread for a file (writer-thread.ts). ThreadWriter (writer-client.ts) has the same methods,
 // each a message to that thread, so the store uses either without asking which.
-import { JOBS, type JobArgs, type JobName, type JobResult } from '../../writes/jobs.ts';
 import type { Tx } from '../store.ts';
+import type { Write } from '../write.ts';
 import type { Connection } from './connection.ts';
 import { GroupCommit } from './group-commit.ts';
 import { DirectWriter } from './write-connection.ts';
@@ -25,10 +25,9 @@ export class LocalWriter {
     return this.#commits.run(fn);
   }
 
-  /** A transaction of writes/jobs.ts. */
-  job<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
-    const job = JOBS[name] as unknown as (tx: Tx, ...a: JobArgs<K>) => Promise<JobResult<K>>;
-    return this.#commits.run((tx) => job(tx, ...args));
+  /** A write (../write.ts), committed with the batch it joins. */
+  job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    return this.#commits.run((tx) => write(tx, ...args));
   }
 
   /** A store write of write-ops.ts, committed with the batch it joins. */

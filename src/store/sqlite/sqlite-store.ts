@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
 import { SqlReader } from '../sql/reader.ts';
 import type {
   Account,
@@ -17,6 +16,7 @@ import type {
   Tx,
   UserRecord,
 } from '../store.ts';
+import type { Write } from '../write.ts';
 import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
 import { LocalWriter } from './local-writer.ts';
@@ -90,9 +90,9 @@ export class SqliteStore extends SqlReader implements Store {
     return this.#writes.transaction(fn);
   }
 
-  run<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
+  run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
     // On the thread, the whole transaction is one message: reads, computing and writes happen there.
-    return this.#writes.job(name, ...args);
+    return this.#writes.job(write, ...args);
   }
 
   ensureAccount(name: string, now: number): Promise<Account> {

@@ -1,11 +1,11 @@
-// The main thread's side of the SQLite writer thread (writer-thread.ts): named jobs go over as
-// one message each; a transaction written as a function here ('open') gets a Tx whose every
+// The main thread's side of the SQLite writer thread (writer-thread.ts): a write (../write.ts)
+// goes over as one message, by its module and name; a transaction written as a function here ('open') gets a Tx whose every
 // call is a message. Either is answered once the COMMIT holding it has returned. Calls made
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
-import type { JobArgs, JobName, JobResult } from '../../writes/jobs.ts';
 import { reviveCustomer } from '../sql/rows.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
+import type { Write } from '../write.ts';
 import { SqliteTx } from './tx.ts';
 import type { OpArgs, OpResult, WriteOpName } from './write-ops.ts';
 import { fromWire, type Reply, type Request, resultFromWire } from './writer-protocol.ts';
@@ -122,9 +122,9 @@ export class ThreadWriter {
     return this.#send({ op: 'job', name, args });
   }
 
-  /** A transaction of writes/jobs.ts, run whole on the thread. */
-  async job<K extends JobName>(name: K, ...args: JobArgs<K>): Promise<JobResult<K>> {
-    return resultFromWire(name, await this.#send({ op: 'job', name, args }));
+  /** A write, run whole on the thread, which imports it by its module and name. */
+  async job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    return resultFromWire(await this.#send({ op: 'job', module: write.module, name: write.name, args }));
   }
 
   migrate = (): Promise<number> => this.#send({ op: 'migrate' });

@@ -3,12 +3,13 @@
 // an error goes as its name, message and the fields Vitals reads (`code`, node:sqlite's
 // `errcode`/`errstr`, an ApiError's `param`, a cause), and is rebuilt on the other side.
 import { ApiError, type ErrorCode } from '../../domain/errors.ts';
-import type { ScoreRecord } from '../../domain/health.ts';
-import type { FactorResult } from '../../writes/factor-updates.ts';
 
 export type Request =
-  /** A named job (writer-thread.ts JOBS), committed with the batch it joins; answered after the COMMIT. */
-  | { op: 'job'; id: number; name: string; args: unknown[] }
+  /**
+   * A write (`module` and `name`, ../write.ts) or a store write of write-ops.ts (`name` alone),
+   * committed with the batch it joins; answered after the COMMIT.
+   */
+  | { op: 'job'; id: number; module?: string; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
   | { op: 'open'; id: number }
   /** A Tx method of the open transaction, answered at once. */
@@ -57,18 +58,21 @@ export function fromWire(wire: WireError): Error {
   return error;
 }
 
-type WireFactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: WireError };
-
-/** A job's result on its way out of the thread: the ApiErrors inside a batch's results become data. */
-export function resultToWire(name: string, value: unknown): unknown {
-  if (name !== 'factorUpdates') return value;
-  return (value as FactorResult[]).map(
-    (r): WireFactorResult => (r.ok ? r : { ok: false, error: toWire(r.error) }),
+/**
+ * A write's result on its way out of the thread: a result of a batch that holds an error per
+ * refused item (`{ ok: false, error }`, as applyFactorUpdates answers) carries each as data.
+ */
+export function resultToWire(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((r) =>
+    r?.ok === false && r.error instanceof Error ? { ok: false, wireError: toWire(r.error) } : r,
   );
 }
 
 /** resultToWire undone. */
-export function resultFromWire<T>(name: string, value: unknown): T {
-  if (name !== 'factorUpdates') return value as T;
-  return (value as WireFactorResult[]).map((r) => (r.ok ? r : { ok: false, error: fromWire(r.error) })) as T;
+export function resultFromWire<T>(value: unknown): T {
+  if (!Array.isArray(value)) return value as T;
+  return value.map((r) =>
+    r?.ok === false && r.wireError ? { ok: false, error: fromWire(r.wireError) } : r,
+  ) as T;
 }

@@ -1,11 +1,12 @@
 // The SQLite write connection on a thread of its own (docs/operations.md, "The SQLite writer
 // thread"). The group commit runs here: the jobs that arrive while a batch commits share the
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
-// goes on parsing, authenticating and answering. A job is either named (JOBS: the score batch,
-// the store's own writes), sent as one message with plain data, or a transaction the main
-// thread drives statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
+// goes on parsing, authenticating and answering. A job is either a write (../write.ts: the score
+// batch, a rescore, found by its module and name) or a store write of write-ops.ts, sent as one
+// message with plain data, or a transaction the main thread drives statement by statement
+// ('open', 'tx' …, 'end'). Started by writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { JOBS } from '../../writes/jobs.ts';
+import { findWrite } from '../write.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
 import { WRITE_OPS } from './write-ops.ts';
@@ -18,8 +19,7 @@ const conn = new Connection(path, synchronous, 16);
 const post = (reply: Reply) => port.postMessage(reply);
 const local = new LocalWriter(conn, () => post({ due: true }));
 const { writer } = local;
-/** By name, with the arguments as they came: which name is which, JOBS and WRITE_OPS say. */
-const runJob = local.job.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
+/** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
 const runOp = local.op.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
 
 /** The transaction the main thread is driving: its 'tx' calls run now, its 'end' settles it. */
@@ -36,13 +36,12 @@ function answer(id: number, work: Promise<unknown>): void {
 port.on('message', (m: Request) => {
   switch (m.op) {
     case 'job': {
-      const name = m.name;
-      const work =
-        name in JOBS
-          ? runJob(name, ...m.args).then((v) => resultToWire(name, v))
-          : name in WRITE_OPS
-            ? runOp(name, ...m.args)
-            : Promise.reject(new Error(`no job '${name}'`));
+      const { module, name } = m;
+      const work = module
+        ? findWrite(module, name).then((write) => local.job(write, ...m.args).then(resultToWire))
+        : name in WRITE_OPS
+          ? runOp(name, ...m.args)
+          : Promise.reject(new Error(`no write op '${name}'`));
       return answer(m.id, work);
     }
     case 'open':

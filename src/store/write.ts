@@ -1,0 +1,40 @@
+// A write: a transaction that runs whole where the writes run, referenced by value
+// (`store.run(applyWeights, accountId, …)`). On PostgreSQL it is a transaction like any other; on
+// SQLite it is one message to the writer thread, which cannot be sent a function: it imports the
+// write's module (`module`, the import.meta.url of the file that exports it under its own name)
+// and calls the export, with the arguments as plain data. docs/development.md, "The store".
+import type { Tx } from './store.ts';
+
+export interface Write<A extends unknown[], R> {
+  (tx: Tx, ...args: A): Promise<R>;
+  /** The import.meta.url of the module that exports this function under its own name. */
+  readonly module: string;
+}
+
+/** `fn`, exported from `module` under its own name (fn.name), as a Write. */
+export function write<A extends unknown[], R>(
+  module: string,
+  fn: (tx: Tx, ...args: A) => Promise<R>,
+): Write<A, R> {
+  return Object.assign(fn, { module });
+}
+
+const found = new Map<string, Promise<Write<unknown[], unknown>>>();
+
+/** The write `module` exports under `name`, as the SQLite writer thread finds it; an error if there is none. */
+export function findWrite(module: string, name: string): Promise<Write<unknown[], unknown>> {
+  const key = `${module}#${name}`;
+  let write = found.get(key);
+  if (!write) {
+    write = import(module).then((exports: Record<string, unknown>) => {
+      const fn = exports[name];
+      if (typeof fn !== 'function' || (fn as Partial<Write<[], unknown>>).module !== module) {
+        found.delete(key);
+        throw new Error(`${module} exports no write named '${name}'`);
+      }
+      return fn as Write<unknown[], unknown>;
+    });
+    found.set(key, write);
+  }
+  return write;
+}
