@@ -254,9 +254,9 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     });
     const limit = deps.config.rateLimit;
     if (limit) await registerRateLimit(api, limit);
-    registerIdempotency(api, deps.store);
+    registerIdempotency(api, deps.store, now);
     registerAudit(api, deps.store, now);
-    await api.register(customersRoutes(deps.store));
+    await api.register(customersRoutes(deps.store, now));
     const metrics = deps.metrics;
     const writer = new ScoreWriter(deps.store, {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
@@ -267,7 +267,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
-    await api.register(webhooksRoutes(deps.store, deps.config.webhook));
+    await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));
     await api.register(auditRoutes(deps.store));
   };

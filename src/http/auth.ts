@@ -52,6 +52,7 @@ export class KeyAuthenticator {
     const match = BEARER.exec(header);
     if (!match) throw new ApiError('api_key_invalid', 'The Authorization header must be Bearer <key>.');
     const hash = hashApiKey(match[1] as string);
+    // The cache's own timer, in real time (not the app's clock, which stamps writes).
     const now = Date.now();
     let found = this.#cache.get(hash);
     if (!found || found.expires <= now) {

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { checkMetadata, mergeMetadata } from '../domain/customers.ts';
-import { ApiError, notFound } from '../domain/errors.ts';
-import { event } from '../domain/events.ts';
-import { nextTimestamp } from '../domain/time.ts';
+import { notFound } from '../domain/errors.ts';
 import { customerObject } from '../store/customer-json.ts';
-import type { CustomerRecord, Store } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
+import { createCustomer, deleteCustomer, updateCustomer } from '../writes/customers.ts';
 import { recordAnswer } from './idempotency.ts';
 import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
 import { segmentOf, segmentParams } from './segments.ts';
@@ -74,7 +72,7 @@ export const toCustomer = customerObject;
 
 const CustomerRef = Type.Ref('Customer');
 
-function createCustomer(app: FastifyInstance, store: Store): void {
+function createCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/customers',
     {
@@ -87,36 +85,19 @@ function createCustomer(app: FastifyInstance, store: Store): void {
       },
     },
     async (req, reply) => {
-      const { customer_id, name, email } = req.body;
-      const metadata = mergeMetadata({}, req.body.metadata ?? {});
-      checkMetadata(metadata);
-      const now = Date.now();
-      const customer: CustomerRecord = {
-        id: customer_id,
-        name,
-        email,
-        metadata,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const body = toCustomer(customer);
-      await store.transaction(async (tx) => {
-        if (!(await tx.insertCustomer(req.accountId, customer))) {
-          throw new ApiError(
-            'customer_exists',
-            `A customer with id '${customer_id}' already exists.`,
-            'customer_id',
-          );
-        }
-        await tx.insertEvents(req.accountId, [event('customer.created', body, now)]);
-        await recordAnswer(tx, req, reply, 201, body);
+      const { customer_id, name, email, metadata } = req.body;
+      const body = await store.transaction(async (tx) => {
+        const input = { customerId: customer_id, name, email, metadata };
+        const created = toCustomer(await createCustomer(tx, req.accountId, input, now()));
+        await recordAnswer(tx, req, reply, 201, created);
+        return created;
       });
       return reply.code(201).send(body);
     },
   );
 }
 
-function getCustomer(app: FastifyInstance, store: Store): void {
+function getCustomerRoute(app: FastifyInstance, store: Store): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/customers/:customer_id',
     {
@@ -135,7 +116,7 @@ function getCustomer(app: FastifyInstance, store: Store): void {
   );
 }
 
-function listCustomers(app: FastifyInstance, store: Store): void {
+function listCustomersRoute(app: FastifyInstance, store: Store): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/customers',
     {
@@ -161,7 +142,7 @@ function listCustomers(app: FastifyInstance, store: Store): void {
   );
 }
 
-function updateCustomer(app: FastifyInstance, store: Store): void {
+function updateCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
     '/customers/:customer_id',
     {
@@ -175,33 +156,14 @@ function updateCustomer(app: FastifyInstance, store: Store): void {
       },
     },
     async (req) => {
-      const id = req.params.customer_id;
-      const updated = await store.transaction(async (tx) => {
-        const current = await tx.getCustomer(req.accountId, id);
-        if (!current) throw notFound.customer(id);
-        const metadata = req.body.metadata
-          ? mergeMetadata(current.metadata, req.body.metadata)
-          : current.metadata;
-        checkMetadata(metadata);
-        // Built field by field: the stored metadata text of `current` must not travel along.
-        const next: CustomerRecord = {
-          id: current.id,
-          createdAt: current.createdAt,
-          name: req.body.name ?? current.name,
-          email: req.body.email ?? current.email,
-          metadata,
-          updatedAt: nextTimestamp(Date.now(), current.updatedAt),
-        };
-        await tx.updateCustomer(req.accountId, next);
-        await tx.insertEvents(req.accountId, [event('customer.updated', toCustomer(next), next.updatedAt)]);
-        return next;
-      });
+      const change = { customerId: req.params.customer_id, ...req.body };
+      const updated = await store.transaction((tx) => updateCustomer(tx, req.accountId, change, now()));
       return toCustomer(updated);
     },
   );
 }
 
-function deleteCustomer(app: FastifyInstance, store: Store): void {
+function deleteCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/customers/:customer_id',
     {
@@ -216,23 +178,22 @@ function deleteCustomer(app: FastifyInstance, store: Store): void {
         },
       },
     },
-    async (req) => {
-      const id = req.params.customer_id;
-      const answer = { id, deleted: true };
-      await store.transaction(async (tx) => {
-        if (!(await tx.deleteCustomer(req.accountId, id))) throw notFound.customer(id);
-        await tx.insertEvents(req.accountId, [event('customer.deleted', answer, Date.now())]);
-      });
-      return answer;
-    },
+    async (req) =>
+      store.transaction((tx) => deleteCustomer(tx, req.accountId, req.params.customer_id, now())),
   );
 }
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [createCustomer, getCustomer, listCustomers, updateCustomer, deleteCustomer];
+const ROUTES = [
+  createCustomerRoute,
+  getCustomerRoute,
+  listCustomersRoute,
+  updateCustomerRoute,
+  deleteCustomerRoute,
+];
 
 export const customersRoutes =
-  (store: Store): FastifyPluginAsync =>
+  (store: Store, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    for (const route of ROUTES) route(app, store);
+    for (const route of ROUTES) route(app, store, now);
   };

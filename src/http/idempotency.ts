@@ -90,7 +90,7 @@ export function answeredWithWrite(req: FastifyRequest): void {
   if (req.idempotency) req.idempotency.answered = true;
 }
 
-export function registerIdempotency(api: FastifyInstance, store: Store): void {
+export function registerIdempotency(api: FastifyInstance, store: Store, clock: () => number): void {
   api.addHook('preHandler', async (req, reply) => {
     if (req.method !== 'POST') return;
     const key = req.headers['idempotency-key'];
@@ -105,7 +105,7 @@ export function registerIdempotency(api: FastifyInstance, store: Store): void {
     const fingerprint = createHash('sha256')
       .update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
       .digest('hex');
-    const now = Date.now();
+    const now = clock();
     const claim = await store.claimIdempotencyKey(req.accountId, key, fingerprint, now, {
       expiresBefore: now - IDEMPOTENCY_TTL_MS,
       staleBefore: now - STALE_MS,

@@ -2,9 +2,7 @@
 // registered by webhooksRoutes (webhooks.ts). docs/api.md, "Deliveries".
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { ApiError, notFound } from '../domain/errors.ts';
-import { event, TEST_EVENT_TYPE } from '../domain/events.ts';
-import { iso } from '../domain/time.ts';
+import { retryDelivery, sendTestEvent } from '../writes/webhooks.ts';
 import { recordAnswer } from './idempotency.ts';
 import { errorResponses } from './schemas.ts';
 import { DeliveriesQuery, DeliveryParams, IdParams, NoFields, toDelivery } from './webhook-schemas.ts';
@@ -12,7 +10,7 @@ import type { WebhookDeps } from './webhooks.ts';
 
 const DeliveryRef = Type.Ref('Delivery');
 
-export function sendTestEvent(app: FastifyInstance, { store }: WebhookDeps): void {
+export function sendTestEventRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
   app.post<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id/test',
     {
@@ -26,31 +24,17 @@ export function sendTestEvent(app: FastifyInstance, { store }: WebhookDeps): voi
         response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 413, 415) },
       },
     },
-    async (req, reply) => {
-      const id = req.params.webhook_id;
-      return store.transaction(async (tx) => {
-        const webhook = await tx.getWebhook(req.accountId, id);
-        if (!webhook) throw notFound.webhook(id);
-        if (!webhook.enabled) {
-          throw new ApiError(
-            'webhook_disabled',
-            'This webhook is disabled; enable it (PATCH enabled: true) to send it a test event.',
-          );
-        }
-        const now = Date.now();
-        const test = event(TEST_EVENT_TYPE, { webhook_id: id, sent_at: iso(now) }, now);
-        const created = await tx.insertDirectEvent(req.accountId, id, test);
-        const delivery = created && (await tx.getDelivery(req.accountId, id, created));
-        if (!delivery) throw notFound.webhook(id);
+    async (req, reply) =>
+      store.transaction(async (tx) => {
+        const delivery = await sendTestEvent(tx, req.accountId, req.params.webhook_id, now());
         const answer = toDelivery(delivery);
         await recordAnswer(tx, req, reply, 200, answer);
         return answer;
-      });
-    },
+      }),
   );
 }
 
-export function listDeliveries(app: FastifyInstance, { store, find }: WebhookDeps): void {
+export function listDeliveriesRoute(app: FastifyInstance, { store, find }: WebhookDeps): void {
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveriesQuery> }>(
     '/webhooks/:webhook_id/deliveries',
     {
@@ -77,7 +61,7 @@ export function listDeliveries(app: FastifyInstance, { store, find }: WebhookDep
   );
 }
 
-export function retryDelivery(app: FastifyInstance, { store, find }: WebhookDeps): void {
+export function retryDeliveryRoute(app: FastifyInstance, { store, find, now }: WebhookDeps): void {
   app.post<{ Params: Static<typeof DeliveryParams> }>(
     '/webhooks/:webhook_id/deliveries/:delivery_id/retry',
     {
@@ -93,17 +77,7 @@ export function retryDelivery(app: FastifyInstance, { store, find }: WebhookDeps
       const { webhook_id, delivery_id } = req.params;
       await find(req.accountId, webhook_id);
       return store.transaction(async (tx) => {
-        const retried = await tx.retryDelivery(req.accountId, webhook_id, delivery_id, Date.now());
-        const delivery = await tx.getDelivery(req.accountId, webhook_id, delivery_id);
-        if (!delivery) {
-          throw new ApiError('delivery_not_found', `No delivery with id '${delivery_id}' on this webhook.`);
-        }
-        if (!retried) {
-          throw new ApiError(
-            'delivery_in_progress',
-            'An attempt of this delivery is in flight; retry once it has finished.',
-          );
-        }
+        const delivery = await retryDelivery(tx, req.accountId, webhook_id, delivery_id, now());
         const answer = toDelivery(delivery);
         await recordAnswer(tx, req, reply, 200, answer);
         return answer;

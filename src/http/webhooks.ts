@@ -3,13 +3,13 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
-import { iso, nextTimestamp } from '../domain/time.ts';
+import { iso } from '../domain/time.ts';
 import type { Store, WebhookRecord } from '../store/store.ts';
 import { urlRefusal } from '../webhooks/url-guard.ts';
+import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../writes/webhooks.ts';
 import { recordAnswer } from './idempotency.ts';
 import { errorResponses } from './schemas.ts';
-import { listDeliveries, retryDelivery, sendTestEvent } from './webhook-deliveries.ts';
+import { listDeliveriesRoute, retryDeliveryRoute, sendTestEventRoute } from './webhook-deliveries.ts';
 import {
   BACKLOG_CAP,
   CreateBody,
@@ -23,6 +23,8 @@ import {
 
 export interface WebhookDeps {
   store: Store;
+  /** The clock writes are stamped with. */
+  now: () => number;
   /** Throws 400 parameter_invalid (param url) for a URL the webhook may not have. */
   checkUrl: (url: string) => void;
   /** The webhook, or 404 webhook_not_found. */
@@ -31,7 +33,7 @@ export interface WebhookDeps {
 
 const WebhookRef = Type.Ref('Webhook');
 
-function createWebhook(app: FastifyInstance, { store, checkUrl }: WebhookDeps): void {
+function createWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: WebhookDeps): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/webhooks',
     {
@@ -44,29 +46,18 @@ function createWebhook(app: FastifyInstance, { store, checkUrl }: WebhookDeps): 
     },
     async (req, reply) => {
       checkUrl(req.body.url);
-      const now = Date.now();
-      const webhook: WebhookRecord = {
-        id: newId.webhook(),
-        url: req.body.url,
-        events: req.body.events,
-        description: req.body.description ?? null,
-        secret: newId.webhookSecret(),
-        enabled: true,
-        disabledReason: null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const answer = { ...toWebhook(webhook), secret: webhook.secret };
-      await store.transaction(async (tx) => {
-        await tx.insertWebhook(req.accountId, webhook);
-        await recordAnswer(tx, req, reply, 201, answer);
+      const answer = await store.transaction(async (tx) => {
+        const webhook = await createWebhook(tx, req.accountId, req.body, now());
+        const created = { ...toWebhook(webhook), secret: webhook.secret };
+        await recordAnswer(tx, req, reply, 201, created);
+        return created;
       });
       return reply.code(201).send(answer);
     },
   );
 }
 
-function listWebhooks(app: FastifyInstance, { store }: WebhookDeps): void {
+function listWebhooksRoute(app: FastifyInstance, { store }: WebhookDeps): void {
   app.get(
     '/webhooks',
     {
@@ -80,7 +71,7 @@ function listWebhooks(app: FastifyInstance, { store }: WebhookDeps): void {
   );
 }
 
-function getWebhook(app: FastifyInstance, { store, find }: WebhookDeps): void {
+function getWebhookRoute(app: FastifyInstance, { store, find }: WebhookDeps): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id',
     {
@@ -105,7 +96,7 @@ function getWebhook(app: FastifyInstance, { store, find }: WebhookDeps): void {
   );
 }
 
-function updateWebhook(app: FastifyInstance, { store, checkUrl }: WebhookDeps): void {
+function updateWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: WebhookDeps): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
     '/webhooks/:webhook_id',
     {
@@ -119,28 +110,15 @@ function updateWebhook(app: FastifyInstance, { store, checkUrl }: WebhookDeps): 
     },
     async (req) => {
       if (req.body.url !== undefined) checkUrl(req.body.url);
-      const updated = await store.transaction(async (tx) => {
-        const current = await tx.getWebhook(req.accountId, req.params.webhook_id);
-        if (!current) throw notFound.webhook(req.params.webhook_id);
-        const enabled = req.body.enabled ?? current.enabled;
-        const next: WebhookRecord = {
-          ...current,
-          url: req.body.url ?? current.url,
-          events: req.body.events ?? current.events,
-          description: req.body.description === undefined ? current.description : req.body.description,
-          enabled,
-          disabledReason: enabled ? null : req.body.enabled === false ? null : current.disabledReason,
-          updatedAt: nextTimestamp(Date.now(), current.updatedAt),
-        };
-        await tx.updateWebhook(req.accountId, next);
-        return next;
-      });
+      const updated = await store.transaction((tx) =>
+        updateWebhook(tx, req.accountId, req.params.webhook_id, req.body, now()),
+      );
       return toWebhook(updated);
     },
   );
 }
 
-function deleteWebhook(app: FastifyInstance, { store }: WebhookDeps): void {
+function deleteWebhookRoute(app: FastifyInstance, { store }: WebhookDeps): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id',
     {
@@ -154,16 +132,11 @@ function deleteWebhook(app: FastifyInstance, { store }: WebhookDeps): void {
         },
       },
     },
-    async (req) => {
-      const id = req.params.webhook_id;
-      const deleted = await store.transaction((tx) => tx.deleteWebhook(req.accountId, id));
-      if (!deleted) throw notFound.webhook(id);
-      return { id, deleted: true };
-    },
+    async (req) => store.transaction((tx) => deleteWebhook(tx, req.accountId, req.params.webhook_id)),
   );
 }
 
-function rotateSecret(app: FastifyInstance, { store }: WebhookDeps): void {
+function rotateSecretRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
   app.post<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id/rotate-secret',
     {
@@ -177,14 +150,7 @@ function rotateSecret(app: FastifyInstance, { store }: WebhookDeps): void {
     },
     async (req, reply) =>
       store.transaction(async (tx) => {
-        const current = await tx.getWebhook(req.accountId, req.params.webhook_id);
-        if (!current) throw notFound.webhook(req.params.webhook_id);
-        const next = {
-          ...current,
-          secret: newId.webhookSecret(),
-          updatedAt: nextTimestamp(Date.now(), current.updatedAt),
-        };
-        await tx.updateWebhook(req.accountId, next);
+        const next = await rotateWebhookSecret(tx, req.accountId, req.params.webhook_id, now());
         const answer = { ...toWebhook(next), secret: next.secret };
         await recordAnswer(tx, req, reply, 200, answer);
         return answer;
@@ -194,22 +160,23 @@ function rotateSecret(app: FastifyInstance, { store }: WebhookDeps): void {
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
 const ROUTES = [
-  createWebhook,
-  listWebhooks,
-  getWebhook,
-  updateWebhook,
-  deleteWebhook,
-  rotateSecret,
-  sendTestEvent,
-  listDeliveries,
-  retryDelivery,
+  createWebhookRoute,
+  listWebhooksRoute,
+  getWebhookRoute,
+  updateWebhookRoute,
+  deleteWebhookRoute,
+  rotateSecretRoute,
+  sendTestEventRoute,
+  listDeliveriesRoute,
+  retryDeliveryRoute,
 ];
 
 export const webhooksRoutes =
-  (store: Store, opts: { blockPrivate: boolean }): FastifyPluginAsync =>
+  (store: Store, opts: { blockPrivate: boolean }, now: () => number): FastifyPluginAsync =>
   async (app) => {
     const deps: WebhookDeps = {
       store,
+      now,
       checkUrl: (url) => {
         const refusal = urlRefusal(url, opts.blockPrivate);
         if (refusal) throw new ApiError('parameter_invalid', `'url' ${refusal}.`, 'url');

@@ -1,25 +1,20 @@
 // The batch endpoints' transactions (docs/api.md, "Batches"): every item applied in order, as
 // its single call would apply it, in one transaction with one commit. They run where the writes
 // run (store.run) and return the answer's JSON text, which an Idempotency-Key stores with them.
-import { checkMetadata, type Metadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
 import { type EventRecord, event } from '../domain/events.ts';
-import { nextTimestamp } from '../domain/time.ts';
 import { customerJson, customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
 import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
 import { healthScoreJson } from './score-json.ts';
 
 /** An item as the route passes it on: checked and ready, or already refused (its result's JSON). */
 export type Entry<T> = { item: T } | { result: string };
 
-export interface CustomerUpsert {
-  customerId: string;
-  name?: string | undefined;
-  email?: string | undefined;
-  metadata?: Metadata | undefined;
-}
+/** A batch item: a new customer, or a change to an existing one. */
+export type CustomerUpsert = CustomerInput;
 
 /** An Idempotency-Key claim: the answer is stored in the batch's transaction. */
 export type Claim = { key: string; claimedAt: number } | undefined;
@@ -52,7 +47,7 @@ export const customerBatch = write(
       const u = entry.item;
       try {
         const before = current.get(u.customerId);
-        const next = before ? updated(before, u, now) : fresh(u, now);
+        const next = before ? changedCustomer(before, u, now) : newCustomer(u, now);
         current.set(u.customerId, next);
         touched.add(u.customerId);
         if (!before) created.add(u.customerId);
@@ -75,43 +70,6 @@ export const customerBatch = write(
     return body;
   },
 );
-
-/** A customer that does not exist yet, as POST /api/customers makes it. */
-function fresh(u: CustomerUpsert, now: number): CustomerRecord {
-  for (const field of ['name', 'email'] as const) {
-    if (u[field] === undefined) {
-      throw new ApiError('parameter_missing', `'${field}' is required to create a customer.`, field);
-    }
-  }
-  const metadata = mergeMetadata({}, u.metadata ?? {});
-  checkMetadata(metadata);
-  return {
-    id: u.customerId,
-    name: u.name as string,
-    email: u.email as string,
-    metadata,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
-/** An existing customer changed as PATCH /api/customers/:id changes it. */
-function updated(before: CustomerRecord, u: CustomerUpsert, now: number): CustomerRecord {
-  if (u.name === undefined && u.email === undefined && u.metadata === undefined) {
-    throw new ApiError('parameter_missing', 'Supply at least one parameter to change.');
-  }
-  const metadata = u.metadata ? mergeMetadata(before.metadata, u.metadata) : before.metadata;
-  checkMetadata(metadata);
-  // Field by field: the stored metadata text of `before` must not travel along.
-  return {
-    id: before.id,
-    name: u.name ?? before.name,
-    email: u.email ?? before.email,
-    metadata,
-    createdAt: before.createdAt,
-    updatedAt: nextTimestamp(now, before.updatedAt),
-  };
-}
 
 export const scoreBatch = write(
   import.meta.url,

@@ -1,0 +1,134 @@
+// A webhook's writes, one rule each, for its routes (http/webhooks.ts, http/webhook-deliveries.ts):
+// a new webhook and its secret, a change (a person switching it off or on clears the reason
+// Vitals gave), a new secret, a test event, a retry. Stamped with the caller's `now`.
+// docs/webhooks.md.
+import { ApiError, notFound } from '../domain/errors.ts';
+import { event, type SubscribableEventType, TEST_EVENT_TYPE } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { iso, nextTimestamp } from '../domain/time.ts';
+import type { DeliveryRecord, Tx, WebhookRecord } from '../store/store.ts';
+
+export interface WebhookChange {
+  url?: string | undefined;
+  events?: SubscribableEventType[] | undefined;
+  /** null clears it. */
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+export async function createWebhook(
+  tx: Tx,
+  accountId: string,
+  input: { url: string; events: SubscribableEventType[]; description?: string | undefined },
+  now: number,
+): Promise<WebhookRecord> {
+  const webhook: WebhookRecord = {
+    id: newId.webhook(),
+    url: input.url,
+    events: input.events,
+    description: input.description ?? null,
+    secret: newId.webhookSecret(),
+    enabled: true,
+    disabledReason: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await tx.insertWebhook(accountId, webhook);
+  return webhook;
+}
+
+/** The webhook, or 404 webhook_not_found. */
+async function current(tx: Tx, accountId: string, id: string): Promise<WebhookRecord> {
+  const webhook = await tx.getWebhook(accountId, id);
+  if (!webhook) throw notFound.webhook(id);
+  return webhook;
+}
+
+/** Applies the fields given; a person switching it off or on clears the reason Vitals switched it off. */
+export async function updateWebhook(
+  tx: Tx,
+  accountId: string,
+  id: string,
+  change: WebhookChange,
+  now: number,
+): Promise<WebhookRecord> {
+  const before = await current(tx, accountId, id);
+  const enabled = change.enabled ?? before.enabled;
+  const next: WebhookRecord = {
+    ...before,
+    url: change.url ?? before.url,
+    events: change.events ?? before.events,
+    description: change.description === undefined ? before.description : change.description,
+    enabled,
+    disabledReason: enabled ? null : change.enabled === false ? null : before.disabledReason,
+    updatedAt: nextTimestamp(now, before.updatedAt),
+  };
+  await tx.updateWebhook(accountId, next);
+  return next;
+}
+
+/** A new signing secret; later deliveries are signed with it. */
+export async function rotateWebhookSecret(
+  tx: Tx,
+  accountId: string,
+  id: string,
+  now: number,
+): Promise<WebhookRecord> {
+  const before = await current(tx, accountId, id);
+  const next = { ...before, secret: newId.webhookSecret(), updatedAt: nextTimestamp(now, before.updatedAt) };
+  await tx.updateWebhook(accountId, next);
+  return next;
+}
+
+/** Deletes the webhook with its pending deliveries; 404 webhook_not_found. */
+export async function deleteWebhook(
+  tx: Tx,
+  accountId: string,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
+  if (!(await tx.deleteWebhook(accountId, id))) throw notFound.webhook(id);
+  return { id, deleted: true };
+}
+
+/** One webhook.test event for this webhook alone, whatever it subscribes to; 409 if it is disabled. */
+export async function sendTestEvent(
+  tx: Tx,
+  accountId: string,
+  id: string,
+  now: number,
+): Promise<DeliveryRecord> {
+  const webhook = await current(tx, accountId, id);
+  if (!webhook.enabled) {
+    throw new ApiError(
+      'webhook_disabled',
+      'This webhook is disabled; enable it (PATCH enabled: true) to send it a test event.',
+    );
+  }
+  const test = event(TEST_EVENT_TYPE, { webhook_id: id, sent_at: iso(now) }, now);
+  const created = await tx.insertDirectEvent(accountId, id, test);
+  const delivery = created && (await tx.getDelivery(accountId, id, created));
+  if (!delivery) throw notFound.webhook(id);
+  return delivery;
+}
+
+/** Makes the delivery due now for one more attempt; 409 while an attempt is in flight. */
+export async function retryDelivery(
+  tx: Tx,
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+  now: number,
+): Promise<DeliveryRecord> {
+  const retried = await tx.retryDelivery(accountId, webhookId, deliveryId, now);
+  const delivery = await tx.getDelivery(accountId, webhookId, deliveryId);
+  if (!delivery) {
+    throw new ApiError('delivery_not_found', `No delivery with id '${deliveryId}' on this webhook.`);
+  }
+  if (!retried) {
+    throw new ApiError(
+      'delivery_in_progress',
+      'An attempt of this delivery is in flight; retry once it has finished.',
+    );
+  }
+  return delivery;
+}
