@@ -72,7 +72,7 @@ export type Factors = Static<typeof FactorsSchema>;
 export type FactorsChange = Static<typeof FactorsPatch>;
 // HealthScore's status is a union built from an array, which Static reads as `never`.
 export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status'> & { status: Status };
-export type HistoryEntry = Static<typeof HistoryEntrySchema>;
+export type HistoryEntry = Omit<Static<typeof HistoryEntrySchema>, 'status'> & { status: Status };
 export type HistoryParams = Static<typeof HistoryQuery>;
 export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
 /** An entry of the portfolio's list: a health score with its customer's name. */

@@ -1,8 +1,22 @@
 // The Vitals API as the dashboard uses it: JSON over fetch with the session's API key.
 // Every failure becomes an ApiError carrying the envelope's message, which the pages show as is.
+// The API's shapes are the typed client's (`vitals/client`, src/client/types.ts), which takes them
+// from the route schemas: the dashboard cannot drift from what the server sends.
+import type {
+  AlertsSettings,
+  Delivery,
+  EventType,
+  Movers,
+  Status,
+  ThresholdsSettings,
+  Webhook as WebhookOnly,
+  WebhookWithBacklog,
+  WebhookWithSecret,
+  WeightsPreview,
+  WeightsSettings,
+} from 'vitals/client';
 
-export const STATUSES = ['critical', 'at_risk', 'healthy'] as const;
-export type Status = (typeof STATUSES)[number];
+export const STATUSES = ['critical', 'at_risk', 'healthy'] as const satisfies readonly Status[];
 
 /** The event types of src/domain/events.ts that a webhook can subscribe to. */
 export const EVENT_TYPES = [
@@ -12,69 +26,30 @@ export const EVENT_TYPES = [
   'customer.health_score.updated',
   'customer.status.changed',
   'customer.health_score.dropped',
-] as const;
+] as const satisfies readonly EventType[];
 
 /** The event of POST /api/webhooks/{id}/test: sent to that webhook alone, never subscribed to. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-export interface Customer {
-  id: string;
-  name: string;
-  email: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface HealthScore {
-  customer_id: string;
-  health_score: number;
-  factors: Record<string, number>;
-  status: Status;
-  updated_at: string;
-}
-
-export interface HistoryEntry {
-  version: number;
-  health_score: number;
-  status: Status;
-  factors: Record<string, number>;
-  reason: 'factors_updated' | 'weights_changed' | 'thresholds_changed';
-  created_at: string;
-}
-
-export interface Summary {
-  total: number;
-  counts: Record<Status, number>;
-  average: number | null;
-  groups?: { value: unknown; total: number; counts: Record<Status, number>; average: number }[];
-  groups_truncated?: boolean;
-}
-
-/** GET /api/health-scores/distribution: every current score in equal bins of [0, 1]. */
-export interface Distribution {
-  total: number;
-  bins: { from: number; to: number; total: number; counts: Record<Status, number>; average: number | null }[];
-}
-
-/** A health score on the portfolio's list: with its customer's name. */
-export interface PortfolioEntry extends HealthScore {
-  name: string;
-}
-
-export interface Mover {
-  customer_id: string;
-  name: string;
-  health_score: number;
-  status: Status;
-  baseline_score: number;
-  change: number;
-}
-
-export interface Alerts {
-  drop: { delta: number; days: number } | null;
-  updated_at: string | null;
-}
+export type {
+  Customer,
+  Delivery,
+  Distribution,
+  HealthScore,
+  HistoryEntry,
+  Page,
+  PortfolioEntry,
+  Status,
+  Summary,
+} from 'vitals/client';
+export type Mover = Movers['data'][number];
+export type Alerts = AlertsSettings;
+export type WeightsAnswer = WeightsSettings;
+export type Thresholds = ThresholdsSettings;
+export type Preview = WeightsPreview;
+/** A webhook as any of its answers has it: the secret only from create and rotate-secret, the backlog only from retrieve. */
+export type Webhook = WebhookOnly & Partial<WebhookWithSecret & WebhookWithBacklog>;
+export type Attempt = Delivery['attempts'][number];
 
 /**
  * A segment (docs/api.md, "Segments, trends and movers"): the customers whose metadata `key` is
@@ -88,68 +63,6 @@ export interface Segment {
 /** A segment as query parameters, for query(). */
 export const segmentParams = (segment: Segment | null): Record<string, string> =>
   segment ? { [`metadata[${segment.key}]`]: segment.value } : {};
-
-export interface WeightsAnswer {
-  weights: Record<string, number>;
-  updated_at: string | null;
-}
-
-export interface Thresholds {
-  healthy: number;
-  at_risk: number;
-  updated_at: string | null;
-}
-
-export interface Preview {
-  customers: number;
-  scores_changed: number;
-  band_changes: number;
-  bands: Record<Status, number>;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  /** Only in the answers to create and rotate-secret. */
-  secret?: string;
-  /** The backlog: only in GET /api/webhooks/{id} (docs/webhooks.md, "Backlog"). */
-  pending?: number;
-  pending_truncated?: boolean;
-  oldest_pending_at?: string | null;
-}
-
-export interface Attempt {
-  attempt: number;
-  started_at: string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  response_body: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempt_count: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  updated_at: string;
-  attempts: Attempt[];
-}
-
-export interface Page<T> {
-  data: T[];
-  has_more: boolean;
-}
 
 export class ApiError extends Error {
   readonly status: number;
