@@ -93,10 +93,13 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message));
   // A script or stylesheet the page could not load leaves it blank without an error of its own.
-  page.on('requestfailed', (req) => pageErrors.push(`${req.url()} failed: ${req.failure()?.errorText}`));
+  // (An API request a navigation cuts short fails too, and is no error.)
+  const asset = (url: string) => new URL(url).pathname.startsWith('/assets/');
+  page.on('requestfailed', (req) => {
+    if (asset(req.url())) pageErrors.push(`${req.url()} failed: ${req.failure()?.errorText}`);
+  });
   page.on('response', (res) => {
-    if (res.status() >= 400 && new URL(res.url()).pathname.startsWith('/assets/'))
-      pageErrors.push(`${res.url()} answered ${res.status()}`);
+    if (res.status() >= 400 && asset(res.url())) pageErrors.push(`${res.url()} answered ${res.status()}`);
   });
   page.on('console', (msg) => {
     // Chromium logs every 4xx answer; the tests that expect one check the message the page shows.
