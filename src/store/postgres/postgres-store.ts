@@ -1,26 +1,17 @@
 import { EventEmitter } from 'node:events';
 import { randomBase62 } from '../../domain/ids.ts';
-import { type Driver, hasNul, type Row } from '../sql/driver.ts';
-import * as idempotency from '../sql/idempotency.ts';
-import * as keys from '../sql/keys.ts';
-import * as people from '../sql/people.ts';
-import { SqlReader } from '../sql/reader.ts';
+import { hasNul, type Row } from '../sql/driver.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
+import { type SharedWrite, SqlStore } from '../sql/store.ts';
 import type {
-  Account,
   AccountBacklog,
   AttemptOutcome,
-  AuditEntry,
   ClaimedDelivery,
   ClaimOptions,
   CustomerRecord,
-  IdempotencyClaim,
-  NewApiKey,
-  PruneBatch,
   ScoreRecord,
   Store,
   Tx,
-  UserRecord,
 } from '../store.ts';
 import type { Write } from '../write.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
@@ -42,7 +33,7 @@ export interface PostgresOptions {
 /** How long to wait before trying LISTEN again when the database could not be reached. */
 const RELISTEN_MS = 2000;
 
-export class PostgresStore extends SqlReader implements Store {
+export class PostgresStore extends SqlStore implements Store {
   readonly backend = 'postgres' as const;
   readonly #pool: Sql;
   readonly #wake = new EventEmitter();
@@ -128,70 +119,12 @@ export class PostgresStore extends SqlReader implements Store {
     return result as T;
   }
 
-  ensureAccount(name: string, now: number): Promise<Account> {
-    return keys.ensureAccount(this.db, name, now);
+  protected write<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    return fn(this.db, ...args);
   }
 
-  insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
-    return this.#inTransaction(keys.insertApiKey, key, opts.onlyIfNone ?? false);
-  }
-
-  createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {
-    return this.#inTransaction(people.createUser, ...args);
-  }
-
-  setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
-    return people.setUserRole(this.db, accountId, id, role);
-  }
-
-  removeAccountUser(accountId: string, id: string): Promise<boolean> {
-    return people.removeAccountUser(this.db, accountId, id);
-  }
-
-  removeUser(email: string): Promise<boolean> {
-    return people.removeUser(this.db, email);
-  }
-
-  redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null> {
-    return this.#inTransaction(people.redeemSignInLink, tokenHash, passwordHash, now);
-  }
-
-  /** Serialized per email by a transaction-scoped advisory lock: every process takes the same one. */
-  claimSignInAttempt(email: string, at: number, window: { since: number; limit: number }) {
-    return this.#inTransaction(people.claimSignInAttempt, email, at, window);
-  }
-
-  releaseSignInAttempt(email: string, at: number): Promise<void> {
-    return people.releaseSignInAttempt(this.db, email, at);
-  }
-
-  pruneSignInFailures(before: number): Promise<number> {
-    return people.pruneSignInFailures(this.db, before);
-  }
-
-  putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
-    return people.putSession(this.db, idHash, userId, data, expiresAt);
-  }
-
-  deleteSession(idHash: string): Promise<void> {
-    return people.deleteSession(this.db, idHash);
-  }
-
-  pruneAudit(before: number, limit: number): Promise<number> {
-    return people.pruneAudit(this.db, before, limit);
-  }
-
-  appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
-    return people.appendAudit(this.db, accountId, entry);
-  }
-
-  /** A shared write in a transaction of its own. */
-  #inTransaction<A extends unknown[], R>(fn: (db: Driver, ...args: A) => Promise<R>, ...args: A): Promise<R> {
+  protected atomic<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
     return this.#pool.begin((sql) => fn(pgDriver(sql), ...args)) as Promise<R>;
-  }
-
-  revokeApiKey(id: string, now: number): Promise<boolean> {
-    return keys.revokeApiKey(this.db, id, now);
   }
 
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {
@@ -249,25 +182,5 @@ export class PostgresStore extends SqlReader implements Store {
       },
     );
     this.#listening.catch(() => {});
-  }
-
-  claimIdempotencyKey(...args: Parameters<Store['claimIdempotencyKey']>): Promise<IdempotencyClaim> {
-    return this.#inTransaction(idempotency.claimIdempotencyKey, ...args);
-  }
-
-  completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
-    return idempotency.completeIdempotencyKey(this.db, accountId, key, status, body);
-  }
-
-  releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
-    return idempotency.releaseIdempotencyKey(this.db, accountId, key);
-  }
-
-  pruneIdempotencyKeys(before: number): Promise<number> {
-    return idempotency.pruneIdempotencyKeys(this.db, before);
-  }
-
-  pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
-    return this.#inTransaction(idempotency.pruneEvents, before, opts);
   }
 }

@@ -2,9 +2,11 @@
 // store's writes for ':memory:' (one connection for everything), and the whole of the writer
 // thread for a file (writer-thread.ts). ThreadWriter (writer-client.ts) has the same methods,
 // each a message to that thread, so the store uses either without asking which.
+import type { SharedWrite } from '../sql/store.ts';
 import type { Tx } from '../store.ts';
 import type { Write } from '../write.ts';
 import type { Connection } from './connection.ts';
+import { driverOf } from './driver.ts';
 import { GroupCommit } from './group-commit.ts';
 import { DirectWriter } from './write-connection.ts';
 import { migrate, type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
@@ -28,6 +30,11 @@ export class LocalWriter {
   /** A write (../write.ts), committed with the batch it joins. */
   job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
     return this.#commits.run((tx) => write(tx, ...args));
+  }
+
+  /** A shared write (../sql/store.ts) on the write connection, committed with the batch it joins. */
+  shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    return this.#commits.run(() => fn(driverOf(this.writer.conn), ...args));
   }
 
   /** A store write of write-ops.ts, committed with the batch it joins. */

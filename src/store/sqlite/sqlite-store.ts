@@ -1,21 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SqlReader } from '../sql/reader.ts';
-import type {
-  Account,
-  AccountBacklog,
-  AttemptOutcome,
-  AuditEntry,
-  ClaimedDelivery,
-  ClaimOptions,
-  IdempotencyClaim,
-  NewApiKey,
-  PruneBatch,
-  Store,
-  Tx,
-  UserRecord,
-} from '../store.ts';
+import { type SharedWrite, SqlStore } from '../sql/store.ts';
+import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions, Store, Tx } from '../store.ts';
 import type { Write } from '../write.ts';
 import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
@@ -31,7 +18,7 @@ export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
 }
 
-export class SqliteStore extends SqlReader implements Store {
+export class SqliteStore extends SqlStore implements Store {
   readonly backend = 'sqlite' as const;
   /** The read connection (':memory:' has one connection for everything). */
   protected readonly conn: Connection;
@@ -95,65 +82,13 @@ export class SqliteStore extends SqlReader implements Store {
     return this.#writes.job(write, ...args);
   }
 
-  ensureAccount(name: string, now: number): Promise<Account> {
-    return this.#op('ensureAccount', name, now);
+  protected write<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    // A transaction of its own on the writer thread, committed with the batch it joins.
+    return this.#writes.shared(fn, ...args);
   }
 
-  insertApiKey(key: NewApiKey, opts: { onlyIfNone?: boolean } = {}): Promise<boolean> {
-    // One write transaction (BEGIN IMMEDIATE): another process's check-and-insert waits for it.
-    return this.#op('insertApiKey', key, opts.onlyIfNone ?? false);
-  }
-
-  createUser(...args: Parameters<Store['createUser']>): Promise<boolean> {
-    return this.#op('createUser', ...args);
-  }
-
-  setUserRole(accountId: string, id: string, role: UserRecord['role']): Promise<UserRecord | null> {
-    return this.#op('setUserRole', accountId, id, role);
-  }
-
-  removeAccountUser(accountId: string, id: string): Promise<boolean> {
-    return this.#op('removeAccountUser', accountId, id);
-  }
-
-  removeUser(email: string): Promise<boolean> {
-    return this.#op('removeUser', email);
-  }
-
-  redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null> {
-    return this.#op('redeemSignInLink', tokenHash, passwordHash, now);
-  }
-
-  claimSignInAttempt(email: string, at: number, window: { since: number; limit: number }) {
-    return this.#op('claimSignInAttempt', email, at, window);
-  }
-
-  async releaseSignInAttempt(email: string, at: number): Promise<void> {
-    await this.#op('releaseSignInAttempt', email, at);
-  }
-
-  pruneSignInFailures(before: number): Promise<number> {
-    return this.#op('pruneSignInFailures', before);
-  }
-
-  async putSession(idHash: string, userId: string, data: string, expiresAt: number): Promise<void> {
-    await this.#op('putSession', idHash, userId, data, expiresAt);
-  }
-
-  async deleteSession(idHash: string): Promise<void> {
-    await this.#op('deleteSession', idHash);
-  }
-
-  pruneAudit(before: number, limit: number): Promise<number> {
-    return this.#op('pruneAudit', before, limit);
-  }
-
-  async appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
-    await this.#op('appendAudit', accountId, entry);
-  }
-
-  revokeApiKey(id: string, now: number): Promise<boolean> {
-    return this.#op('revokeApiKey', id, now);
+  protected atomic<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    return this.#writes.shared(fn, ...args);
   }
 
   claimDeliveries(opts: ClaimOptions): Promise<ClaimedDelivery[]> {
@@ -179,32 +114,6 @@ export class SqliteStore extends SqlReader implements Store {
   onDeliveriesDue(listener: () => void): () => void {
     this.#wake.on('due', listener);
     return () => this.#wake.off('due', listener);
-  }
-
-  claimIdempotencyKey(
-    accountId: string,
-    key: string,
-    fingerprint: string,
-    now: number,
-    opts: { expiresBefore: number; staleBefore: number },
-  ): Promise<IdempotencyClaim> {
-    return this.#op('claimIdempotencyKey', accountId, key, fingerprint, now, opts);
-  }
-
-  completeIdempotencyKey(accountId: string, key: string, status: number, body: string): Promise<void> {
-    return this.#op('completeIdempotencyKey', accountId, key, status, body);
-  }
-
-  releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
-    return this.#op('releaseIdempotencyKey', accountId, key);
-  }
-
-  pruneIdempotencyKeys(before: number): Promise<number> {
-    return this.#op('pruneIdempotencyKeys', before);
-  }
-
-  pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
-    return this.#op('pruneEvents', before, opts);
   }
 
   /** A write of write-ops.ts as a transaction of its own, committed with the batch it joins. */

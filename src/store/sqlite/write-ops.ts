@@ -1,31 +1,15 @@
-import * as idempotency from '../sql/idempotency.ts';
-import * as keys from '../sql/keys.ts';
 import type { AttemptOutcome, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
-import { on } from './driver.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
-import { PEOPLE_WRITE_OPS } from './people.ts';
 import * as queue from './queue.ts';
 
 export const WRITE_OPS = {
-  ...PEOPLE_WRITE_OPS,
-
-  ensureAccount: on(keys.ensureAccount),
-  insertApiKey: on(keys.insertApiKey),
-  revokeApiKey: on(keys.revokeApiKey),
-
   claimDeliveries: (conn: Connection, opts: ClaimOptions) => queue.claimDeliveries(conn, opts),
 
   recordAttempts: (conn: Connection, outcomes: AttemptOutcome[]) => {
     const now = Date.now();
     for (const outcome of outcomes) queue.recordAttempt(conn, outcome, now);
   },
-
-  claimIdempotencyKey: on(idempotency.claimIdempotencyKey),
-  completeIdempotencyKey: on(idempotency.completeIdempotencyKey),
-  releaseIdempotencyKey: on(idempotency.releaseIdempotencyKey),
-  pruneIdempotencyKeys: on(idempotency.pruneIdempotencyKeys),
-  pruneEvents: on(idempotency.pruneEvents),
 
   /** PRAGMA synchronous as this connection has it (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA). */
   synchronous: (conn: Connection) => Number(conn.get('PRAGMA synchronous')?.synchronous),

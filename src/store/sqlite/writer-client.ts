@@ -4,6 +4,7 @@
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
 import { reviveCustomer } from '../sql/rows.ts';
+import { locate, type SharedWrite } from '../sql/store.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
 import type { Write } from '../write.ts';
 import { SqliteTx } from './tx.ts';
@@ -124,7 +125,14 @@ export class ThreadWriter {
 
   /** A write, run whole on the thread, which imports it by its module and name. */
   async job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
-    return resultFromWire(await this.#send({ op: 'job', module: write.module, name: write.name, args }));
+    return resultFromWire(
+      await this.#send({ op: 'write', kind: 'tx', module: write.module, name: write.name, args }),
+    );
+  }
+
+  /** A shared write (../sql/store.ts), found on the thread the same way. */
+  shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    return this.#send({ op: 'write', kind: 'db', ...locate(fn), args });
   }
 
   migrate = (): Promise<number> => this.#send({ op: 'migrate' });

@@ -5,11 +5,13 @@
 import { ApiError, type ErrorCode } from '../../domain/errors.ts';
 
 export type Request =
+  /** A store write of write-ops.ts, committed with the batch it joins; answered after the COMMIT. */
+  | { op: 'job'; id: number; name: string; args: unknown[] }
   /**
-   * A write (`module` and `name`, ../write.ts) or a store write of write-ops.ts (`name` alone),
-   * committed with the batch it joins; answered after the COMMIT.
+   * A write found by its module and name: a function of the Tx (`tx`, ../write.ts) or a shared
+   * write of the driver (`db`, ../sql/store.ts); committed and answered as a job.
    */
-  | { op: 'job'; id: number; module?: string; name: string; args: unknown[] }
+  | { op: 'write'; id: number; kind: 'tx' | 'db'; module: string; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
   | { op: 'open'; id: number }
   /** A Tx method of the open transaction, answered at once. */

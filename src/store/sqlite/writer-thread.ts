@@ -1,11 +1,13 @@
 // The SQLite write connection on a thread of its own (docs/operations.md, "The SQLite writer
 // thread"). The group commit runs here: the jobs that arrive while a batch commits share the
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
-// goes on parsing, authenticating and answering. A job is either a write (../write.ts: the score
-// batch, a rescore, found by its module and name) or a store write of write-ops.ts, sent as one
-// message with plain data, or a transaction the main thread drives statement by statement
-// ('open', 'tx' …, 'end'). Started by writer-client.ts.
+// goes on parsing, authenticating and answering. A job is a write found by its module and name
+// (../write.ts: the score batch, a rescore; ../sql/store.ts: the people, keys and idempotency
+// writes), a store write of write-ops.ts by name, each one message with plain data, or a
+// transaction the main thread drives statement by statement ('open', 'tx' …, 'end'). Started by
+// writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
+import { findSharedWrite } from '../sql/store.ts';
 import { findWrite } from '../write.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
@@ -36,12 +38,16 @@ function answer(id: number, work: Promise<unknown>): void {
 port.on('message', (m: Request) => {
   switch (m.op) {
     case 'job': {
-      const { module, name } = m;
-      const work = module
-        ? findWrite(module, name).then((write) => local.job(write, ...m.args).then(resultToWire))
-        : name in WRITE_OPS
-          ? runOp(name, ...m.args)
-          : Promise.reject(new Error(`no write op '${name}'`));
+      const work =
+        m.name in WRITE_OPS ? runOp(m.name, ...m.args) : Promise.reject(new Error(`no write op '${m.name}'`));
+      return answer(m.id, work);
+    }
+    case 'write': {
+      const { module, name, args } = m;
+      const work =
+        m.kind === 'tx'
+          ? findWrite(module, name).then((write) => local.job(write, ...args).then(resultToWire))
+          : findSharedWrite(module, name).then((fn) => local.shared(fn, ...args));
       return answer(m.id, work);
     }
     case 'open':
