@@ -107,6 +107,8 @@ describe('rate limiting per API key', () => {
       assertEnvelope(limited, 'the 429');
       assert.equal(limited.body.error.type, 'rate_limit_error');
       assert.equal(limited.body.error.code, 'rate_limited');
+      // The configured rate, not the time the window has left.
+      assert.match(limited.body.error.message, new RegExp(`at most ${MAX} per minute\\.`));
       // Seconds left in the window, which opened a moment ago: a bound, since the clock runs meanwhile.
       const retryAfter = Number(limited.headers['retry-after']);
       assert.ok(
@@ -134,5 +136,22 @@ describe('rate limiting per API key', () => {
         assert.equal((await t.inject({ method: 'GET', url: path })).status, 200, path);
       }
     }
+  });
+
+  test('requests with no key or a wrong one are refused by authentication and not counted against a key', async () => {
+    const { key } = await createApiKey(t.store, `limited${++accounts}`);
+    const probe = t.as(`Bearer ${key}`);
+    for (let i = 0; i < 2 * MAX; i++) {
+      const missing = await t.as(undefined).get('/api/customers');
+      assert.equal(missing.body.error.code, 'api_key_missing');
+      const invalid = await t
+        .as(`Bearer ${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}`)
+        .get('/api/customers');
+      assert.equal(invalid.body.error.code, 'api_key_invalid');
+    }
+    // The key still has its whole window: exactly MAX requests pass, the next is refused.
+    const statuses: number[] = [];
+    for (let i = 0; i <= MAX; i++) statuses.push((await probe.get('/api/customers')).status);
+    assert.deepEqual(statuses, [...Array(MAX).fill(200), 429]);
   });
 });
