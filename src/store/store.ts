@@ -1,6 +1,6 @@
 // The Store: everything Vitals keeps. Every customer-facing query takes the account id;
 // there is no "find by id" without it. Backends live in sqlite/ and postgres/ and are
-// proven by one contract suite (test/store.contract.test.ts).
+// proven by one contract suite (test/store/contract.test.ts).
 import type { DropRule, DropWatch } from '../domain/alerts.ts';
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { ScoreRecord } from '../domain/health.ts';

@@ -1,4 +1,4 @@
-// The machinery of test/docs.test.ts: reading code blocks and links out of markdown, a reader's
+// The machinery of test/docs/docs.test.ts: reading code blocks and links out of markdown, a reader's
 // terminal (one long-lived bash), and servers started by a block. The rules are in the test file.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

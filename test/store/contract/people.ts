@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { newId } from '../../src/domain/ids.ts';
-import type { AuditEntry, Store } from '../../src/store/store.ts';
+import { newId } from '../../../src/domain/ids.ts';
+import type { AuditEntry, Store } from '../../../src/store/store.ts';
 import { type ContractContext, T0 } from './context.ts';
 
 const HOUR = 3_600_000;

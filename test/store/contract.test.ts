@@ -2,26 +2,21 @@
 // when VITALS_TEST_POSTGRES_URL is set, else reported as skipped). A backend is a Store exactly
 // when it passes.
 import { after, before, describe } from 'node:test';
-import type { Store } from '../src/store/store.ts';
-import { ALL_BACKENDS, backendSkip, createTestDatabase, type TestDatabase } from './helpers/stores.ts';
-import {
-  type ContractContext,
-  emptyDatabase,
-  isolatedDatabase,
-  newAccount,
-} from './store-contract/context.ts';
-import { customersContract } from './store-contract/customers.ts';
-import { idempotencyContract } from './store-contract/idempotency.ts';
-import { peopleContract } from './store-contract/people.ts';
-import { portfolioContract } from './store-contract/portfolio.ts';
-import { queueContract } from './store-contract/queue.ts';
-import { remainingContract } from './store-contract/remaining.ts';
-import { retentionContract } from './store-contract/retention.ts';
-import { schemaContract } from './store-contract/schema.ts';
-import { scoresContract } from './store-contract/scores.ts';
-import { textContract } from './store-contract/text.ts';
-import { transactionsContract } from './store-contract/transactions.ts';
-import { webhooksContract } from './store-contract/webhooks.ts';
+import type { Store } from '../../src/store/store.ts';
+import { ALL_BACKENDS, backendSkip, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
+import { type ContractContext, emptyDatabase, isolatedDatabase, newAccount } from './contract/context.ts';
+import { customersContract } from './contract/customers.ts';
+import { idempotencyContract } from './contract/idempotency.ts';
+import { peopleContract } from './contract/people.ts';
+import { portfolioContract } from './contract/portfolio.ts';
+import { queueContract } from './contract/queue.ts';
+import { remainingContract } from './contract/remaining.ts';
+import { retentionContract } from './contract/retention.ts';
+import { schemaContract } from './contract/schema.ts';
+import { scoresContract } from './contract/scores.ts';
+import { textContract } from './contract/text.ts';
+import { transactionsContract } from './contract/transactions.ts';
+import { webhooksContract } from './contract/webhooks.ts';
 
 for (const backend of ALL_BACKENDS) {
   describe(`store contract: ${backend}`, { skip: backendSkip(backend) }, () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_THRESHOLDS } from '../../src/domain/scoring.ts';
-import type { ScoreRecord } from '../../src/store/store.ts';
+import { DEFAULT_THRESHOLDS } from '../../../src/domain/scoring.ts';
+import type { ScoreRecord } from '../../../src/store/store.ts';
 import {
   anEvent,
   type ContractContext,

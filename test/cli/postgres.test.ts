@@ -2,9 +2,9 @@
 // test gets a database of its own, made and dropped around it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MIGRATIONS } from '../src/store/postgres/migrations.ts';
-import { runCli, serverEnv } from './helpers/server.ts';
-import { createTestDatabase, POSTGRES_URL } from './helpers/stores.ts';
+import { MIGRATIONS } from '../../src/store/postgres/migrations.ts';
+import { runCli, serverEnv } from '../helpers/server.ts';
+import { createTestDatabase, POSTGRES_URL } from '../helpers/stores.ts';
 
 const cli = (args: string[], databaseUrl: string, dir: string) =>
   runCli(args, serverEnv({ DATABASE_URL: databaseUrl, VITALS_DATA_DIR: dir }));

@@ -6,8 +6,8 @@
 //   day 2, 01:00  c is deleted
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DAY_MS, dayOf } from '../../src/domain/portfolio.ts';
-import type { Store } from '../../src/store/store.ts';
+import { DAY_MS, dayOf } from '../../../src/domain/portfolio.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const HOUR = 3_600_000;

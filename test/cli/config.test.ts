@@ -2,7 +2,7 @@
 // docs/postgresql.md).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 
 describe('database configuration', () => {
   test('without DATABASE_URL the store is SQLite; the pool size defaults to 10', () => {

@@ -9,11 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { VitalsClient } from '../src/client/index.ts';
-import { plainLine } from '../src/transfer/progress.ts';
-import { all, type ClientApp, clientApp } from './client/harness.ts';
-import { tempDir } from './helpers/app.ts';
-import { ROOT, runCli, serverEnv } from './helpers/server.ts';
+import { VitalsClient } from '../../src/client/index.ts';
+import { plainLine } from '../../src/transfer/progress.ts';
+import { all, type ClientApp, clientApp } from '../client/harness.ts';
+import { tempDir } from '../helpers/app.ts';
+import { ROOT, runCli, serverEnv } from '../helpers/server.ts';
 
 let app: ClientApp;
 let dir: string;

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { axisCount } from '../web/src/format.ts';
-import { ticks } from '../web/src/ticks.ts';
+import { axisCount } from '../../web/src/format.ts';
+import { ticks } from '../../web/src/ticks.ts';
 
 /** 1, 2 or 5 times a power of ten (10^0 and up). */
 function isNice(step: number): boolean {

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
-import { customerJson } from '../src/store/customer-json.ts';
-import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import type { CustomerRecord } from '../src/store/store.ts';
-import { tempDir } from './helpers/app.ts';
+import { customerJson } from '../../src/store/customer-json.ts';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { CustomerRecord } from '../../src/store/store.ts';
+import { tempDir } from '../helpers/app.ts';
 
 /** A database at schema version 6, as the release before migration 7 left it, with `n` customers. */
 function databaseAtVersion6(path: string, n: number): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AttemptOutcome } from '../../src/store/store.ts';
+import type { AttemptOutcome } from '../../../src/store/store.ts';
 import { anEvent, type ContractContext, seedEvents, T0, webhook } from './context.ts';
 
 export const outcome = (

@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestContext } from 'node:test';
-import type { EventRecord, EventType } from '../../src/domain/events.ts';
-import { event } from '../../src/domain/events.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { DEFAULT_THRESHOLDS, statusFor } from '../../src/domain/scoring.ts';
-import type { CustomerRecord, ScoreRecord, Store, WebhookRecord } from '../../src/store/store.ts';
-import { type Backend, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
+import type { EventRecord, EventType } from '../../../src/domain/events.ts';
+import { event } from '../../../src/domain/events.ts';
+import { newId } from '../../../src/domain/ids.ts';
+import { DEFAULT_THRESHOLDS, statusFor } from '../../../src/domain/scoring.ts';
+import type { CustomerRecord, ScoreRecord, Store, WebhookRecord } from '../../../src/store/store.ts';
+import { type Backend, createTestDatabase, type TestDatabase } from '../../helpers/stores.ts';
 
 export interface Isolated {
   db: TestDatabase;

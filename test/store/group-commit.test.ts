@@ -6,11 +6,11 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
-import { Connection } from '../src/store/sqlite/connection.ts';
-import { GroupCommit } from '../src/store/sqlite/group-commit.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { DirectWriter } from '../src/store/sqlite/write-connection.ts';
-import { tempDir } from './helpers/app.ts';
+import { Connection } from '../../src/store/sqlite/connection.ts';
+import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { DirectWriter } from '../../src/store/sqlite/write-connection.ts';
+import { tempDir } from '../helpers/app.ts';
 
 const dir = tempDir();
 const store = new SqliteStore({ path: join(dir, 'vitals.db') });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import type { ClaimedDelivery, ClaimOptions, Store, WebhookRecord } from '../../src/store/store.ts';
+import type { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
+import type { ClaimedDelivery, ClaimOptions, Store, WebhookRecord } from '../../../src/store/store.ts';
 import { anEvent, type ContractContext, pendingDeliveries, seedEvents, T0, webhook } from './context.ts';
 import { outcome } from './webhooks.ts';
 

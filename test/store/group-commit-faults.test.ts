@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { after, beforeEach, describe, test } from 'node:test';
-import { Connection } from '../src/store/sqlite/connection.ts';
-import { GroupCommit, TransactionLost } from '../src/store/sqlite/group-commit.ts';
-import { DirectWriter } from '../src/store/sqlite/write-connection.ts';
-import { isDatabaseUnavailable, unavailableCode } from '../src/store/unavailable.ts';
-import { tempDir } from './helpers/app.ts';
+import { Connection } from '../../src/store/sqlite/connection.ts';
+import { GroupCommit, TransactionLost } from '../../src/store/sqlite/group-commit.ts';
+import { DirectWriter } from '../../src/store/sqlite/write-connection.ts';
+import { isDatabaseUnavailable, unavailableCode } from '../../src/store/unavailable.ts';
+import { tempDir } from '../helpers/app.ts';
 
 const ROW = 'x'.repeat(3000);
 

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { computeScore, statusFor } from '../../src/domain/scoring.ts';
-import type { Store } from '../../src/store/store.ts';
+import { ApiError } from '../../../src/domain/errors.ts';
+import { computeScore, statusFor } from '../../../src/domain/scoring.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { anEvent, type ContractContext, customer, score, seedCustomers, T0 } from './context.ts';
+import { insertCustomers, lookUp } from './writes.ts';
 
 /** The way the API writes a score: read the customer, its score and the settings, then write. */
 function writeFactors(store: Store, a: string, id: string, factors: Record<string, number>) {
@@ -23,6 +25,28 @@ function writeFactors(store: Store, a: string, id: string, factors: Record<strin
 
 export function transactionsContract(c: ContractContext): void {
   describe('transactions', () => {
+    test('run: a write runs whole where the writes run, answers its result, and a refusal keeps nothing', async () => {
+      const store = c.store();
+      const a = await c.account();
+      assert.deepEqual(await store.run(insertCustomers, a, [customer('w1'), customer('w2')], false), [
+        'w1',
+        'w2',
+      ]);
+      assert.equal((await store.getCustomer(a, 'w2'))?.name, 'Customer w2');
+      await assert.rejects(store.run(insertCustomers, a, [customer('w3'), customer('w4')], true), (err) => {
+        assert.ok(err instanceof ApiError, String(err));
+        assert.equal(err.code, 'parameter_invalid');
+        assert.equal(err.param, 'customers.1');
+        return true;
+      });
+      assert.equal(await store.getCustomer(a, 'w3'), null, 'the refused write kept nothing');
+      // Errors inside a result (one per refused item) come back as errors, with their codes.
+      const [found, missing] = await store.run(lookUp, a, ['w1', 'nobody']);
+      assert.deepEqual(found, { ok: true, name: 'Customer w1' });
+      assert.ok(missing && !missing.ok && missing.error instanceof ApiError);
+      assert.equal(missing.error.code, 'customer_not_found');
+    });
+
     test('a transaction that throws writes nothing, and the error comes back as thrown', async () => {
       const store = c.store();
       const a = await c.account();

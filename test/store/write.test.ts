@@ -3,10 +3,10 @@
 // a module exports may be run as one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findWrite } from '../src/store/write.ts';
-import { customerBatch, scoreBatch } from '../src/writes/batches.ts';
-import { applyFactorUpdates } from '../src/writes/factor-updates.ts';
-import { applyThresholds, applyWeights, computePreview } from '../src/writes/rescore.ts';
+import { findWrite } from '../../src/store/write.ts';
+import { customerBatch, scoreBatch } from '../../src/writes/batches.ts';
+import { applyFactorUpdates } from '../../src/writes/factor-updates.ts';
+import { applyThresholds, applyWeights, computePreview } from '../../src/writes/rescore.ts';
 
 test('every write is found by its module and name as the same function', async () => {
   for (const write of [

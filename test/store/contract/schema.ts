@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { newId } from '../../src/domain/ids.ts';
+import { newId } from '../../../src/domain/ids.ts';
 import {
   anEvent,
   type ContractContext,

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, test } from 'node:test';
 import postgres from 'postgres';
-import type { EventRecord } from '../../src/domain/events.ts';
-import type { Store } from '../../src/store/store.ts';
-import type { TestDatabase } from '../helpers/stores.ts';
+import type { EventRecord } from '../../../src/domain/events.ts';
+import type { Store } from '../../../src/store/store.ts';
+import type { TestDatabase } from '../../helpers/stores.ts';
 import { anEvent, type ContractContext, customer, score, seedEvents, T0, webhook } from './context.ts';
 import { outcome } from './webhooks.ts';
 

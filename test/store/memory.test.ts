@@ -2,8 +2,8 @@
 // "The SQLite writer thread"): writes, named jobs and reads all go through it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { applyFactorUpdates } from '../src/writes/factor-updates.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { applyFactorUpdates } from '../../src/writes/factor-updates.ts';
 
 test("':memory:': a transaction, a named job and a store write are read back from the same connection", async () => {
   const store = new SqliteStore({ path: ':memory:' });

@@ -14,10 +14,10 @@ import {
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
-import { newId } from '../src/domain/ids.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { customerBody, tempDir } from './helpers/app.ts';
-import { killAll, runCli, serverEnv, VitalsProcess } from './helpers/server.ts';
+import { newId } from '../../src/domain/ids.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { customerBody, tempDir } from '../helpers/app.ts';
+import { killAll, runCli, serverEnv, VitalsProcess } from '../helpers/server.ts';
 
 const LIMIT = { timeout: 30_000 };
 const WRITERS = 4;

@@ -15,8 +15,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
-import { EVENT_TYPES } from '../src/domain/events.ts';
-import { newId } from '../src/domain/ids.ts';
+import { EVENT_TYPES } from '../../src/domain/events.ts';
+import { newId } from '../../src/domain/ids.ts';
 import {
   anchors,
   Background,
@@ -28,9 +28,9 @@ import {
   Shell,
   type Step,
   splitSteps,
-} from './helpers/docs.ts';
-import { killAll, ROOT, serverEnv, VitalsProcess } from './helpers/server.ts';
-import { createTestDatabase, POSTGRES_URL, type TestDatabase } from './helpers/stores.ts';
+} from '../helpers/docs.ts';
+import { killAll, ROOT, serverEnv, VitalsProcess } from '../helpers/server.ts';
+import { createTestDatabase, POSTGRES_URL, type TestDatabase } from '../helpers/stores.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Every command that is not run as written, and why. A command is a line of a block (with its

@@ -8,12 +8,12 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { customerBody, tempDir } from './helpers/app.ts';
-import { runCli } from './helpers/server.ts';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { customerBody, tempDir } from '../helpers/app.ts';
+import { runCli } from '../helpers/server.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'src', 'cli.ts');
 // The Node that runs the tests (node_modules/.bin/node under `npm test`) runs the CLI too.
 const NODE = process.execPath;

@@ -2,12 +2,12 @@
 // made through the API, and the job run with its clock moved forward instead of waiting a month.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../src/config.ts';
-import { RetentionJob } from '../src/retention.ts';
-import { buildTestApp, customerBody, type TestApp } from './helpers/app.ts';
-import { deliveries, waitForDeliveries } from './helpers/deliveries.ts';
-import { TestReceiver } from './helpers/receiver.ts';
-import { closedPort } from './helpers/server.ts';
+import { loadConfig } from '../../src/config.ts';
+import { RetentionJob } from '../../src/retention.ts';
+import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+import { deliveries, waitForDeliveries } from '../helpers/deliveries.ts';
+import { TestReceiver } from '../helpers/receiver.ts';
+import { closedPort } from '../helpers/server.ts';
 
 const DAY = 86_400_000;
 const quiet = { info: () => {}, error: () => {} };
