@@ -5,8 +5,8 @@ import { type Static, Type } from 'typebox';
 import { retryDelivery, sendTestEvent } from '../writes/webhooks.ts';
 import { recordAnswer } from './idempotency.ts';
 import { errorResponses } from './schemas.ts';
+import type { WebhookDeps } from './webhook-schemas.ts';
 import { DeliveriesQuery, DeliveryParams, IdParams, NoFields, toDelivery } from './webhook-schemas.ts';
-import type { WebhookDeps } from './webhooks.ts';
 
 const DeliveryRef = Type.Ref('Delivery');
 

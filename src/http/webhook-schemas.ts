@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../domain/events.ts';
 import { iso } from '../domain/time.ts';
-import type { DeliveryRecord, WebhookRecord } from '../store/store.ts';
+import type { DeliveryRecord, Store, WebhookRecord } from '../store/store.ts';
 import { MAX_URL_LENGTH } from '../webhooks/url-guard.ts';
 import { Limit, Timestamp } from './schemas.ts';
 
@@ -143,3 +143,14 @@ export const toDelivery = (d: DeliveryRecord) => ({
     response_body: a.responseBody,
   })),
 });
+
+/** What the webhook routes (webhooks.ts, webhook-deliveries.ts) are given. */
+export interface WebhookDeps {
+  store: Store;
+  /** The clock writes are stamped with. */
+  now: () => number;
+  /** Throws 400 parameter_invalid (param url) for a URL the webhook may not have. */
+  checkUrl: (url: string) => void;
+  /** The webhook, or 404 webhook_not_found. */
+  find: (accountId: string, id: string) => Promise<WebhookRecord>;
+}

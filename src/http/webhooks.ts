@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { iso } from '../domain/time.ts';
-import type { Store, WebhookRecord } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
 import { urlRefusal } from '../webhooks/url-guard.ts';
 import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../writes/webhooks.ts';
 import { recordAnswer } from './idempotency.ts';
@@ -17,19 +17,10 @@ import {
   NoFields,
   toWebhook,
   UpdateBody,
+  type WebhookDeps,
   WebhookWithBacklog,
   WebhookWithSecret,
 } from './webhook-schemas.ts';
-
-export interface WebhookDeps {
-  store: Store;
-  /** The clock writes are stamped with. */
-  now: () => number;
-  /** Throws 400 parameter_invalid (param url) for a URL the webhook may not have. */
-  checkUrl: (url: string) => void;
-  /** The webhook, or 404 webhook_not_found. */
-  find: (accountId: string, id: string) => Promise<WebhookRecord>;
-}
 
 const WebhookRef = Type.Ref('Webhook');
 

@@ -7,7 +7,6 @@ import type { ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
-import type { Write } from './write.ts';
 
 export type { EventRecord, ScoreRecord };
 
@@ -588,4 +587,11 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
   listApiKeys(): Promise<ApiKeyRecord[]>;
   countActiveApiKeys(): Promise<number>;
   revokeApiKey(id: string, now: number): Promise<boolean>;
+}
+
+/** A write of src/writes/, run whole where the writes run (./write.ts says how). */
+export interface Write<A extends unknown[], R> {
+  (tx: Tx, ...args: A): Promise<R>;
+  /** The import.meta.url of the module that exports this function under its own name. */
+  readonly module: string;
 }

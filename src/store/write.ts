@@ -3,13 +3,9 @@
 // SQLite it is one message to the writer thread, which cannot be sent a function: it imports the
 // write's module (`module`, the import.meta.url of the file that exports it under its own name)
 // and calls the export, with the arguments as plain data. docs/development.md, "The store".
-import type { Tx } from './store.ts';
+import type { Tx, Write } from './store.ts';
 
-export interface Write<A extends unknown[], R> {
-  (tx: Tx, ...args: A): Promise<R>;
-  /** The import.meta.url of the module that exports this function under its own name. */
-  readonly module: string;
-}
+export type { Write };
 
 /** `fn`, exported from `module` under its own name (fn.name), as a Write. */
 export function write<A extends unknown[], R>(
