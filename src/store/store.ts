@@ -6,9 +6,16 @@ import type { EventRecord, EventType, SubscribableEventType } from '../domain/ev
 import type { ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
+import type { FactorRule, MetricPoint } from '../domain/rules.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 
-export type { EventRecord, ScoreRecord };
+export type { EventRecord, FactorRule, MetricPoint, ScoreRecord };
+
+/** One point of one of a customer's metrics. */
+export interface MetricPointRecord extends MetricPoint {
+  customerId: string;
+  metric: string;
+}
 
 export interface Account {
   id: string;
@@ -244,6 +251,30 @@ export interface Reader {
     opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
   ): Promise<Mover[]>;
   getSettings(accountId: string): Promise<Settings>;
+  /** The account's factor rules, by factor name (byte order). */
+  listFactorRules(accountId: string): Promise<FactorRule[]>;
+  /**
+   * A customer's metric points, newest first (then by metric name); `metric`: of that metric only;
+   * `after`: the page goes on after this point.
+   */
+  listMetricPoints(
+    accountId: string,
+    customerId: string,
+    opts: { metric?: string | undefined; after?: { at: number; metric: string } | undefined; limit: number },
+  ): Promise<Page<MetricPointRecord>>;
+  /**
+   * What the rules need to derive these customers' factors: per customer and metric, the points
+   * dated after `since` and up to `until`, oldest first, and before them the newest point at or
+   * before `since` if there is one (it says whether the metric has a point at all, and how old
+   * its newest is). A customer or metric without points is not in the map.
+   */
+  metricPointsFor(
+    accountId: string,
+    customerIds: readonly string[],
+    metrics: readonly string[],
+    since: number,
+    until: number,
+  ): Promise<Map<string, Map<string, MetricPoint[]>>>;
   getEvent(accountId: string, id: string): Promise<EventRecord | null>;
   getWebhook(accountId: string, id: string): Promise<WebhookRecord | null>;
   /**
@@ -339,6 +370,12 @@ export interface Tx extends Reader {
    */
   scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]>;
   putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
+  /** Creates or replaces the rule of `rule.factor`. */
+  putFactorRule(accountId: string, rule: FactorRule): Promise<void>;
+  /** False when the factor had no rule. */
+  deleteFactorRule(accountId: string, factor: string): Promise<boolean>;
+  /** Stores the points; a point of a customer's metric at an instant it already has replaces it. */
+  insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;
   /**
    * The outbox: events commit with the change that caused them, and so does one pending

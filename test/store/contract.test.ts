@@ -7,6 +7,7 @@ import { ALL_BACKENDS, backendSkip, createTestDatabase, type TestDatabase } from
 import { type ContractContext, emptyDatabase, isolatedDatabase, newAccount } from './contract/context.ts';
 import { customersContract } from './contract/customers.ts';
 import { idempotencyContract } from './contract/idempotency.ts';
+import { metricsContract } from './contract/metrics.ts';
 import { peopleContract } from './contract/people.ts';
 import { portfolioContract } from './contract/portfolio.ts';
 import { queueContract } from './contract/queue.ts';
@@ -52,5 +53,6 @@ for (const backend of ALL_BACKENDS) {
     peopleContract(c);
     portfolioContract(c);
     remainingContract(c);
+    metricsContract(c);
   });
 }

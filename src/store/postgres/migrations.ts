@@ -289,3 +289,32 @@ MIGRATIONS.push(
     WHERE status = 'pending';
   `,
 );
+
+MIGRATIONS.push(
+  /* 14: metrics and factor rules (docs/scoring.md, "Factors from metrics"): a customer's raw
+     signals as points, one per metric and instant (a point written again at the same instant
+     replaces it), read per customer and metric in time order; and the rules that derive a
+     factor from a metric. Points go with their customer; the retention job prunes by age. */ `
+  CREATE TABLE metric_points (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    metric text COLLATE "C" NOT NULL,
+    at bigint NOT NULL,
+    value double precision NOT NULL,
+    PRIMARY KEY (account_id, customer_id, metric, at),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX metric_points_by_at ON metric_points (at);
+  CREATE TABLE factor_rules (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    factor text COLLATE "C" NOT NULL,
+    metric text COLLATE "C" NOT NULL,
+    aggregate text NOT NULL,
+    window_days integer,
+    scale json NOT NULL,
+    max_age_days integer,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, factor)
+  );
+  `,
+);

@@ -3,6 +3,7 @@
 // PostgreSQL) and the portfolio's aggregates (*/portfolio.ts), plus each backend's fast paths.
 import type { EventType } from '../../domain/events.ts';
 import type { Tally } from '../../domain/portfolio.ts';
+import type { FactorRule } from '../../domain/rules.ts';
 import { STATUSES, type Status } from '../../domain/scoring.ts';
 import { statusOf } from '../bands.ts';
 import { customerJson } from '../customer-json.ts';
@@ -28,6 +29,7 @@ import type {
   GroupTally,
   JsonPage,
   KeyScope,
+  MetricPointRecord,
   Mover,
   Page,
   Reader,
@@ -39,6 +41,7 @@ import type {
   WebhookRecord,
 } from '../store.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row, segmentWhere } from './driver.ts';
+import * as metrics from './metrics.ts';
 import * as portfolio from './portfolio.ts';
 import {
   CUSTOMER_COLUMNS,
@@ -202,6 +205,18 @@ export class SqlReader implements Reader {
         accountId,
       ]),
     );
+  }
+
+  listFactorRules(accountId: string): Promise<FactorRule[]> {
+    return metrics.listFactorRules(this.db, accountId);
+  }
+
+  listMetricPoints(...args: Parameters<Reader['listMetricPoints']>): Promise<Page<MetricPointRecord>> {
+    return metrics.listMetricPoints(this.db, ...args);
+  }
+
+  metricPointsFor(...args: Parameters<Reader['metricPointsFor']>): ReturnType<Reader['metricPointsFor']> {
+    return metrics.metricPointsFor(this.db, ...args);
   }
 
   async getEvent(accountId: string, id: string): Promise<EventRecord | null> {

@@ -4,6 +4,7 @@
 // row locks) and events with their deliveries.
 import type { DropRule } from '../../domain/alerts.ts';
 import { newId } from '../../domain/ids.ts';
+import type { FactorRule } from '../../domain/rules.ts';
 import type { Thresholds, Weights } from '../../domain/scoring.ts';
 import { auditParams, PEOPLE_SQL } from '../people-sql.ts';
 import { DELETE_WEBHOOK } from '../shared.ts';
@@ -11,12 +12,14 @@ import type {
   AuditEntry,
   CustomerRecord,
   EventRecord,
+  MetricPointRecord,
   ScoreReason,
   ScoreRecord,
   Tx,
   WebhookRecord,
 } from '../store.ts';
 import { hasNul } from './driver.ts';
+import * as metrics from './metrics.ts';
 import { SqlReader } from './reader.ts';
 import { SCORE_COLUMNS, toScore } from './rows.ts';
 
@@ -81,6 +84,22 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
     await this.lockAccount(accountId, 'exclusive');
     await this.db.run(PUT_WEIGHTS, [accountId, this.db.json(weights), now]);
+  }
+
+  async putFactorRule(accountId: string, rule: FactorRule): Promise<void> {
+    // As a weights change: every score of the account is recomputed in this transaction.
+    await this.lockAccount(accountId, 'exclusive');
+    await metrics.putFactorRule(this.db, accountId, rule);
+  }
+
+  async deleteFactorRule(accountId: string, factor: string): Promise<boolean> {
+    await this.lockAccount(accountId, 'exclusive');
+    return metrics.deleteFactorRule(this.db, accountId, factor);
+  }
+
+  async insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void> {
+    await this.lockAccount(accountId, 'shared');
+    await metrics.insertMetricPoints(this.db, accountId, points);
   }
 
   async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {

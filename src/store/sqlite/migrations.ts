@@ -319,3 +319,32 @@ MIGRATIONS.push(
     WHERE status = 'pending';
   `,
 );
+
+MIGRATIONS.push(
+  /* 14: metrics and factor rules (docs/scoring.md, "Factors from metrics"): a customer's raw
+     signals as points, one per metric and instant (a point written again at the same instant
+     replaces it), read per customer and metric in time order; and the rules that derive a
+     factor from a metric. Points go with their customer; the retention job prunes by age. */ `
+  CREATE TABLE metric_points (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (account_id, customer_id, metric, at),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX metric_points_by_at ON metric_points (at);
+  CREATE TABLE factor_rules (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    factor TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    aggregate TEXT NOT NULL,
+    window_days INTEGER,
+    scale TEXT NOT NULL,
+    max_age_days INTEGER,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, factor)
+  ) WITHOUT ROWID, STRICT;
+  `,
+);

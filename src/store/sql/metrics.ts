@@ -1,0 +1,141 @@
+// Metric points and factor rules (docs/scoring.md, "Factors from metrics"), written once for both
+// backends: the reads of SqlReader and the writes of SqlTx call these.
+import type { Aggregate, FactorRule, MetricPoint, Scale } from '../../domain/rules.ts';
+import type { MetricPointRecord, Page } from '../store.ts';
+import { type Driver, hasNul, Params, parsed, type Row } from './driver.ts';
+
+const RULE_COLUMNS = 'factor, metric, aggregate, window_days, scale, max_age_days, updated_at';
+
+const toRule = (r: Row): FactorRule => ({
+  factor: r.factor as string,
+  metric: r.metric as string,
+  aggregate: r.aggregate as Aggregate,
+  windowDays: (r.window_days as number | null) ?? null,
+  scale: parsed<Scale>(r.scale),
+  maxAgeDays: (r.max_age_days as number | null) ?? null,
+  updatedAt: r.updated_at as number,
+});
+
+export async function listFactorRules(db: Driver, accountId: string): Promise<FactorRule[]> {
+  const rows = await db.all(
+    `SELECT ${RULE_COLUMNS} FROM factor_rules WHERE account_id = $1 ORDER BY factor`,
+    [accountId],
+  );
+  return rows.map(toRule);
+}
+
+export async function putFactorRule(db: Driver, accountId: string, rule: FactorRule): Promise<void> {
+  await db.run(
+    `INSERT INTO factor_rules (account_id, factor, metric, aggregate, window_days, scale, max_age_days, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (account_id, factor) DO UPDATE SET metric = excluded.metric, aggregate = excluded.aggregate,
+       window_days = excluded.window_days, scale = excluded.scale, max_age_days = excluded.max_age_days,
+       updated_at = excluded.updated_at`,
+    [
+      accountId,
+      rule.factor,
+      rule.metric,
+      rule.aggregate,
+      rule.windowDays,
+      db.json(rule.scale),
+      rule.maxAgeDays,
+      rule.updatedAt,
+    ],
+  );
+}
+
+export async function deleteFactorRule(db: Driver, accountId: string, factor: string): Promise<boolean> {
+  if (hasNul(factor)) return false;
+  return (
+    (await db.run('DELETE FROM factor_rules WHERE account_id = $1 AND factor = $2', [accountId, factor])) ===
+    1
+  );
+}
+
+export async function insertMetricPoints(
+  db: Driver,
+  accountId: string,
+  points: readonly MetricPointRecord[],
+): Promise<void> {
+  // One row per (customer, metric, instant), the last given: a statement may not change a row twice.
+  const last = new Map<string, MetricPointRecord>();
+  for (const p of points) last.set(JSON.stringify([p.customerId, p.metric, p.at]), p);
+  await db.runEach(
+    `INSERT INTO metric_points (account_id, customer_id, metric, at, value) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (account_id, customer_id, metric, at) DO UPDATE SET value = excluded.value`,
+    [...last.values()].map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
+  );
+}
+
+export async function listMetricPoints(
+  db: Driver,
+  accountId: string,
+  customerId: string,
+  opts: { metric?: string | undefined; after?: { at: number; metric: string } | undefined; limit: number },
+): Promise<Page<MetricPointRecord>> {
+  if (hasNul(customerId) || (opts.metric !== undefined && hasNul(opts.metric))) {
+    return { data: [], hasMore: false };
+  }
+  const p = new Params(accountId, customerId);
+  let where = 'account_id = $1 AND customer_id = $2';
+  if (opts.metric !== undefined) where += ` AND metric = ${p.add(opts.metric)}`;
+  if (opts.after) {
+    // Newest first, then by name: after (at, metric) comes an older point, or one of the same instant named later.
+    const at = p.add(opts.after.at);
+    where += ` AND (at < ${at} OR (at = ${at} AND metric > ${p.add(opts.after.metric)}))`;
+  }
+  const rows = await db.all(
+    `SELECT metric, at, value FROM metric_points WHERE ${where} ORDER BY at DESC, metric LIMIT ${p.add(opts.limit + 1)}`,
+    p.list,
+  );
+  const data = rows.slice(0, opts.limit).map((r) => ({
+    customerId,
+    metric: r.metric as string,
+    at: r.at as number,
+    value: r.value as number,
+  }));
+  return { data, hasMore: rows.length > opts.limit };
+}
+
+export async function metricPointsFor(
+  db: Driver,
+  accountId: string,
+  customerIds: readonly string[],
+  metrics: readonly string[],
+  since: number,
+  until: number,
+): Promise<Map<string, Map<string, MetricPoint[]>>> {
+  const found = new Map<string, Map<string, MetricPoint[]>>();
+  if (customerIds.length === 0 || metrics.length === 0) return found;
+  const add = (r: Row) => {
+    const customer = r.customer_id as string;
+    let byMetric = found.get(customer);
+    if (!byMetric) found.set(customer, (byMetric = new Map()));
+    const metric = r.metric as string;
+    let points = byMetric.get(metric);
+    if (!points) byMetric.set(metric, (points = []));
+    points.push({ at: r.at as number, value: r.value as number });
+  };
+  const scope = (p: Params) =>
+    `account_id = $1 AND customer_id ${db.inList(p, customerIds)} AND metric ${db.inList(p, metrics)}`;
+  // First the newest point at or before `since` of each (customer, metric), then the points after it.
+  const before = new Params(accountId);
+  const newest = await db.all(
+    `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
+     JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
+           WHERE ${scope(before)} AND at <= ${before.add(since)} GROUP BY customer_id, metric) n
+       ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
+     WHERE m.account_id = $1`,
+    before.list,
+  );
+  for (const r of newest) add(r);
+  const inRange = new Params(accountId);
+  const rows = await db.all(
+    `SELECT customer_id, metric, at, value FROM metric_points
+     WHERE ${scope(inRange)} AND at > ${inRange.add(since)} AND at <= ${inRange.add(until)}
+     ORDER BY customer_id, metric, at`,
+    inRange.list,
+  );
+  for (const r of rows) add(r);
+  return found;
+}

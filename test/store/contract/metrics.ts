@@ -1,0 +1,174 @@
+// Metric points and factor rules (store.ts: listFactorRules, putFactorRule, deleteFactorRule,
+// insertMetricPoints, listMetricPoints, metricPointsFor), on every backend.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DAY_MS, type FactorRule } from '../../../src/domain/rules.ts';
+import { type ContractContext, customer, T0 } from './context.ts';
+
+const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
+  factor,
+  metric: 'logins',
+  aggregate: 'sum',
+  windowDays: 30,
+  scale: { type: 'linear', from: 0, to: 20 },
+  maxAgeDays: null,
+  updatedAt: T0,
+  ...extra,
+});
+
+export function metricsContract(c: ContractContext): void {
+  describe('metrics and factor rules', () => {
+    test('factor rules: put creates or replaces, listed by factor name, deleted once; another account sees none', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const steps = {
+        type: 'steps' as const,
+        steps: [
+          { min: 0, score: 0.2 },
+          { min: 5, score: 1 },
+        ],
+      };
+      await store.transaction(async (tx) => {
+        await tx.putFactorRule(a, rule('usage'));
+        await tx.putFactorRule(
+          a,
+          rule('billing', {
+            metric: 'days_overdue',
+            aggregate: 'last',
+            windowDays: null,
+            maxAgeDays: 7,
+            scale: { type: 'linear', from: 30, to: 0 },
+          }),
+        );
+        await tx.putFactorRule(a, rule('usage', { aggregate: 'avg', scale: steps, updatedAt: T0 + 1 }));
+      });
+      assert.deepEqual(await store.listFactorRules(a), [
+        rule('billing', {
+          metric: 'days_overdue',
+          aggregate: 'last',
+          windowDays: null,
+          maxAgeDays: 7,
+          scale: { type: 'linear', from: 30, to: 0 },
+        }),
+        rule('usage', { aggregate: 'avg', scale: steps, updatedAt: T0 + 1 }),
+      ]);
+      assert.deepEqual(await store.listFactorRules(await c.account()), []);
+      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'usage')), true);
+      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'usage')), false);
+      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'bill\0ing')), false);
+      assert.deepEqual(
+        (await store.listFactorRules(a)).map((r) => r.factor),
+        ['billing'],
+      );
+    });
+
+    test('metric points: a point at an instant the metric has replaces it; listed newest first, then by name, in pages', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(a, customer('m1'));
+        await tx.insertCustomer(a, customer('m2'));
+        await tx.insertMetricPoints(a, [
+          { customerId: 'm1', metric: 'logins', at: T0, value: 3 },
+          { customerId: 'm1', metric: 'tickets', at: T0, value: -1.5 },
+          { customerId: 'm1', metric: 'logins', at: T0 + DAY_MS, value: 4 },
+          { customerId: 'm2', metric: 'logins', at: T0, value: 99 },
+          // The same instant twice in one write: the last one given stays.
+          { customerId: 'm1', metric: 'logins', at: T0 + DAY_MS, value: 5 },
+        ]);
+      });
+      await store.transaction((tx) =>
+        tx.insertMetricPoints(a, [{ customerId: 'm1', metric: 'logins', at: T0, value: 7 }]),
+      );
+      const all = await store.listMetricPoints(a, 'm1', { limit: 10 });
+      assert.deepEqual(
+        all.data.map((p) => [p.metric, p.at - T0, p.value]),
+        [
+          ['logins', DAY_MS, 5],
+          ['logins', 0, 7],
+          ['tickets', 0, -1.5],
+        ],
+      );
+      assert.equal(all.hasMore, false);
+      const first = await store.listMetricPoints(a, 'm1', { limit: 2 });
+      assert.equal(first.hasMore, true);
+      const last = first.data.at(-1);
+      assert.ok(last);
+      const rest = await store.listMetricPoints(a, 'm1', {
+        limit: 2,
+        after: { at: last.at, metric: last.metric },
+      });
+      assert.deepEqual(
+        rest.data.map((p) => p.metric),
+        ['tickets'],
+      );
+      assert.equal(rest.hasMore, false);
+      const logins = await store.listMetricPoints(a, 'm1', { metric: 'logins', limit: 10 });
+      assert.deepEqual(
+        logins.data.map((p) => p.value),
+        [5, 7],
+      );
+      assert.deepEqual((await store.listMetricPoints(a, 'm\0', { limit: 10 })).data, []);
+      assert.deepEqual((await store.listMetricPoints(await c.account(), 'm1', { limit: 10 })).data, []);
+    });
+
+    test("metricPointsFor: the points in range per customer and metric, oldest first, after the newest one at or before 'since'", async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction(async (tx) => {
+        for (const id of ['p1', 'p2', 'p3']) await tx.insertCustomer(a, customer(id));
+        await tx.insertMetricPoints(a, [
+          { customerId: 'p1', metric: 'logins', at: T0 - 3 * DAY_MS, value: 1 },
+          { customerId: 'p1', metric: 'logins', at: T0 - 2 * DAY_MS, value: 2 },
+          { customerId: 'p1', metric: 'logins', at: T0 + DAY_MS, value: 3 },
+          { customerId: 'p1', metric: 'logins', at: T0 + 3 * DAY_MS, value: 4 },
+          { customerId: 'p1', metric: 'seats', at: T0 + DAY_MS, value: 10 },
+          { customerId: 'p1', metric: 'other', at: T0 + DAY_MS, value: 10 },
+          { customerId: 'p2', metric: 'logins', at: T0 + 2 * DAY_MS, value: 6 },
+        ]);
+      });
+      const found = await store.metricPointsFor(
+        a,
+        ['p1', 'p2', 'p3', 'nobody'],
+        ['logins', 'seats'],
+        T0,
+        T0 + 2 * DAY_MS,
+      );
+      assert.deepEqual(
+        [...found].map(([id, m]) => [
+          id,
+          [...m].map(([metric, points]) => [metric, points.map((p) => p.at - T0)]),
+        ]),
+        [
+          [
+            'p1',
+            [
+              ['logins', [-2 * DAY_MS, DAY_MS]],
+              ['seats', [DAY_MS]],
+            ],
+          ],
+          ['p2', [['logins', [2 * DAY_MS]]]],
+        ],
+      );
+      // Every point carries its value, the newest before the range too.
+      assert.deepEqual(found.get('p1')?.get('logins')?.map((p) => p.value), [2, 3]);
+      assert.equal((await store.metricPointsFor(a, [], ['logins'], T0, T0)).size, 0);
+      assert.equal(
+        (await store.metricPointsFor(await c.account(), ['p1'], ['logins'], 0, T0 + 9 * DAY_MS)).size,
+        0,
+      );
+    });
+
+    test("a customer's points go with it", async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(a, customer('gone'));
+        await tx.insertMetricPoints(a, [{ customerId: 'gone', metric: 'logins', at: T0, value: 1 }]);
+      });
+      await store.transaction((tx) => tx.deleteCustomer(a, 'gone'));
+      await store.transaction((tx) => tx.insertCustomer(a, customer('gone')));
+      assert.deepEqual((await store.listMetricPoints(a, 'gone', { limit: 10 })).data, []);
+    });
+  });
+}
