@@ -27,6 +27,7 @@ import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
 import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
+import { Rule as FactorRule, factorRulesRoutes } from './factor-rules.ts';
 import { HealthScore, healthScoresRoutes, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
@@ -186,7 +187,7 @@ function setUpLogging(app: FastifyInstance): void {
 /** The shared schemas the routes refer to, and the OpenAPI document (/openapi.json, /docs) built from the routes. */
 async function registerDocs(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorSchema);
-  for (const schema of [Customer, HealthScore, PortfolioEntry, EventSchema, ...WebhookSchemas])
+  for (const schema of [Customer, HealthScore, PortfolioEntry, EventSchema, FactorRule, ...WebhookSchemas])
     app.addSchema(schema);
 
   await app.register(swagger, SWAGGER_OPTIONS);
@@ -266,6 +267,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(portfolioRoutes(deps.store, now));
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
+    await api.register(factorRulesRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));

@@ -21,6 +21,8 @@ const ACTIONS: Record<string, string> = {
   'PATCH /api/settings/health-score/weights': 'weights.updated',
   'PATCH /api/settings/health-score/thresholds': 'thresholds.updated',
   'PATCH /api/settings/health-score/alerts': 'alerts.updated',
+  'PUT /api/settings/health-score/factors/:factor': 'factor_rule.put',
+  'DELETE /api/settings/health-score/factors/:factor': 'factor_rule.deleted',
   'POST /api/webhooks': 'webhook.created',
   'PATCH /api/webhooks/:webhook_id': 'webhook.updated',
   'DELETE /api/webhooks/:webhook_id': 'webhook.deleted',
@@ -51,7 +53,8 @@ export function auditEntry(req: FastifyRequest, objectId: string | null, at: num
 /** The object a change was about: a path id, or the id of what a create made. */
 function objectOf(req: FastifyRequest, payload: unknown): string | null {
   const params = req.params as Record<string, string> | undefined;
-  const id = params?.delivery_id ?? params?.user_id ?? params?.webhook_id ?? params?.customer_id;
+  const id =
+    params?.delivery_id ?? params?.user_id ?? params?.webhook_id ?? params?.customer_id ?? params?.factor;
   if (id !== undefined) return id;
   if (req.routeOptions.url?.startsWith('/api/settings/')) return null;
   if (typeof payload !== 'string' || payload.length > 1_000_000) return null;

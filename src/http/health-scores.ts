@@ -56,6 +56,9 @@ export const HistoryEntry = Type.Object({
     Type.Literal('factors_updated'),
     Type.Literal('weights_changed'),
     Type.Literal('thresholds_changed'),
+    Type.Literal('metrics_updated'),
+    Type.Literal('rules_changed'),
+    Type.Literal('time_passed'),
   ]),
   created_at: Timestamp,
 });

@@ -57,7 +57,13 @@ export interface CustomerRecord {
   updatedAt: number;
 }
 
-export type ScoreReason = 'factors_updated' | 'weights_changed' | 'thresholds_changed';
+export type ScoreReason =
+  | 'factors_updated'
+  | 'weights_changed'
+  | 'thresholds_changed'
+  | 'metrics_updated'
+  | 'rules_changed'
+  | 'time_passed';
 
 export interface HistoryRecord {
   version: number;
@@ -268,6 +274,16 @@ export interface Reader {
    * before `since` if there is one (it says whether the metric has a point at all, and how old
    * its newest is). A customer or metric without points is not in the map.
    */
+  /**
+   * The customers a change of rules may rescore, in id order after `after`: those with a score,
+   * and those with a point of any of these metrics.
+   */
+  rederiveTargets(
+    accountId: string,
+    metrics: readonly string[],
+    after: string | null,
+    limit: number,
+  ): Promise<string[]>;
   metricPointsFor(
     accountId: string,
     customerIds: readonly string[],

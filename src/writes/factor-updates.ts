@@ -8,6 +8,7 @@ import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { postedOf } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
 
 /**
@@ -33,6 +34,21 @@ const nextFactors = (u: FactorUpdate, current: Factors): Factors =>
   u.merge ? mergeFactors(current, u.factors) : (u.factors as Factors);
 
 export type FactorResult = { ok: true; record: ScoreRecord } | { ok: false; error: ApiError };
+
+/** 400 factor_derived: a rule derives this factor from a metric (docs/scoring.md, "Factors from metrics"). */
+const derivedRefusal = (name: string) =>
+  new ApiError(
+    'factor_derived',
+    `'${name}' is derived from a metric by a factor rule; post the metric instead, or delete the rule.`,
+    `factors.${name}`,
+  );
+
+/** `posted` with the derived factors of `current` (a posted set never changes those). */
+function withDerived(posted: Factors, current: Factors, derived: ReadonlySet<string>): Factors {
+  const next: Factors = { ...posted };
+  for (const [name, value] of Object.entries(current)) if (derived.has(name)) next[name] = value;
+  return next;
+}
 
 /** The most factors a health score may hold (docs/scoring.md). */
 export const MAX_FACTORS = 50;
@@ -75,6 +91,8 @@ export const applyFactorUpdates = write(
     // Locks every customer of the batch at once, in one order, before anything is written.
     const current = await tx.scoresForUpdate(accountId, ids);
     const settings = await tx.getSettings(accountId);
+    // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
+    const derived = new Set((await tx.listFactorRules(accountId)).map((r) => r.factor));
     const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
     const alerted: { customerId: string; at: number }[] = [];
     // Events go out in input order, as if the items had run one after another, whatever their rounds.
@@ -95,7 +113,19 @@ export const applyFactorUpdates = write(
           continue;
         }
         const score = current.get(item.customerId) ?? null;
-        const factors = nextFactors(item, score?.factors ?? {});
+        const posted = Object.keys(item.factors).find((name) => derived.has(name));
+        if (posted !== undefined) {
+          results[i] = { ok: false, error: derivedRefusal(posted) };
+          continue;
+        }
+        const factors =
+          derived.size === 0
+            ? nextFactors(item, score?.factors ?? {})
+            : withDerived(
+                nextFactors(item, postedOf(score?.factors ?? {}, derived)),
+                score?.factors ?? {},
+                derived,
+              );
         const refused = refusal(factors);
         if (refused) {
           results[i] = { ok: false, error: refused };

@@ -303,6 +303,8 @@ describe('plumbing', () => {
           '/api/settings/health-score/weights/preview post',
           '/api/settings/health-score/thresholds get,head,patch',
           '/api/settings/health-score/alerts get,head,patch',
+          '/api/settings/health-score/factors get,head',
+          '/api/settings/health-score/factors/{factor} get,head,put,delete',
           '/api/events get,head',
           '/api/events/{event_id} get,head',
           '/api/webhooks post,get,head',

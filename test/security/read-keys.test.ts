@@ -20,6 +20,7 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/settings/health-score/weights',
     '/api/settings/health-score/thresholds',
     '/api/settings/health-score/alerts',
+    '/api/settings/health-score/factors',
     '/api/webhooks',
     '/api/events?limit=100',
     `/api/webhooks/${ids.webhook_id}/deliveries?limit=100`,
@@ -52,6 +53,12 @@ before(async () => {
   ids.delivery_id = (await api.get(`/api/webhooks/${ids.webhook_id}/deliveries?limit=1`)).body.data[0].id;
   ids.event_id = (await api.get('/api/events?limit=1')).body.data[0].id;
   ids.user_id = (await api.post('/api/users', { email: 'ro@example.com', role: 'viewer' })).body.user.id;
+  ids.factor = 'engagement';
+  const rule = { metric: 'logins', aggregate: 'sum', scale: { type: 'linear', from: 0, to: 10 } };
+  assert.equal(
+    (await api.request('PUT', `/api/settings/health-score/factors/${ids.factor}`, rule)).status,
+    200,
+  );
   const { key } = await createApiKey(t.store, 'default', undefined, { scope: 'read' });
   reader = t.as(`Bearer ${key}`);
   routes = await apiOperations(t);

@@ -37,4 +37,7 @@ export const REASON_LABEL: Record<string, string> = {
   factors_updated: 'factors updated',
   weights_changed: 'weights changed',
   thresholds_changed: 'thresholds changed',
+  metrics_updated: 'metrics updated',
+  rules_changed: 'factor rules changed',
+  time_passed: 'time passed',
 };

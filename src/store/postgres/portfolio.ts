@@ -109,7 +109,7 @@ export async function dropWatch(
        WHERE h.account_id = ${accountId} AND h.customer_id = i.id AND h.version >= COALESCE(
          (SELECT MAX(h2.version) FROM score_history h2
           WHERE h2.account_id = ${accountId} AND h2.customer_id = i.id
-            AND (h2.created_at <= ${since} OR h2.reason = 'weights_changed')), 0)) AS peak,
+            AND (h2.created_at <= ${since} OR h2.reason IN ('weights_changed', 'rules_changed'))), 0)) AS peak,
       (SELECT a.alerted_at FROM drop_alerts a WHERE a.account_id = ${accountId} AND a.customer_id = i.id)
         AS alerted_at
     FROM unnest(${ids as string[]}::text[]) AS i(id)`;

@@ -110,10 +110,16 @@ export async function metricPointsFor(
   const add = (r: Row) => {
     const customer = r.customer_id as string;
     let byMetric = found.get(customer);
-    if (!byMetric) found.set(customer, (byMetric = new Map()));
+    if (!byMetric) {
+      byMetric = new Map();
+      found.set(customer, byMetric);
+    }
     const metric = r.metric as string;
     let points = byMetric.get(metric);
-    if (!points) byMetric.set(metric, (points = []));
+    if (!points) {
+      points = [];
+      byMetric.set(metric, points);
+    }
     points.push({ at: r.at as number, value: r.value as number });
   };
   const scope = (p: Params) =>
@@ -138,4 +144,26 @@ export async function metricPointsFor(
   );
   for (const r of rows) add(r);
   return found;
+}
+
+export async function rederiveTargets(
+  db: Driver,
+  accountId: string,
+  metrics: readonly string[],
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  const p = new Params(accountId, after ?? '');
+  const points =
+    metrics.length === 0
+      ? ''
+      : ` OR EXISTS (SELECT 1 FROM metric_points m WHERE m.account_id = c.account_id AND m.customer_id = c.id
+           AND m.metric ${db.inList(p, metrics)})`;
+  const rows = await db.all(
+    `SELECT c.id FROM customers c WHERE c.account_id = $1 AND c.id > $2
+       AND (EXISTS (SELECT 1 FROM health_scores h WHERE h.account_id = c.account_id AND h.customer_id = c.id)${points})
+     ORDER BY c.id LIMIT ${p.add(limit)}`,
+    p.list,
+  );
+  return rows.map((r) => r.id as string);
 }

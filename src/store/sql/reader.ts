@@ -215,6 +215,10 @@ export class SqlReader implements Reader {
     return metrics.listMetricPoints(this.db, ...args);
   }
 
+  rederiveTargets(...args: Parameters<Reader['rederiveTargets']>): Promise<string[]> {
+    return metrics.rederiveTargets(this.db, ...args);
+  }
+
   metricPointsFor(...args: Parameters<Reader['metricPointsFor']>): ReturnType<Reader['metricPointsFor']> {
     return metrics.metricPointsFor(this.db, ...args);
   }

@@ -106,7 +106,7 @@ const PEAK = `
   SELECT MAX(score) AS peak FROM score_history
   WHERE account_id = $1 AND customer_id = $2 AND version >= COALESCE(
     (SELECT MAX(version) FROM score_history WHERE account_id = $1 AND customer_id = $2
-       AND (created_at <= $3 OR reason = 'weights_changed')), 0)`;
+       AND (created_at <= $3 OR reason IN ('weights_changed', 'rules_changed'))), 0)`;
 
 export function dropWatch(
   conn: Connection,

@@ -151,7 +151,13 @@ export function metricsContract(c: ContractContext): void {
         ],
       );
       // Every point carries its value, the newest before the range too.
-      assert.deepEqual(found.get('p1')?.get('logins')?.map((p) => p.value), [2, 3]);
+      assert.deepEqual(
+        found
+          .get('p1')
+          ?.get('logins')
+          ?.map((p) => p.value),
+        [2, 3],
+      );
       assert.equal((await store.metricPointsFor(a, [], ['logins'], T0, T0)).size, 0);
       assert.equal(
         (await store.metricPointsFor(await c.account(), ['p1'], ['logins'], 0, T0 + 9 * DAY_MS)).size,

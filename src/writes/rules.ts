@@ -1,0 +1,151 @@
+// Factor rules below HTTP (docs/scoring.md, "Factors from metrics"): a rule put or deleted, and
+// every score it moves, in one transaction, as a weights change does; and the factor set rules
+// give a customer, which the metric writes and the rescore job use too.
+import { ApiError } from '../domain/errors.ts';
+import { scoreFactors } from '../domain/health.ts';
+import { deriveFactors, type FactorRule, windowOf } from '../domain/rules.ts';
+import type { Factors } from '../domain/scoring.ts';
+import { nextTimestamp } from '../domain/time.ts';
+import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
+
+/** The most rules an account may have. */
+export const MAX_RULES = 50;
+/** How far ahead of the server's clock a metric point may be dated. */
+export const FUTURE_MS = 5 * 60_000;
+/** Customers a rescore by rules holds at once. */
+const PAGE = 1000;
+const DAY_MS = 86_400_000;
+
+/** The factors of `factors` that no rule derives: the ones that were posted. */
+export function postedOf(factors: Factors, derived: ReadonlySet<string>): Factors {
+  const posted: Factors = {};
+  for (const [name, value] of Object.entries(factors)) if (!derived.has(name)) posted[name] = value;
+  return posted;
+}
+
+const sameFactors = (a: Factors, b: Factors): boolean => {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((n) => b[n] === a[n]);
+};
+
+/**
+ * The factor set the rules give each of these customers now: its posted factors (those of its
+ * current score that `derived` does not name) with every factor a rule derives from its points.
+ * Locks the customers; one that does not exist is left out.
+ */
+export async function rederive(
+  tx: Tx,
+  accountId: string,
+  ids: readonly string[],
+  rules: readonly FactorRule[],
+  derived: ReadonlySet<string>,
+  now: number,
+): Promise<Map<string, { current: ScoreRecord | null; factors: Factors }>> {
+  const current = await tx.scoresForUpdate(accountId, ids);
+  const metrics = [...new Set(rules.map((r) => r.metric))];
+  const windows = rules.map(windowOf);
+  const since = windows.includes(null)
+    ? Number.MIN_SAFE_INTEGER
+    : now - Math.max(...(windows as number[])) * DAY_MS;
+  const points =
+    metrics.length > 0
+      ? await tx.metricPointsFor(accountId, [...current.keys()], metrics, since, now + FUTURE_MS)
+      : new Map();
+  const result = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
+  for (const [id, score] of current) {
+    const factors = {
+      ...postedOf(score?.factors ?? {}, derived),
+      ...deriveFactors(rules, points.get(id) ?? new Map(), now),
+    };
+    result.set(id, { current: score, factors });
+  }
+  return result;
+}
+
+/**
+ * A new version for each customer whose factor set changed, with its events. A customer left
+ * with no factor at all keeps the score it has (docs/scoring.md): a score needs a factor.
+ */
+export async function writeRederived(
+  tx: Tx,
+  accountId: string,
+  next: ReadonlyMap<string, { current: ScoreRecord | null; factors: Factors }>,
+  settings: Settings,
+  reason: ScoreReason,
+  now: number,
+): Promise<Map<string, ScoreRecord>> {
+  const written = new Map<string, ScoreRecord>();
+  const events = [];
+  for (const [id, { current, factors }] of next) {
+    if (Object.keys(factors).length === 0) continue;
+    if (current && sameFactors(current.factors, factors)) continue;
+    const update = scoreFactors(id, current, factors, settings, now);
+    written.set(id, update.record);
+    events.push(...update.events);
+  }
+  if (written.size > 0) await tx.writeScores(accountId, [...written.values()], reason);
+  if (events.length > 0) await tx.insertEvents(accountId, events);
+  return written;
+}
+
+/** Every customer the rules may move, a page at a time, rescored by them in the caller's transaction. */
+async function rescoreByRules(
+  tx: Tx,
+  accountId: string,
+  rules: readonly FactorRule[],
+  derived: ReadonlySet<string>,
+  settings: Settings,
+  now: number,
+): Promise<void> {
+  const metrics = [...new Set(rules.map((r) => r.metric))];
+  let after: string | null = null;
+  for (;;) {
+    const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
+    if (ids.length === 0) return;
+    const next = await rederive(tx, accountId, ids, rules, derived, now);
+    await writeRederived(tx, accountId, next, settings, 'rules_changed', now);
+    if (ids.length < PAGE) return;
+    after = ids.at(-1) as string;
+  }
+}
+
+/** A rule as the API gives it: everything but its time. */
+export type RuleInput = Omit<FactorRule, 'updatedAt'>;
+
+/** Creates or replaces the rule of `input.factor` and rescores every customer it may move; answers it as stored. */
+export const putRule = write(
+  import.meta.url,
+  async function putRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<FactorRule> {
+    // The account's lock first (exclusive on PostgreSQL), as a weights change takes it.
+    const settings = await tx.getSettings(accountId, { forUpdate: true });
+    const rules = await tx.listFactorRules(accountId);
+    const before = rules.find((r) => r.factor === input.factor);
+    if (!before && rules.length >= MAX_RULES) {
+      throw new ApiError(
+        'parameter_invalid',
+        `An account may have at most ${MAX_RULES} factor rules; delete one to add '${input.factor}'.`,
+        'factor',
+      );
+    }
+    const rule: FactorRule = { ...input, updatedAt: nextTimestamp(now, before?.updatedAt ?? 0) };
+    await tx.putFactorRule(accountId, rule);
+    const next = [...rules.filter((r) => r.factor !== rule.factor), rule];
+    await rescoreByRules(tx, accountId, next, new Set(next.map((r) => r.factor)), settings, rule.updatedAt);
+    return rule;
+  },
+);
+
+/** Deletes the rule and takes its factor out of every score; 404 factor_rule_not_found. */
+export const deleteRule = write(
+  import.meta.url,
+  async function deleteRule(tx: Tx, accountId: string, factor: string, now: number): Promise<void> {
+    const settings = await tx.getSettings(accountId, { forUpdate: true });
+    const rules = await tx.listFactorRules(accountId);
+    if (!(await tx.deleteFactorRule(accountId, factor))) {
+      throw new ApiError('factor_rule_not_found', `No factor rule for '${factor}'.`);
+    }
+    const next = rules.filter((r) => r.factor !== factor);
+    await rescoreByRules(tx, accountId, next, new Set([...next.map((r) => r.factor), factor]), settings, now);
+  },
+);
