@@ -31,6 +31,7 @@ import { Rule as FactorRule, factorRulesRoutes } from './factor-rules.ts';
 import { HealthScore, healthScoresRoutes, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
+import { metricsRoutes } from './metrics.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
 import { portfolioRoutes } from './portfolio.ts';
 import { ErrorSchema } from './schemas.ts';
@@ -268,6 +269,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
     await api.register(factorRulesRoutes(deps.store, now));
+    await api.register(metricsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));

@@ -18,6 +18,8 @@ const ACTIONS: Record<string, string> = {
   'PATCH /api/customers/:customer_id/health-score': 'health_score.merged',
   'POST /api/customers/batch': 'customers.batch_upserted',
   'POST /api/health-scores/batch': 'health_scores.batch_updated',
+  'POST /api/customers/:customer_id/metrics': 'metrics.recorded',
+  'POST /api/metrics/batch': 'metrics.batch_recorded',
   'PATCH /api/settings/health-score/weights': 'weights.updated',
   'PATCH /api/settings/health-score/thresholds': 'thresholds.updated',
   'PATCH /api/settings/health-score/alerts': 'alerts.updated',

@@ -98,7 +98,8 @@ export const scoreBatch = write(
   },
 );
 
-async function recordAnswer(tx: Tx, accountId: string, claim: Claim, body: string): Promise<void> {
+/** Stores the answer of the request's Idempotency-Key claim, in the write's transaction. */
+export async function recordAnswer(tx: Tx, accountId: string, claim: Claim, body: string): Promise<void> {
   if (!claim) return;
   if (!(await tx.recordIdempotentAnswer(accountId, claim.key, claim.claimedAt, { status: 200, body }))) {
     throw idempotencyInProgress();

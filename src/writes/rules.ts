@@ -1,7 +1,9 @@
 // Factor rules below HTTP (docs/scoring.md, "Factors from metrics"): a rule put or deleted, and
 // every score it moves, in one transaction, as a weights change does; and the factor set rules
 // give a customer, which the metric writes and the rescore job use too.
+import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import { scoreFactors } from '../domain/health.ts';
 import { deriveFactors, type FactorRule, windowOf } from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
@@ -75,17 +77,28 @@ export async function writeRederived(
   reason: ScoreReason,
   now: number,
 ): Promise<Map<string, ScoreRecord>> {
+  // A customer's own signals moving its score may alert, as a factor write does; a rules change does not.
+  const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
+  const watch = alerts ? await tx.dropWatch(accountId, [...next.keys()], windowStart(alerts, now)) : null;
   const written = new Map<string, ScoreRecord>();
-  const events = [];
+  const events: EventRecord[] = [];
+  const alerted: { customerId: string; at: number }[] = [];
   for (const [id, { current, factors }] of next) {
     if (Object.keys(factors).length === 0) continue;
     if (current && sameFactors(current.factors, factors)) continue;
     const update = scoreFactors(id, current, factors, settings, now);
     written.set(id, update.record);
     events.push(...update.events);
+    const seen = watch?.get(id);
+    const dropped = seen && alerts ? dropAlert(seen, update.record, alerts) : null;
+    if (dropped) {
+      events.push(dropped);
+      alerted.push({ customerId: id, at: update.record.updatedAt });
+    }
   }
   if (written.size > 0) await tx.writeScores(accountId, [...written.values()], reason);
   if (events.length > 0) await tx.insertEvents(accountId, events);
+  if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
   return written;
 }
 

@@ -1,0 +1,128 @@
+// Metric writes (docs/api.md, "Metrics"): points stored and, where a rule reads them, the
+// customer's score derived again in the same transaction (history reason metrics_updated, with
+// its events and drop alerts). Items run in order, as if each ran alone: a customer named twice
+// gets its second write built on the first.
+import { type ApiError, notFound } from '../domain/errors.ts';
+import type { ScoreRecord } from '../domain/health.ts';
+import { iso } from '../domain/time.ts';
+import type { MetricPointRecord, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
+import { type Claim, type Entry, recordAnswer, refusedJson } from './batches.ts';
+import { rederive, writeRederived } from './rules.ts';
+import { healthScoreJson } from './score-json.ts';
+
+/** One customer's values at one instant, as plain data (it may cross to the SQLite writer thread). */
+export interface MetricUpdate {
+  customerId: string;
+  values: Record<string, number>;
+  at: number;
+}
+
+/** The customer's score after the write (null: it has none), or why the item was refused. */
+export type MetricResult = { ok: true; record: ScoreRecord | null } | { ok: false; error: ApiError };
+
+export async function applyMetricUpdates(
+  tx: Tx,
+  accountId: string,
+  items: readonly MetricUpdate[],
+  now: number,
+): Promise<MetricResult[]> {
+  const ids = [...new Set(items.map((i) => i.customerId))];
+  // Locks every customer of the batch at once, in one order, before anything is written.
+  const known = await tx.scoresForUpdate(accountId, ids);
+  const settings = await tx.getSettings(accountId);
+  const rules = await tx.listFactorRules(accountId);
+  const derived = new Set(rules.map((r) => r.factor));
+  const readMetrics = new Set(rules.map((r) => r.metric));
+  const results = new Array<MetricResult>(items.length);
+  let pending = items.map((_, i) => i);
+  while (pending.length > 0) {
+    const inRound = new Set<string>();
+    const later: number[] = [];
+    const points: MetricPointRecord[] = [];
+    /** The round's customers whose new points a rule reads: their scores are derived again. */
+    const moved: string[] = [];
+    for (const i of pending) {
+      const item = items[i] as MetricUpdate;
+      if (!known.has(item.customerId)) {
+        results[i] = { ok: false, error: notFound.customer(item.customerId) };
+        continue;
+      }
+      if (inRound.has(item.customerId)) {
+        later.push(i);
+        continue;
+      }
+      inRound.add(item.customerId);
+      for (const [metric, value] of Object.entries(item.values)) {
+        points.push({ customerId: item.customerId, metric, at: item.at, value });
+      }
+      if (Object.keys(item.values).some((m) => readMetrics.has(m))) moved.push(item.customerId);
+    }
+    if (points.length > 0) await tx.insertMetricPoints(accountId, points);
+    if (moved.length > 0) {
+      const next = await rederive(tx, accountId, moved, rules, derived, now);
+      const written = await writeRederived(tx, accountId, next, settings, 'metrics_updated', now);
+      for (const [id, record] of written) known.set(id, record);
+    }
+    for (const i of pending) {
+      const item = items[i] as MetricUpdate;
+      if (results[i] === undefined && inRound.has(item.customerId) && !later.includes(i)) {
+        results[i] = { ok: true, record: known.get(item.customerId) ?? null };
+      }
+    }
+    pending = later;
+  }
+  return results;
+}
+
+/**
+ * The answer of a metric write, as JSON text (the route sends it; an Idempotency-Key replays it);
+ * a batch's result carries its status after the customer's id.
+ */
+export const metricAnswerJson = (item: MetricUpdate, record: ScoreRecord | null, status = ''): string =>
+  `{"customer_id":${JSON.stringify(item.customerId)},${status}"at":"${iso(item.at)}","values":${JSON.stringify(item.values)},"health_score":${record ? healthScoreJson(record) : 'null'}}`;
+
+/** POST /api/customers/{id}/metrics: one item, its answer's text; a refusal throws. */
+export const recordMetrics = write(
+  import.meta.url,
+  async function recordMetrics(
+    tx: Tx,
+    accountId: string,
+    item: MetricUpdate,
+    claim: Claim,
+    now: number,
+  ): Promise<string> {
+    const [result] = await applyMetricUpdates(tx, accountId, [item], now);
+    if (!result?.ok) throw result?.error ?? new Error('the metric write gave no result');
+    const body = metricAnswerJson(item, result.record);
+    await recordAnswer(tx, accountId, claim, body);
+    return body;
+  },
+);
+
+/** POST /api/metrics/batch: every checked item in order, one result per item, as the answer's text. */
+export const metricBatch = write(
+  import.meta.url,
+  async function metricBatch(
+    tx: Tx,
+    accountId: string,
+    entries: readonly Entry<MetricUpdate>[],
+    claim: Claim,
+    now: number,
+  ): Promise<string> {
+    const updates = entries.flatMap((e) => ('item' in e ? [e.item] : []));
+    const applied = await applyMetricUpdates(tx, accountId, updates, now);
+    let next = 0;
+    const results = entries.map((entry) => {
+      if ('result' in entry) return entry.result;
+      const r = applied[next++];
+      if (!r) throw new Error('a batch item has no result');
+      return r.ok
+        ? metricAnswerJson(entry.item, r.record, '"status":200,')
+        : refusedJson(entry.item.customerId, r.error);
+    });
+    const body = `{"results":[${results.join(',')}]}`;
+    await recordAnswer(tx, accountId, claim, body);
+    return body;
+  },
+);
