@@ -116,6 +116,8 @@ export interface Config {
   eventRetentionMs: number | null;
   /** How long audit log entries are kept (docs/people.md); null keeps them all. */
   auditRetentionMs: number | null;
+  /** How long metric points are kept (docs/scoring.md); null keeps them all. */
+  metricRetentionMs: number | null;
   webhook: {
     backoffMs: number[];
     maxRetries: number;
@@ -177,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
     eventRetentionMs: read(env, 'VITALS_EVENT_RETENTION', keepFor, '30d'),
     auditRetentionMs: read(env, 'VITALS_AUDIT_RETENTION', keepFor, '365d'),
+    metricRetentionMs: read(env, 'VITALS_METRIC_RETENTION', keepFor, '400d'),
     webhook: {
       backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
       maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),

@@ -37,12 +37,13 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     : undefined;
 
   const retention =
-    config.eventRetentionMs === null && config.auditRetentionMs === null
+    config.eventRetentionMs === null && config.auditRetentionMs === null && config.metricRetentionMs === null
       ? undefined
       : new RetentionJob({
           store,
           keepMs: config.eventRetentionMs,
           auditKeepMs: config.auditRetentionMs,
+          metricKeepMs: config.metricRetentionMs,
           log: app.log.child({ role: 'retention' }),
           metrics,
         });

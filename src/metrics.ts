@@ -62,7 +62,7 @@ export class Metrics {
     });
     this.pruned = new Counter({
       name: 'vitals_retention_pruned_total',
-      help: 'Rows removed by retention (VITALS_EVENT_RETENTION, VITALS_AUDIT_RETENTION), by kind: events, deliveries or audit.',
+      help: 'Rows removed by retention (VITALS_EVENT_RETENTION, VITALS_AUDIT_RETENTION, VITALS_METRIC_RETENTION), by kind: events, deliveries, audit or metric_points.',
       labelNames: ['kind'],
       registers: [this.registry],
     });

@@ -1,6 +1,7 @@
 // The retention job (docs/operations.md, "Retention"): removes events older than
 // VITALS_EVENT_RETENTION with their finished deliveries, audit log entries older than
-// VITALS_AUDIT_RETENTION (docs/people.md) and failed sign-ins past the lock's window, in small
+// VITALS_AUDIT_RETENTION (docs/people.md), metric points older than VITALS_METRIC_RETENTION
+// (docs/scoring.md) and failed sign-ins past the lock's window, in small
 // batches, each its own short transaction, with a pause between them so requests interleave and
 // none waits more than one batch. Runs soon after start, then on an interval; on PostgreSQL one process at a time does.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,11 +12,13 @@ import type { Store } from './store/store.ts';
 import { logJobFailure } from './store/unavailable.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures'>;
+  store: Pick<Store, 'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures' | 'pruneMetricPoints'>;
   /** Events older than this are removed; null keeps them. */
   keepMs: number | null;
   /** Audit log entries older than this are removed; null (the default here) keeps them. */
   auditKeepMs?: number | null;
+  /** Metric points older than this are removed; null (the default here) keeps them. */
+  metricKeepMs?: number | null;
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
   metrics?: Metrics;
   /** The clock (tests move it). */
@@ -34,6 +37,7 @@ export interface PassResult {
   deliveries: number;
   batches: number;
   audit: number;
+  metricPoints: number;
 }
 
 export class RetentionJob {
@@ -50,6 +54,7 @@ export class RetentionJob {
       intervalMs: 600_000,
       firstMs: 30_000,
       auditKeepMs: null,
+      metricKeepMs: null,
       ...opts,
     };
   }
@@ -84,9 +89,10 @@ export class RetentionJob {
   }
 
   async #pass(): Promise<PassResult> {
-    const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0 };
+    const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0, metricPoints: 0 };
     if (this.#o.keepMs !== null) await this.#events(this.#o.now() - this.#o.keepMs, total);
     if (this.#o.auditKeepMs !== null) await this.#audit(this.#o.now() - this.#o.auditKeepMs, total);
+    if (this.#o.metricKeepMs !== null) await this.#metricPoints(this.#o.now() - this.#o.metricKeepMs, total);
     // Failures outside the window lock nothing; sign-in forgets only its own email's.
     await this.#o.store.pruneSignInFailures(this.#o.now() - LOCK_WINDOW_MS);
     return total;
@@ -101,6 +107,19 @@ export class RetentionJob {
       await sleep(this.#o.pauseMs);
     }
     if (total.audit > 0) this.#o.log.info({ audit: total.audit }, 'retention removed old audit log entries');
+  }
+
+  async #metricPoints(before: number, total: PassResult): Promise<void> {
+    for (;;) {
+      const removed = await this.#o.store.pruneMetricPoints(before, this.#o.batch);
+      total.metricPoints += removed;
+      this.#o.metrics?.pruned.inc({ kind: 'metric_points' }, removed);
+      if (removed < this.#o.batch || this.#stopped) break;
+      await sleep(this.#o.pauseMs);
+    }
+    if (total.metricPoints > 0) {
+      this.#o.log.info({ metricPoints: total.metricPoints }, 'retention removed old metric points');
+    }
   }
 
   async #events(before: number, total: PassResult): Promise<void> {

@@ -470,6 +470,8 @@ export interface Retention {
    * an event too young to go (or the end), or when another process is pruning (PostgreSQL).
    */
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch>;
+  /** Removes at most `limit` metric points dated before `before`, oldest first; answers how many. */
+  pruneMetricPoints(before: number, limit: number): Promise<number>;
 }
 
 /** One batch of event retention (docs/operations.md, "Retention"). */

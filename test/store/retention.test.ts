@@ -53,7 +53,13 @@ describe('retention job', () => {
       metrics: t.metrics,
       now: () => Date.now() + 31 * DAY,
     });
-    assert.deepEqual(await job.runOnce(), { events: 2, deliveries: 1, batches: 1, audit: 0 });
+    assert.deepEqual(await job.runOnce(), {
+      events: 2,
+      deliveries: 1,
+      batches: 1,
+      audit: 0,
+      metricPoints: 0,
+    });
 
     const left = (await api.get('/api/events?limit=100')).body.data;
     assert.deepEqual(
@@ -77,7 +83,13 @@ describe('retention job', () => {
     }
     const at = (days: number) => () => Date.now() + days * DAY;
     const early = new RetentionJob({ store: t.store, keepMs: 30 * DAY, log: quiet, now: at(29) });
-    assert.deepEqual(await early.runOnce(), { events: 0, deliveries: 0, batches: 1, audit: 0 });
+    assert.deepEqual(await early.runOnce(), {
+      events: 0,
+      deliveries: 0,
+      batches: 1,
+      audit: 0,
+      metricPoints: 0,
+    });
     const jobs = [t.store, t.store].map(
       (store) => new RetentionJob({ store, keepMs: 30 * DAY, log: quiet, now: at(31), batch: 7, pauseMs: 0 }),
     );
@@ -143,7 +155,13 @@ describe('audit log retention', () => {
         pauseMs: 0,
         now: () => Date.now() + days * DAY,
       });
-    assert.deepEqual(await job(364).runOnce(), { events: 0, deliveries: 0, batches: 0, audit: 0 });
+    assert.deepEqual(await job(364).runOnce(), {
+      events: 0,
+      deliveries: 0,
+      batches: 0,
+      audit: 0,
+      metricPoints: 0,
+    });
     assert.equal((await api.get('/api/audit-log?limit=100')).body.data.length, 5);
     assert.equal((await job(366).runOnce()).audit, 6);
     assert.deepEqual((await api.get('/api/audit-log')).body, { data: [], has_more: false });
@@ -158,6 +176,59 @@ describe('audit log retention', () => {
     assert.throws(
       () => loadConfig({ VITALS_AUDIT_RETENTION: 'forever' }),
       /^ConfigError: VITALS_AUDIT_RETENTION=/,
+    );
+  });
+});
+
+describe('metric point retention', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+  });
+  after(() => t.close());
+
+  test('points dated before VITALS_METRIC_RETENTION go, in batches, from every account; newer ones stay', async () => {
+    const api = await t.newAccount('metric-retention');
+    const other = await t.newAccount('metric-retention-2');
+    const now = Date.now();
+    const at = (daysAgo: number) => new Date(now - daysAgo * DAY).toISOString();
+    assert.equal((await api.post('/api/customers', customerBody('m1'))).status, 201);
+    assert.equal((await other.post('/api/customers', customerBody('m2'))).status, 201);
+    for (const days of [500, 450, 401, 399, 10]) {
+      assert.equal(
+        (await api.post('/api/customers/m1/metrics', { values: { logins: days }, at: at(days) })).status,
+        200,
+      );
+    }
+    assert.equal(
+      (await other.post('/api/customers/m2/metrics', { values: { logins: 1 }, at: at(420) })).status,
+      200,
+    );
+    const job = new RetentionJob({
+      store: t.store,
+      keepMs: null,
+      metricKeepMs: 400 * DAY,
+      log: quiet,
+      batch: 2,
+      pauseMs: 0,
+      now: () => now,
+    });
+    assert.equal((await job.runOnce()).metricPoints, 4);
+    const left = (await api.get('/api/customers/m1/metrics?limit=100')).body.data.map(
+      (p: { value: number }) => p.value,
+    );
+    assert.deepEqual(left, [10, 399]);
+    assert.deepEqual((await other.get('/api/customers/m2/metrics')).body.data, []);
+    assert.equal((await job.runOnce()).metricPoints, 0, 'a second pass finds nothing');
+  });
+
+  test('VITALS_METRIC_RETENTION defaults to 400 days; off keeps everything', () => {
+    assert.equal(loadConfig({}).metricRetentionMs, 400 * DAY);
+    assert.equal(loadConfig({ VITALS_METRIC_RETENTION: '30d' }).metricRetentionMs, 30 * DAY);
+    assert.equal(loadConfig({ VITALS_METRIC_RETENTION: 'off' }).metricRetentionMs, null);
+    assert.throws(
+      () => loadConfig({ VITALS_METRIC_RETENTION: '1y' }),
+      /^ConfigError: VITALS_METRIC_RETENTION=/,
     );
   });
 });

@@ -146,6 +146,13 @@ export async function metricPointsFor(
   return found;
 }
 
+export const pruneMetricPoints = (db: Driver, before: number, limit: number): Promise<number> =>
+  db.run(
+    `DELETE FROM metric_points WHERE (account_id, customer_id, metric, at) IN (
+       SELECT account_id, customer_id, metric, at FROM metric_points WHERE at < $1 ORDER BY at LIMIT $2)`,
+    [before, limit],
+  );
+
 export async function rederiveTargets(
   db: Driver,
   accountId: string,

@@ -16,6 +16,7 @@ import type {
 import type { Driver } from './driver.ts';
 import * as idempotency from './idempotency.ts';
 import * as keys from './keys.ts';
+import * as metrics from './metrics.ts';
 import * as people from './people.ts';
 import { SqlReader } from './reader.ts';
 
@@ -27,6 +28,7 @@ for (const [path, exports] of [
   ['./keys.ts', keys],
   ['./people.ts', people],
   ['./idempotency.ts', idempotency],
+  ['./metrics.ts', metrics],
 ] as const) {
   const module = import.meta.resolve(path);
   for (const [name, fn] of Object.entries(exports)) {
@@ -113,6 +115,10 @@ export abstract class SqlStore extends SqlReader {
 
   deleteSession(idHash: string): Promise<void> {
     return this.write(people.deleteSession, idHash);
+  }
+
+  pruneMetricPoints(before: number, limit: number): Promise<number> {
+    return this.write(metrics.pruneMetricPoints, before, limit);
   }
 
   pruneAudit(before: number, limit: number): Promise<number> {

@@ -165,6 +165,29 @@ export function metricsContract(c: ContractContext): void {
       );
     });
 
+    test('pruneMetricPoints: at most `limit` points dated before `before`, oldest first, across accounts', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const b = await account();
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(a, customer('old'));
+        await tx.insertCustomer(b, customer('old'));
+        await tx.insertMetricPoints(
+          a,
+          [1, 2, 3, 10].map((d) => ({ customerId: 'old', metric: 'x', at: T0 + d, value: d })),
+        );
+        await tx.insertMetricPoints(b, [{ customerId: 'old', metric: 'x', at: T0, value: 0 }]);
+      });
+      assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 2);
+      assert.deepEqual(
+        (await store.listMetricPoints(a, 'old', { limit: 10 })).data.map((p) => p.value),
+        [10, 3, 2],
+      );
+      assert.deepEqual((await store.listMetricPoints(b, 'old', { limit: 10 })).data, []);
+      assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 1);
+      assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 0);
+    });
+
     test("a customer's points go with it", async () => {
       const store = c.store();
       const a = await c.account();
