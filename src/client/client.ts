@@ -19,7 +19,7 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 type Scalar = string | number | boolean;
 type Query = Record<string, Scalar | Record<string, Scalar> | undefined>;
 type Outcome = { ok: true; value: unknown } | { ok: false; error: VitalsError; retryAfter: string | null };
@@ -54,6 +54,10 @@ export class Transport {
 
   post<T>(path: string, body: unknown, opts?: WriteOptions): Promise<T> {
     return this.request('POST', path, { body, idempotencyKey: opts?.idempotencyKey });
+  }
+
+  put<T>(path: string, body: unknown, opts?: WriteOptions): Promise<T> {
+    return this.request('PUT', path, { body, idempotencyKey: opts?.idempotencyKey });
   }
 
   patch<T>(path: string, body: unknown, opts?: WriteOptions): Promise<T> {

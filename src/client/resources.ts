@@ -16,11 +16,19 @@ import type {
   DistributionParams,
   Event,
   EventListParams,
+  FactorRule,
+  FactorRuleInput,
   Factors,
   FactorsChange,
   HealthScore,
   HistoryEntry,
   HistoryParams,
+  MetricBatchItem,
+  MetricListParams,
+  MetricPoint,
+  MetricsBatch,
+  MetricsRecorded,
+  MetricsWrite,
   Movers,
   MoversParams,
   Page,
@@ -187,6 +195,62 @@ export class Settings {
   /** Sets the drop alert rule (`{drop: {delta, days}}`), or turns it off (`{drop: null}`). */
   updateAlerts(alerts: AlertsChange, opts?: WriteOptions): Promise<AlertsSettings> {
     return this.#http.patch('/settings/health-score/alerts', alerts, opts);
+  }
+
+  /** The factor rules, by factor name. */
+  async factorRules(): Promise<FactorRule[]> {
+    return (await this.#http.get<{ data: FactorRule[] }>('/settings/health-score/factors')).data;
+  }
+
+  factorRule(factor: string): Promise<FactorRule> {
+    return this.#http.get(path`/settings/health-score/factors/${factor}`);
+  }
+
+  /** Creates or replaces the rule of `factor`; every score it moves is recomputed. */
+  putFactorRule(factor: string, rule: FactorRuleInput, opts?: WriteOptions): Promise<FactorRule> {
+    return this.#http.put(path`/settings/health-score/factors/${factor}`, rule, opts);
+  }
+
+  /** Deletes the rule; its factor leaves every score. */
+  deleteFactorRule(factor: string, opts?: WriteOptions): Promise<{ factor: string; deleted: boolean }> {
+    return this.#http.delete(path`/settings/health-score/factors/${factor}`, opts);
+  }
+}
+
+export class Metrics {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** Records a customer's metric values; the factors rules derive from them follow at once. */
+  record(customerId: string, body: MetricsWrite, opts?: WriteOptions): Promise<MetricsRecorded> {
+    return this.#http.post(path`/customers/${customerId}/metrics`, body, opts);
+  }
+
+  /** Records up to 1,000 writes in order; each item has its own result. */
+  batch(items: MetricBatchItem[], opts?: WriteOptions): Promise<MetricsBatch> {
+    return this.#http.post('/metrics/batch', { metrics: items }, opts);
+  }
+
+  /** Every point of the customer (of `metric`, when given), newest first; `limit` is the page size. */
+  list(customerId: string, params: MetricListParams = {}): AsyncGenerator<MetricPoint, void, undefined> {
+    return paginate<MetricPoint, string>(async (after) => {
+      const page = await this.listPage(customerId, {
+        ...params,
+        starting_after: after ?? params.starting_after,
+      });
+      const last = page.data.at(-1);
+      return { items: page.data, next: page.has_more && last ? `${last.metric}@${last.at}` : undefined };
+    });
+  }
+
+  listPage(
+    customerId: string,
+    params: MetricListParams = {},
+  ): Promise<{ data: MetricPoint[]; has_more: boolean }> {
+    return this.#http.get(path`/customers/${customerId}/metrics`, params);
   }
 }
 

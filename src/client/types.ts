@@ -10,6 +10,7 @@ import type {
   UpdateBody as CustomerUpdateBody,
 } from '../http/customers.ts';
 import type { ListQuery as EventListQuery, EventSchema } from '../http/events.ts';
+import type { RuleBody, Rule as RuleSchema } from '../http/factor-rules.ts';
 import type {
   FactorsPatch,
   FactorsSchema,
@@ -19,6 +20,7 @@ import type {
   PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
 } from '../http/health-scores.ts';
+import type { MetricItem, MetricsAnswer, MetricsBody, MetricsQuery } from '../http/metrics.ts';
 import type {
   DistributionAnswer,
   DistributionQuery,
@@ -94,6 +96,22 @@ export type WeightsSettings = Static<typeof WeightsAnswer>;
 export type WeightsPreview = Static<typeof PreviewAnswer>;
 export type ThresholdsChange = Static<typeof ThresholdsBody>;
 export type ThresholdsSettings = Static<typeof ThresholdsAnswer>;
+
+/** A factor rule as the API answers it (docs/api.md, "Factor rules"). */
+export type FactorRule = Static<typeof RuleSchema>;
+/** A rule to put: everything but its factor (in the path) and its time. */
+export type FactorRuleInput = Static<typeof RuleBody>;
+/** Metric values to record for a customer, at `at` (default now). */
+export type MetricsWrite = Static<typeof MetricsBody>;
+/** The answer of a metric write: the values stored and the customer's score after it (null: none). */
+export type MetricsRecorded = Omit<Static<typeof MetricsAnswer>, 'health_score'> & {
+  health_score: HealthScore | null;
+};
+export type MetricBatchItem = Static<typeof MetricItem>;
+export type MetricsBatchResult = ({ status: 200 } & MetricsRecorded) | BatchRefusal;
+export type MetricsBatch = { results: MetricsBatchResult[] };
+export type MetricPoint = { metric: string; value: number; at: string };
+export type MetricListParams = Static<typeof MetricsQuery>;
 
 export type Event = Omit<Static<typeof EventSchema>, 'data'> & { data: FreeForm };
 export type EventType = Event['type'];

@@ -40,10 +40,9 @@ const ScaleSchema = Type.Object(
 export const RuleBody = Type.Object(
   {
     metric: Type.String({ ...FactorName, description: 'The metric it reads; names as for factors.' }),
-    aggregate: Type.Union(
-      AGGREGATES.map((a) => Type.Literal(a)),
-      { description: 'last, sum, count, avg, min or max of the points in the window.' },
-    ),
+    aggregate: Type.Enum(AGGREGATES, {
+      description: 'last, sum, count, avg, min or max of the points in the window.',
+    }),
     window_days: Type.Optional({
       ...Days,
       description: '1-365; 30 unless given (last: no window unless given).',
