@@ -36,6 +36,13 @@ export const duration: Parser<number> = (raw) => {
   return ms;
 };
 
+/** A duration of at least 1s. */
+const atLeastASecond: Parser<number> = (raw) => {
+  const ms = duration(raw);
+  if (ms < 1000) throw new Error('must be at least 1s');
+  return ms;
+};
+
 /** "30d", "12h", "90m", "45s" (up to 10 years), or "off": how long something is kept. */
 const keepFor: Parser<number | null> = (raw) => {
   if (raw === 'off') return null;
@@ -118,6 +125,8 @@ export interface Config {
   auditRetentionMs: number | null;
   /** How long metric points are kept (docs/scoring.md); null keeps them all. */
   metricRetentionMs: number | null;
+  /** How often derived factors are rescored as time passes (docs/scoring.md). */
+  rescoreIntervalMs: number;
   webhook: {
     backoffMs: number[];
     maxRetries: number;
@@ -180,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionMs: read(env, 'VITALS_EVENT_RETENTION', keepFor, '30d'),
     auditRetentionMs: read(env, 'VITALS_AUDIT_RETENTION', keepFor, '365d'),
     metricRetentionMs: read(env, 'VITALS_METRIC_RETENTION', keepFor, '400d'),
+    rescoreIntervalMs: read(env, 'VITALS_RESCORE_INTERVAL', atLeastASecond, '1h'),
     webhook: {
       backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
       maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),

@@ -5,6 +5,7 @@ import { buildApp } from './http/app.ts';
 import { IDEMPOTENCY_TTL_MS } from './http/idempotency.ts';
 import { bootstrapKeys } from './keys.ts';
 import { Metrics } from './metrics.ts';
+import { RescoreJob } from './rescore-job.ts';
 import { RetentionJob } from './retention.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
@@ -48,6 +49,11 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
           metrics,
         });
 
+  // Derived factors follow time; every API process may run it (PostgreSQL: none rescores a customer twice).
+  const rescore = api
+    ? new RescoreJob({ store, intervalMs: config.rescoreIntervalMs, log: app.log.child({ role: 'rescore' }) })
+    : undefined;
+
   const prune = pruneIdempotencyKeysHourly(store, app.log);
 
   let closing: Promise<void> | undefined;
@@ -56,6 +62,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
       // Stop accepting, let in-flight requests and delivery attempts finish, then close the database.
       clearInterval(prune);
       await retention?.stop();
+      await rescore?.stop();
       await app.close();
       await dispatcher?.stop();
       await store.close();
@@ -70,6 +77,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   const port = typeof address === 'object' && address ? address.port : config.port;
   dispatcher?.start();
   retention?.start();
+  rescore?.start();
   app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };
 }

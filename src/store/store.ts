@@ -284,6 +284,8 @@ export interface Reader {
     after: string | null,
     limit: number,
   ): Promise<string[]>;
+  /** The customers due for the rescore job at `now`, oldest due first, at most `limit`, across accounts. */
+  dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]>;
   metricPointsFor(
     accountId: string,
     customerIds: readonly string[],
@@ -390,6 +392,10 @@ export interface Tx extends Reader {
   putFactorRule(accountId: string, rule: FactorRule): Promise<void>;
   /** False when the factor had no rule. */
   deleteFactorRule(accountId: string, factor: string): Promise<boolean>;
+  /** Sets when each customer is next due for the rescore job (null: never). */
+  setRederiveDue(accountId: string, due: readonly { customerId: string; at: number | null }[]): Promise<void>;
+  /** Of these customers, the ones still due at `now`, locked for this transaction; rows other transactions hold are skipped. */
+  claimRederiveDue(accountId: string, customerIds: readonly string[], now: number): Promise<string[]>;
   /** Stores the points; a point of a customer's metric at an instant it already has replaces it. */
   insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;

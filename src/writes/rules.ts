@@ -5,7 +5,7 @@ import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { scoreFactors } from '../domain/health.ts';
-import { deriveFactors, type FactorRule, windowOf } from '../domain/rules.ts';
+import { changesAt, deriveFactors, type FactorRule, type MetricPoint, windowOf } from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
@@ -55,14 +55,26 @@ export async function rederive(
       ? await tx.metricPointsFor(accountId, [...current.keys()], metrics, since, now + FUTURE_MS)
       : new Map();
   const result = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
+  const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of current) {
-    const factors = {
-      ...postedOf(score?.factors ?? {}, derived),
-      ...deriveFactors(rules, points.get(id) ?? new Map(), now),
-    };
+    const byMetric: ReadonlyMap<string, MetricPoint[]> = points.get(id) ?? new Map();
+    const factors = { ...postedOf(score?.factors ?? {}, derived), ...deriveFactors(rules, byMetric, now) };
     result.set(id, { current: score, factors });
+    due.push({ customerId: id, at: nextChange(rules, byMetric, now) });
   }
+  // When time alone may next move these customers' derived factors: the rescore job's list.
+  await tx.setRederiveDue(accountId, due);
   return result;
+}
+
+/** The first instant after `now` at which any rule's factor may change with no new point; null: never. */
+function nextChange(rules: readonly FactorRule[], byMetric: ReadonlyMap<string, MetricPoint[]>, now: number) {
+  let first: number | null = null;
+  for (const rule of rules) {
+    const at = changesAt(rule, byMetric.get(rule.metric) ?? [], now);
+    if (at !== null && (first === null || at < first)) first = at;
+  }
+  return first;
 }
 
 /**
@@ -160,5 +172,29 @@ export const deleteRule = write(
     }
     const next = rules.filter((r) => r.factor !== factor);
     await rescoreByRules(tx, accountId, next, new Set([...next.map((r) => r.factor), factor]), settings, now);
+  },
+);
+
+/**
+ * The rescore job's work for one account (docs/scoring.md, "Factors from metrics"): of these
+ * customers, those still due (rows another process holds are skipped), derived again as of `now`
+ * (history reason time_passed for those whose factors moved), with their next due times.
+ * Answers how many were due and how many of those got a new version.
+ */
+export const rescoreDue = write(
+  import.meta.url,
+  async function rescoreDue(
+    tx: Tx,
+    accountId: string,
+    customerIds: string[],
+    now: number,
+  ): Promise<{ checked: number; rescored: number }> {
+    const due = await tx.claimRederiveDue(accountId, customerIds, now);
+    if (due.length === 0) return { checked: 0, rescored: 0 };
+    const settings = await tx.getSettings(accountId);
+    const rules = await tx.listFactorRules(accountId);
+    const next = await rederive(tx, accountId, due, rules, new Set(rules.map((r) => r.factor)), now);
+    const written = await writeRederived(tx, accountId, next, settings, 'time_passed', now);
+    return { checked: due.length, rescored: written.size };
   },
 );

@@ -13,6 +13,7 @@ export const POSTGRES: Dialect = {
   keyShare: ' FOR KEY SHARE',
   rowId: 'ctid',
   forUpdate: ' FOR UPDATE',
+  skipLocked: ' FOR UPDATE SKIP LOCKED',
   inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(ids)}::text[])`,
   bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,

@@ -318,3 +318,18 @@ MIGRATIONS.push(
   );
   `,
 );
+
+MIGRATIONS.push(
+  /* 15: when each customer's derived factors may next change with no new point (a point leaving a
+     window, the newest passing max_age_days): the rescore job takes only the customers due
+     (docs/scoring.md, "Factors from metrics"). */ `
+  CREATE TABLE rederive_due (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    due_at bigint NOT NULL,
+    PRIMARY KEY (account_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX rederive_due_by_time ON rederive_due (due_at);
+  `,
+);

@@ -32,6 +32,8 @@ export interface Dialect {
   readonly bootstrapLock: string | null;
   /** Appended to a read of a row the transaction will change: PostgreSQL's FOR UPDATE. */
   readonly forUpdate: string;
+  /** Appended to a read of rows to claim: PostgreSQL's FOR UPDATE SKIP LOCKED (rows another transaction holds are left out). */
+  readonly skipLocked: string;
   /** `IN (…)` of many ids as one parameter: a JSON array on SQLite, an array on PostgreSQL. */
   inList(p: Params, ids: readonly string[]): string;
   /** A statement answering `got`: whether this transaction may prune events now (one process at a time). */

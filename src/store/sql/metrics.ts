@@ -174,3 +174,57 @@ export async function rederiveTargets(
   );
   return rows.map((r) => r.id as string);
 }
+
+/** Sets when each customer is next due for the rescore job; null: never (its row goes). */
+export async function setRederiveDue(
+  db: Driver,
+  accountId: string,
+  due: readonly { customerId: string; at: number | null }[],
+): Promise<void> {
+  const set = due.filter((d) => d.at !== null);
+  const cleared = due.filter((d) => d.at === null).map((d) => d.customerId);
+  if (set.length > 0) {
+    await db.runEach(
+      `INSERT INTO rederive_due (account_id, customer_id, due_at) VALUES ($1, $2, $3)
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = excluded.due_at`,
+      set.map((d) => [accountId, d.customerId, d.at]),
+    );
+  }
+  if (cleared.length > 0) {
+    const p = new Params(accountId);
+    await db.run(
+      `DELETE FROM rederive_due WHERE account_id = $1 AND customer_id ${db.inList(p, cleared)}`,
+      p.list,
+    );
+  }
+}
+
+/** The customers due at `now` (oldest due first), at most `limit`, across accounts. */
+export async function dueForRederive(
+  db: Driver,
+  now: number,
+  limit: number,
+): Promise<{ accountId: string; customerId: string }[]> {
+  const rows = await db.all(
+    'SELECT account_id, customer_id FROM rederive_due WHERE due_at <= $1 ORDER BY due_at LIMIT $2',
+    [now, limit],
+  );
+  return rows.map((r) => ({ accountId: r.account_id as string, customerId: r.customer_id as string }));
+}
+
+/** Of these customers, the ones still due at `now`, locked for this transaction (others' locks skipped). */
+export async function claimRederiveDue(
+  db: Driver,
+  accountId: string,
+  customerIds: readonly string[],
+  now: number,
+): Promise<string[]> {
+  if (customerIds.length === 0) return [];
+  const p = new Params(accountId, now);
+  const rows = await db.all(
+    `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND due_at <= $2
+       AND customer_id ${db.inList(p, customerIds)} ORDER BY customer_id${db.skipLocked}`,
+    p.list,
+  );
+  return rows.map((r) => r.customer_id as string);
+}

@@ -219,6 +219,10 @@ export class SqlReader implements Reader {
     return metrics.rederiveTargets(this.db, ...args);
   }
 
+  dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]> {
+    return metrics.dueForRederive(this.db, now, limit);
+  }
+
   metricPointsFor(...args: Parameters<Reader['metricPointsFor']>): ReturnType<Reader['metricPointsFor']> {
     return metrics.metricPointsFor(this.db, ...args);
   }

@@ -97,6 +97,15 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return metrics.deleteFactorRule(this.db, accountId, factor);
   }
 
+  async setRederiveDue(accountId: string, due: readonly { customerId: string; at: number | null }[]) {
+    await metrics.setRederiveDue(this.db, accountId, due);
+  }
+
+  async claimRederiveDue(accountId: string, customerIds: readonly string[], now: number) {
+    await this.lockAccount(accountId, 'shared');
+    return metrics.claimRederiveDue(this.db, accountId, customerIds, now);
+  }
+
   async insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void> {
     await this.lockAccount(accountId, 'shared');
     await metrics.insertMetricPoints(this.db, accountId, points);

@@ -16,6 +16,7 @@ export const SQLITE: Dialect = {
   keyShare: '',
   rowId: 'rowid',
   forUpdate: '',
+  skipLocked: '',
   inList: (p: Params, ids: readonly string[]) =>
     `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
   tryRetentionLock: null,

@@ -348,3 +348,18 @@ MIGRATIONS.push(
   ) WITHOUT ROWID, STRICT;
   `,
 );
+
+MIGRATIONS.push(
+  /* 15: when each customer's derived factors may next change with no new point (a point leaving a
+     window, the newest passing max_age_days): the rescore job takes only the customers due
+     (docs/scoring.md, "Factors from metrics"). */ `
+  CREATE TABLE rederive_due (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    due_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX rederive_due_by_time ON rederive_due (due_at);
+  `,
+);

@@ -188,6 +188,40 @@ export function metricsContract(c: ContractContext): void {
       assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 0);
     });
 
+    test('rederive due times: set, listed when due oldest first across accounts, claimed, cleared with null', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const b = await account();
+      await store.transaction(async (tx) => {
+        for (const id of ['d1', 'd2', 'd3']) await tx.insertCustomer(a, customer(id));
+        await tx.insertCustomer(b, customer('d1'));
+        await tx.setRederiveDue(a, [
+          { customerId: 'd1', at: T0 + 20 },
+          { customerId: 'd2', at: T0 + 10 },
+          { customerId: 'd3', at: T0 + 99 },
+        ]);
+        await tx.setRederiveDue(b, [{ customerId: 'd1', at: T0 + 15 }]);
+      });
+      assert.deepEqual(await store.dueForRederive(T0 + 20, 10), [
+        { accountId: a, customerId: 'd2' },
+        { accountId: b, customerId: 'd1' },
+        { accountId: a, customerId: 'd1' },
+      ]);
+      assert.equal((await store.dueForRederive(T0 + 20, 1)).length, 1);
+      assert.deepEqual(
+        await store.transaction((tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
+        ['d1', 'd2'],
+      );
+      await store.transaction((tx) =>
+        tx.setRederiveDue(a, [
+          { customerId: 'd1', at: null },
+          { customerId: 'd2', at: T0 + 50 },
+        ]),
+      );
+      assert.deepEqual(await store.dueForRederive(T0 + 20, 10), [{ accountId: b, customerId: 'd1' }]);
+      assert.deepEqual(await store.transaction((tx) => tx.claimRederiveDue(a, [], T0 + 99)), []);
+    });
+
     test("a customer's points go with it", async () => {
       const store = c.store();
       const a = await c.account();
