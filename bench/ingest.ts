@@ -2,7 +2,7 @@
 // process against a real server on a fresh database, timed, with both processes' memory
 // sampled from /proc. Plus one batch of 1,000 score updates as a single request.
 // Usage: node bench/ingest.ts [--rows 200000] [--export 1000000] [--backend sqlite|postgres|both]
-//        [--only singles|import|batch|export]
+//        [--only singles|import|batch|metrics-batch|export]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
@@ -206,6 +206,48 @@ for (const backend of backends) {
       'one batch of 1,000 score updates (median of 20)',
       `${median(times).toFixed(0)} ms (p90 ${percentile(sorted, 90).toFixed(0)} ms)`,
       backend === 'sqlite' ? '< 150 ms' : '—',
+    );
+    await server.stop();
+    await db.drop();
+  }
+  if (wanted('metrics-batch')) {
+    // 1,000 points in one request, each customer's logins read by a rule: every one rescored.
+    const { db, server, headers } = await dataset(backend, 10_000, true);
+    const rule = {
+      metric: 'logins',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 0, to: 50 },
+    };
+    const put = await fetch(`${server.url}/api/settings/health-score/factors/engagement`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify(rule),
+    });
+    if (put.status !== 200) throw new Error(`rule answered ${put.status}`);
+    const times: number[] = [];
+    for (let run = 0; run < 25; run++) {
+      const metrics = Array.from({ length: 1000 }, (_, i) => ({
+        customer_id: customerId((run * 1000 + i) % 10_000),
+        values: { logins: (run + i) % 40 },
+        at: new Date(Date.now() - ((run * 7 + i) % 20) * 86_400_000).toISOString(),
+      }));
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/api/metrics/batch`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ metrics }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`metrics batch answered ${res.status}`);
+      if (run >= 5) times.push(performance.now() - t0);
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    report(
+      backend,
+      'one metric batch of 1,000 points, rescoring their customers (median of 20)',
+      `${median(times).toFixed(0)} ms (p90 ${percentile(sorted, 90).toFixed(0)} ms)`,
+      backend === 'sqlite' ? '< 150 ms' : '< 250 ms',
     );
     await server.stop();
     await db.drop();

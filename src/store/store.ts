@@ -270,9 +270,9 @@ export interface Reader {
   ): Promise<Page<MetricPointRecord>>;
   /**
    * What the rules need to derive these customers' factors: per customer and metric, the points
-   * dated after `since` and up to `until`, oldest first, and before them the newest point at or
-   * before `since` if there is one (it says whether the metric has a point at all, and how old
-   * its newest is). A customer or metric without points is not in the map.
+   * dated after `since` and up to `until`, oldest first; where those hold no point of a metric,
+   * the newest point at or before `since` if there is one (it says whether the metric has a point
+   * at all, and how old its newest is). A customer or metric without points is not in the map.
    */
   /**
    * The customers a change of rules may rescore, in id order after `after`: those with a score,

@@ -60,7 +60,7 @@ export async function applyMetricUpdates(
     }
     if (points.length > 0) await tx.insertMetricPoints(accountId, points);
     if (moved.length > 0) {
-      const next = await rederive(tx, accountId, moved, rules, derived, now);
+      const next = await rederive(tx, accountId, moved, rules, derived, now, known);
       const written = await writeRederived(tx, accountId, next, settings, 'metrics_updated', now);
       for (const [id, record] of written) known.set(id, record);
     }

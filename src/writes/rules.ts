@@ -34,7 +34,8 @@ const sameFactors = (a: Factors, b: Factors): boolean => {
 /**
  * The factor set the rules give each of these customers now: its posted factors (those of its
  * current score that `derived` does not name) with every factor a rule derives from its points.
- * Locks the customers; one that does not exist is left out.
+ * Locks the customers (unless the caller has: `known`, their current scores as it read them
+ * under its locks); one that does not exist is left out.
  */
 export async function rederive(
   tx: Tx,
@@ -43,8 +44,11 @@ export async function rederive(
   rules: readonly FactorRule[],
   derived: ReadonlySet<string>,
   now: number,
+  known?: ReadonlyMap<string, ScoreRecord | null>,
 ): Promise<Map<string, { current: ScoreRecord | null; factors: Factors }>> {
-  const current = await tx.scoresForUpdate(accountId, ids);
+  const current = known
+    ? new Map(ids.filter((id) => known.has(id)).map((id) => [id, known.get(id) ?? null]))
+    : await tx.scoresForUpdate(accountId, ids);
   const metrics = [...new Set(rules.map((r) => r.metric))];
   const windows = rules.map(windowOf);
   const since = windows.includes(null)

@@ -122,27 +122,37 @@ export async function metricPointsFor(
     }
     points.push({ at: r.at as number, value: r.value as number });
   };
-  const scope = (p: Params) =>
-    `account_id = $1 AND customer_id ${db.inList(p, customerIds)} AND metric ${db.inList(p, metrics)}`;
-  // First the newest point at or before `since` of each (customer, metric), then the points after it.
-  const before = new Params(accountId);
-  const newest = await db.all(
-    `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
-     JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
-           WHERE ${scope(before)} AND at <= ${before.add(since)} GROUP BY customer_id, metric) n
-       ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
-     WHERE m.account_id = $1`,
-    before.list,
-  );
-  for (const r of newest) add(r);
+  const scope = (p: Params, ids: readonly string[]) =>
+    `account_id = $1 AND customer_id ${db.inList(p, ids)} AND metric ${db.inList(p, metrics)}`;
   const inRange = new Params(accountId);
   const rows = await db.all(
     `SELECT customer_id, metric, at, value FROM metric_points
-     WHERE ${scope(inRange)} AND at > ${inRange.add(since)} AND at <= ${inRange.add(until)}
+     WHERE ${scope(inRange, customerIds)} AND at > ${inRange.add(since)} AND at <= ${inRange.add(until)}
      ORDER BY customer_id, metric, at`,
     inRange.list,
   );
   for (const r of rows) add(r);
+  // Before the range, only where it holds no point of a metric: the newest point at or before
+  // `since` says whether there is one at all, and how old (a point in the range says both).
+  const lacking = customerIds.filter((id) => {
+    const byMetric = found.get(id);
+    return !byMetric || metrics.some((m) => !byMetric.has(m));
+  });
+  if (lacking.length === 0) return found;
+  const before = new Params(accountId);
+  const newest = await db.all(
+    `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
+     JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
+           WHERE ${scope(before, lacking)} AND at <= ${before.add(since)} GROUP BY customer_id, metric) n
+       ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
+     WHERE m.account_id = $1`,
+    before.list,
+  );
+  for (const r of newest) {
+    const points = found.get(r.customer_id as string)?.get(r.metric as string);
+    if (points) continue; // the range has this metric's points: the one before adds nothing
+    add(r);
+  }
   return found;
 }
 

@@ -112,7 +112,7 @@ export function metricsContract(c: ContractContext): void {
       assert.deepEqual((await store.listMetricPoints(await c.account(), 'm1', { limit: 10 })).data, []);
     });
 
-    test("metricPointsFor: the points in range per customer and metric, oldest first, after the newest one at or before 'since'", async () => {
+    test("metricPointsFor: the points in range per customer and metric, oldest first; with none in range, the newest one at or before 'since'", async () => {
       const store = c.store();
       const a = await c.account();
       await store.transaction(async (tx) => {
@@ -125,6 +125,8 @@ export function metricsContract(c: ContractContext): void {
           { customerId: 'p1', metric: 'seats', at: T0 + DAY_MS, value: 10 },
           { customerId: 'p1', metric: 'other', at: T0 + DAY_MS, value: 10 },
           { customerId: 'p2', metric: 'logins', at: T0 + 2 * DAY_MS, value: 6 },
+          { customerId: 'p3', metric: 'logins', at: T0 - 5 * DAY_MS, value: 8 },
+          { customerId: 'p3', metric: 'logins', at: T0 - 6 * DAY_MS, value: 9 },
         ]);
       });
       const found = await store.metricPointsFor(
@@ -143,11 +145,12 @@ export function metricsContract(c: ContractContext): void {
           [
             'p1',
             [
-              ['logins', [-2 * DAY_MS, DAY_MS]],
+              ['logins', [DAY_MS]],
               ['seats', [DAY_MS]],
             ],
           ],
           ['p2', [['logins', [2 * DAY_MS]]]],
+          ['p3', [['logins', [-5 * DAY_MS]]]],
         ],
       );
       // Every point carries its value, the newest before the range too.
@@ -156,7 +159,14 @@ export function metricsContract(c: ContractContext): void {
           .get('p1')
           ?.get('logins')
           ?.map((p) => p.value),
-        [2, 3],
+        [3],
+      );
+      assert.deepEqual(
+        found
+          .get('p3')
+          ?.get('logins')
+          ?.map((p) => p.value),
+        [8],
       );
       assert.equal((await store.metricPointsFor(a, [], ['logins'], T0, T0)).size, 0);
       assert.equal(
