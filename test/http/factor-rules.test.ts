@@ -13,6 +13,7 @@ import {
   type TestApp,
   TestClock,
 } from '../helpers/app.ts';
+import { refusedWithoutChange } from '../helpers/refusals.ts';
 
 const DAY = 86_400_000;
 const clock = new TestClock('2026-03-31T12:00:00.000Z');
@@ -171,20 +172,15 @@ describe('what PUT refuses (and stores nothing)', () => {
     rules: (await t.api.get('/api/settings/health-score/factors')).body,
     history: (await t.api.get('/api/events?limit=100')).body,
   });
-  async function refused(
+  const refused = async (
     send: () => Promise<Response>,
     status: number,
     code: string,
     param: string | undefined,
-  ) {
-    const before = await stored();
-    const res = await send();
-    assert.equal(res.status, status, res.raw);
-    assert.equal(res.body.error.code, code, res.raw);
-    assert.equal(res.body.error.param, param, res.raw);
-    assert.ok(res.body.error.message.length > 0);
-    assert.deepEqual(await stored(), before, 'stored data must not change');
-  }
+  ): Promise<void> => {
+    await refusedWithoutChange(stored, send, status, code, param);
+  };
+
   const body = (change: Record<string, unknown>) => ({ ...loginsRule, ...change });
   const cases: [string, string, unknown, string, string | undefined][] = [
     ['an unknown aggregate', 'f', body({ aggregate: 'median' }), 'parameter_invalid', 'aggregate'],

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, customerBody, type Response, type TestApp, TestClock } from '../helpers/app.ts';
+import { refusedWithoutChange } from '../helpers/refusals.ts';
 
 const DAY = 86_400_000;
 const clock = new TestClock('2026-03-31T12:00:00.000Z');
@@ -137,19 +138,15 @@ describe('what a metric write refuses (and stores nothing)', () => {
     (await t.api.get('/api/customers/m_scored/metrics?limit=100')).body,
     (await t.api.get('/api/customers/m_scored/health-score')).body,
   ];
-  async function refused(
+  const refused = async (
     send: () => Promise<Response>,
     status: number,
     code: string,
     param: string | undefined,
-  ) {
-    const before = await stored();
-    const res = await send();
-    assert.equal(res.status, status, res.raw);
-    assert.equal(res.body.error.code, code, res.raw);
-    assert.equal(res.body.error.param, param, res.raw);
-    assert.deepEqual(await stored(), before, 'stored data must not change');
-  }
+  ): Promise<void> => {
+    await refusedWithoutChange(stored, send, status, code, param);
+  };
+
   const cases: [string, unknown, string, string | undefined][] = [
     ['no values', {}, 'parameter_missing', 'values'],
     ['empty values', { values: {} }, 'parameter_invalid', 'values'],
