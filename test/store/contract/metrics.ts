@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DAY_MS, type FactorRule } from '../../../src/domain/rules.ts';
-import { type ContractContext, customer, T0 } from './context.ts';
+import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
   factor,
@@ -230,6 +230,24 @@ export function metricsContract(c: ContractContext): void {
       );
       assert.deepEqual(await store.dueForRederive(T0 + 20, 10), [{ accountId: b, customerId: 'd1' }]);
       assert.deepEqual(await store.transaction((tx) => tx.claimRederiveDue(a, [], T0 + 99)), []);
+    });
+
+    test('rederiveTargets: customers with a score or a point of these metrics, by id, in pages', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      await store.transaction(async (tx) => {
+        for (const id of ['t1', 't2', 't3', 't4']) await tx.insertCustomer(a, customer(id));
+        await tx.writeScores(a, [score('t2', 0.5)], 'factors_updated');
+        await tx.insertMetricPoints(a, [
+          { customerId: 't3', metric: 'logins', at: T0, value: 1 },
+          { customerId: 't4', metric: 'other', at: T0, value: 1 },
+        ]);
+      });
+      assert.deepEqual(await store.rederiveTargets(a, ['logins'], null, 10), ['t2', 't3']);
+      assert.deepEqual(await store.rederiveTargets(a, ['logins'], null, 1), ['t2']);
+      assert.deepEqual(await store.rederiveTargets(a, ['logins'], 't2', 10), ['t3']);
+      assert.deepEqual(await store.rederiveTargets(a, [], null, 10), ['t2']);
+      assert.deepEqual(await store.rederiveTargets(await account(), ['logins'], null, 10), []);
     });
 
     test("a customer's points go with it", async () => {
