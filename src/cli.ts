@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // vitals serve | migrate | keys create|list|revoke | users create|list|remove | backup PATH
-//        | import customers|scores FILE | export customers|scores [FILE]   (USAGE below says it all)
+//        | import customers|scores|metrics FILE | export customers|scores|metrics [FILE]   (USAGE below says it all)
 // Each command loads only what it uses: import and export are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -21,11 +21,14 @@ const USAGE = `Usage: vitals <command>
   users remove EMAIL             remove a user; their sessions end at once
   backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
                                  the server runs (--force replaces an existing PATH)
-  import customers|scores FILE   send a CSV or NDJSON file (- for stdin) to a running Vitals in
+  import customers|scores|metrics FILE
+                                 send a CSV or NDJSON file (- for stdin) to a running Vitals in
                                  batches; refused rows go to FILE.rejected.ndjson
         [--merge]                  scores: merge factors instead of replacing them
         [--batch-size N] [--concurrency N]   rows per request (1000), requests in flight (4)
-  export customers|scores [FILE] write every customer or score as CSV or NDJSON (default stdout)
+  export customers|scores|metrics [FILE]
+                                 write every customer, score or metric point as CSV or NDJSON
+                                 (default stdout)
     both: [--url URL] (http://localhost:3000) [--key KEY] ($VITALS_API_KEY)
           [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv;
                                  import from -: ndjson if the input starts with {, else csv)

@@ -24,11 +24,11 @@ export interface TransferArgs {
 
 class UsageError extends Error {}
 
-const KINDS: readonly string[] = ['customers', 'scores'];
+const KINDS: readonly string[] = ['customers', 'scores', 'metrics'];
 
 function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format: Format | undefined } {
   if (!args.kind || !KINDS.includes(args.kind))
-    throw new UsageError("say what to move: 'customers' or 'scores'");
+    throw new UsageError("say what to move: 'customers', 'scores' or 'metrics'");
   const key = args.key ?? process.env.VITALS_API_KEY;
   if (!key) throw new UsageError('give an API key with --key or in VITALS_API_KEY');
   const url = serverUrl(args);
@@ -159,7 +159,9 @@ export const runImport = (args: TransferArgs) =>
     const applied =
       kind === 'customers'
         ? `${summary.created} created, ${summary.updated} updated`
-        : `${summary.updated} scored`;
+        : kind === 'metrics'
+          ? `${summary.updated} recorded`
+          : `${summary.updated} scored`;
     const where = summary.refused > 0 ? ` (${rejectedPath ? `see ${rejectedPath}` : 'listed above'})` : '';
     const source = stdin ? 'standard input' : file;
     // A file that stops being readable before its first row (a misspelt header): that, once.

@@ -1,4 +1,4 @@
-// `vitals export customers|scores` (docs/cli.md, "Import and export"): every customer (by id)
+// `vitals export customers|scores|metrics` (docs/cli.md, "Import and export"): every customer (by id)
 // or every current score (the portfolio's order) through the typed client's list iterators, as
 // CSV (csv-stringify) or NDJSON, streamed with backpressure: memory stays flat for any account.
 // The CSV has the columns an import reads back (metadata and factors as JSON text).
@@ -13,6 +13,7 @@ import type { Kind } from './rows.ts';
 export const CSV_COLUMNS: Record<Kind, string[]> = {
   customers: ['customer_id', 'name', 'email', 'metadata', 'created_at', 'updated_at'],
   scores: ['customer_id', 'health_score', 'status', 'factors', 'updated_at'],
+  metrics: ['customer_id', 'at', 'values'],
 };
 
 /** The API's largest page: fewest round trips. */
@@ -24,6 +25,27 @@ async function* records(client: VitalsClient, kind: Kind, format: Format): Async
       yield format === 'ndjson'
         ? c
         : [c.id, c.name, c.email, JSON.stringify(c.metadata), c.created_at, c.updated_at];
+    }
+    return;
+  }
+  if (kind === 'metrics') {
+    // Each customer's points, newest first, one row per customer and instant: a metric write.
+    for await (const c of client.customers.list({ limit: PAGE })) {
+      let row: { at: string; values: Record<string, number> } | undefined;
+      const flush = function* () {
+        if (!row) return;
+        yield format === 'ndjson'
+          ? { customer_id: c.id, values: row.values, at: row.at }
+          : [c.id, row.at, JSON.stringify(row.values)];
+      };
+      for await (const p of client.metrics.list(c.id, { limit: PAGE })) {
+        if (row?.at !== p.at) {
+          yield* flush();
+          row = { at: p.at, values: {} };
+        }
+        row.values[p.metric] = p.value;
+      }
+      yield* flush();
     }
     return;
   }

@@ -1,4 +1,4 @@
-// `vitals import customers|scores FILE` (docs/cli.md, "Import and export"): rows read as a
+// `vitals import customers|scores|metrics FILE` (docs/cli.md, "Import and export"): rows read as a
 // stream and sent through the typed client by a Sender (batching.ts: batches of up to 1,000, a
 // few in flight, rows of one customer in file order), each refused row told with its error.
 import type { VitalsClient } from '../client/index.ts';
@@ -61,7 +61,9 @@ export async function importRows(opts: ImportOptions): Promise<ImportSummary> {
     post: async (items) =>
       kind === 'customers'
         ? (await client.customers.batch(items as never)).results
-        : (await client.healthScores.batch(items as never)).results,
+        : kind === 'metrics'
+          ? (await client.metrics.batch(items as never)).results
+          : (await client.healthScores.batch(items as never)).results,
     refusedWhole: (error) =>
       error instanceof VitalsError && (error.status === 400 || error.status === 413)
         ? { status: error.status, error: error.envelope.error }

@@ -2,7 +2,7 @@
 // columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
 // import (web/) reads CSV files with these same rules.
 
-export type Kind = 'customers' | 'scores';
+export type Kind = 'customers' | 'scores' | 'metrics';
 
 /** A field of a row the API would refuse before it is sent: the row's own error, in the API's envelope. */
 export interface RowError {
@@ -16,9 +16,10 @@ export type Converted = { item: Record<string, unknown> } | { error: RowError };
 
 /** What a header column means, or why it cannot be read. */
 export type Column =
-  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' }
+  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' | 'values' | 'at' }
   | { to: 'metadata_key'; key: string }
   | { to: 'factor'; name: string }
+  | { to: 'metric'; name: string }
   | { to: 'ignored' };
 
 const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
@@ -28,12 +29,15 @@ const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
   scores: ['name', 'health_score', 'status', 'updated_at'],
+  metrics: ['health_score'],
 };
 
 export const COLUMN_RULES: Record<Kind, string> = {
   customers: 'customer_id, name, email, metadata (a JSON object) or metadata.KEY (1-64 characters)',
   scores:
     'customer_id, factors (a JSON object) or a factor name (lowercase letters, digits and _, 1-64, from a letter)',
+  metrics:
+    'customer_id, at (ISO 8601), values (a JSON object) or a metric name (lowercase letters, digits and _, 1-64, from a letter)',
 };
 
 export class HeaderError extends Error {
@@ -67,6 +71,10 @@ function columnOf(kind: Kind, name: string): Column | null {
     const key = name.startsWith('metadata.') ? name.slice('metadata.'.length) : null;
     return key !== null && key.length >= 1 && key.length <= 64 ? { to: 'metadata_key', key } : null;
   }
+  if (kind === 'metrics') {
+    if (name === 'at' || name === 'values') return { to: name };
+    return FACTOR.test(name) ? { to: 'metric', name } : null;
+  }
   if (name === 'factors') return { to: 'factors' };
   return FACTOR.test(name) ? { to: 'factor', name } : null;
 }
@@ -81,6 +89,7 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
   const item: Record<string, unknown> = {};
   let metadata: Record<string, unknown> | undefined;
   let factors: Record<string, unknown> | undefined;
+  let values: Record<string, unknown> | undefined;
   for (const [i, column] of columns.entries()) {
     const cell = cells[i] ?? '';
     if (cell === '' || column.to === 'ignored') continue;
@@ -88,16 +97,22 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
       case 'customer_id':
       case 'name':
       case 'email':
+      case 'at':
         item[column.to] = cell;
         break;
       case 'metadata':
-      case 'factors': {
+      case 'factors':
+      case 'values': {
         const parsed = jsonObject(cell);
         if (!parsed) return refused(column.to, `'${column.to}' must be a JSON object.`);
         if (column.to === 'metadata') metadata = { ...parsed, ...metadata };
-        else factors = { ...parsed, ...factors };
+        else if (column.to === 'factors') factors = { ...parsed, ...factors };
+        else values = { ...parsed, ...values };
         break;
       }
+      case 'metric':
+        values = { ...values, [column.name]: DECIMAL.test(cell) ? Number(cell) : cell };
+        break;
       case 'metadata_key':
         metadata = { ...metadata, [column.key]: cell };
         break;
@@ -108,6 +123,7 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
   }
   if (metadata) item.metadata = metadata;
   if (factors) item.factors = factors;
+  if (values) item.values = values;
   return { item };
 }
 

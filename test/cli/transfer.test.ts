@@ -195,6 +195,62 @@ describe('import scores', () => {
   });
 });
 
+describe('import and export metrics', () => {
+  test('a CSV of metric columns: each row one write at its instant, refused rows alone; exported and imported back', async () => {
+    const { key, client } = await account();
+    for (const id of ['acme', 'globex']) {
+      await client.customers.create({ customer_id: id, name: id, email: `${id}@example.com` });
+    }
+    const rule = {
+      metric: 'logins',
+      aggregate: 'sum' as const,
+      scale: { type: 'linear' as const, from: 0, to: 10 },
+    };
+    await client.settings.putFactorRule('usage', rule);
+    const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
+    const path = file(
+      'metrics.csv',
+      `customer_id,at,logins,tickets\nacme,${day(2)},3,1\nacme,${day(1)},4,\nglobex,${day(1)},2,5\nnobody,${day(1)},1,1\nglobex,yesterday,1,1\n`,
+    );
+    const run = await vitals(key, ['import', 'metrics', path]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /Imported metrics: 5 rows in .*: 3 recorded, 2 refused/);
+    assert.deepEqual(
+      rejected(path).map((r) => [r.line, r.error.code, r.error.param ?? null]),
+      [
+        [5, 'customer_not_found', null],
+        [6, 'parameter_invalid', 'at'],
+      ],
+    );
+    assert.deepEqual((await client.healthScores.retrieve('acme')).factors, { usage: 0.7 });
+    const acme = await all(client.metrics.list('acme'));
+    assert.deepEqual(
+      acme.map((p) => [p.metric, p.value]),
+      [
+        ['logins', 4],
+        ['logins', 3],
+        ['tickets', 1],
+      ],
+    );
+
+    const out = join(dir, `${++files}-metrics.ndjson`);
+    const exported = await vitals(key, ['export', 'metrics', out]);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.match(exported.stderr, /Exported 3 metrics\./);
+    const other = await account();
+    for (const id of ['acme', 'globex']) {
+      await other.client.customers.create({ customer_id: id, name: id, email: `${id}@example.com` });
+    }
+    const back = await vitals(other.key, ['import', 'metrics', out]);
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(await all(other.client.metrics.list('acme')), acme);
+    assert.deepEqual(
+      await all(other.client.metrics.list('globex')),
+      await all(client.metrics.list('globex')),
+    );
+  });
+});
+
 describe('standard input without --format: NDJSON if its first non-blank character is {, else CSV', () => {
   test('NDJSON scores and customers are imported, exit 0', async () => {
     const { key, client } = await account();
@@ -491,7 +547,7 @@ test('export to a reader that stops early (| head) ends quietly with status 0', 
 describe('usage', () => {
   const cases: [string, string[], string | undefined, RegExp][] = [
     ['no key', ['import', 'customers', 'x.csv'], '', /give an API key/],
-    ['an unknown kind', ['import', 'webhooks', 'x.csv'], 'vk_x', /'customers' or 'scores'/],
+    ['an unknown kind', ['import', 'webhooks', 'x.csv'], 'vk_x', /'customers', 'scores' or 'metrics'/],
     ['no file', ['import', 'customers'], 'vk_x', /give the file/],
     ['a bad --format', ['export', 'customers', '--format', 'xml'], 'vk_x', /--format must be/],
     ['--merge on customers', ['import', 'customers', 'x.csv', '--merge'], 'vk_x', /--merge is for scores/],

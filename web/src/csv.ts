@@ -2,7 +2,8 @@
 // browser build with the CLI's options (src/transfer/read.ts). The portfolio page loads this
 // module only when a file is picked: csv-parse (and the Buffer shim it brings) is most of its size.
 import { parse } from 'csv-parse/browser/esm/sync';
-import { csvMessage, csvOptions, type Kind } from '../../src/transfer/rows.ts';
+import { csvMessage, csvOptions } from '../../src/transfer/rows.ts';
+import type { Kind } from './batches.ts';
 
 /** Above this, the browser would hold too much at once: the CLI streams a file of any size. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;

@@ -2,15 +2,8 @@
 // holds, see its first rows as they will be read, import them in batches, then read what was
 // refused. A row becomes a batch item by the CLI's own rules (src/transfer/rows.ts).
 import { useMemo, useRef, useState } from 'preact/hooks';
-import {
-  type Column,
-  fromCsv,
-  HeaderError,
-  type Kind,
-  type RowError,
-  readHeader,
-} from '../../src/transfer/rows.ts';
-import { type Refusal, type Row, sendRows, type Tally } from './batches.ts';
+import { type Column, fromCsv, HeaderError, type RowError, readHeader } from '../../src/transfer/rows.ts';
+import { type Kind, type Refusal, type Row, sendRows, type Tally } from './batches.ts';
 import type { CsvFile } from './csv.ts';
 import { count } from './format.ts';
 import { ImportProgress, ImportResults, Preview } from './import-view.tsx';
