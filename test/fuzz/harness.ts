@@ -42,7 +42,7 @@ export interface Route {
   pure?: boolean;
 }
 
-type Kind = 'customer_id' | 'webhook_id' | 'delivery_id' | 'event_id';
+type Kind = 'customer_id' | 'webhook_id' | 'delivery_id' | 'event_id' | 'factor';
 
 interface State {
   /** The account whose key the requests carry. */
@@ -63,10 +63,14 @@ function idsOf(state: AccountState): Record<Kind, string[]> {
     webhook_id: state.webhooks.map((w) => w.id),
     delivery_id: state.deliveries.flatMap((w) => w.deliveries.map((d) => d.id)),
     event_id: state.events.map((e) => e.id),
+    factor: state.rules.map((r) => r.factor),
   };
 }
 
-/** Customers, a score with history, weights, thresholds, and a webhook with a pending delivery. */
+/** The factor rule every fuzzed account has (topped up if a request deletes it). */
+const ENGAGEMENT = { metric: 'logins', aggregate: 'sum', scale: { type: 'linear', from: 0, to: 20 } };
+
+/** Customers, a score with history, weights, thresholds, a factor rule with a metric point, and a webhook with a pending delivery. */
 async function seed(api: Client, prefix: string): Promise<void> {
   const created = [
     await api.post('/api/customers', {
@@ -89,6 +93,8 @@ async function seed(api: Client, prefix: string): Promise<void> {
     await api.patch('/api/settings/health-score/thresholds', { healthy: 0.75, at_risk: 0.35 }),
     await api.patch(`/api/customers/${prefix}scored/health-score`, { factors: { support: 0.1 } }),
     await api.patch(`/api/customers/${prefix}plain`, { name: 'Plain Too' }),
+    await api.request('PUT', '/api/settings/health-score/factors/engagement', ENGAGEMENT),
+    await api.post(`/api/customers/${prefix}scored/metrics`, { values: { logins: 12, seats: 3 } }),
   ];
   for (const res of created) assert.ok(res.status < 300, res.raw);
 }
@@ -149,6 +155,10 @@ export class Harness {
       const id = `fx_${state.mine.customers.length}_${Date.now()}`;
       await api.post('/api/customers', { customer_id: id, name: 'Again', email: 'again@example.com' });
       await api.post(`/api/customers/${id}/health-score`, { factors: { usage: 0.5 } });
+      toppedUp = true;
+    }
+    if (state.mine.rules.length === 0) {
+      await api.request('PUT', '/api/settings/health-score/factors/engagement', ENGAGEMENT);
       toppedUp = true;
     }
     if (state.mine.webhooks.length === 0) {
@@ -349,6 +359,29 @@ export const ROUTES = {
     { method: 'GET', path: '/api/health-scores/summary', body: null, query: [] },
     {
       method: 'POST',
+      path: '/api/customers/:customer_id/metrics',
+      body: [['values', '{"logins":3,"tickets":-1.5}']],
+      query: [],
+    },
+    {
+      method: 'GET',
+      path: '/api/customers/:customer_id/metrics',
+      body: null,
+      query: ['metric', 'limit', 'starting_after'],
+    },
+    {
+      method: 'POST',
+      path: '/api/metrics/batch',
+      body: [
+        [
+          'metrics',
+          '[{"customer_id":"fx_scored","values":{"logins":1}},{"customer_id":"fx_other_scored","values":{"logins":2}}]',
+        ],
+      ],
+      query: [],
+    },
+    {
+      method: 'POST',
       path: '/api/health-scores/batch',
       body: [
         [
@@ -375,6 +408,20 @@ export const ROUTES = {
       pure: true,
     },
     { method: 'GET', path: '/api/settings/health-score/thresholds', body: null, query: [] },
+    { method: 'GET', path: '/api/settings/health-score/factors', body: null, query: [] },
+    { method: 'GET', path: '/api/settings/health-score/factors/:factor', body: null, query: [] },
+    {
+      method: 'PUT',
+      path: '/api/settings/health-score/factors/:factor',
+      body: [
+        ['metric', '"logins"'],
+        ['aggregate', '"avg"'],
+        ['window_days', '7'],
+        ['scale', '{"type":"steps","steps":[{"min":0,"score":0.2},{"min":5,"score":1}]}'],
+      ],
+      query: [],
+    },
+    { method: 'DELETE', path: '/api/settings/health-score/factors/:factor', body: null, query: [] },
     {
       method: 'PATCH',
       path: '/api/settings/health-score/thresholds',

@@ -12,6 +12,7 @@ import type {
   DeliveryRecord,
   EventRecord,
   HistoryRecord,
+  MetricPointRecord,
   Page,
   ScoreRecord,
   Store,
@@ -54,6 +55,18 @@ export async function accountState(store: Store, accountId: string) {
     ),
     store.listWebhooks(accountId),
   ]);
+  const rules = await store.listFactorRules(accountId);
+  const metrics = await Promise.all(
+    customers.map(async (c) => ({
+      customerId: c.id,
+      points: await all<MetricPointRecord>((after) =>
+        store.listMetricPoints(accountId, c.id, {
+          limit: PAGE,
+          ...(after ? { after: { at: after.at, metric: after.metric } } : {}),
+        }),
+      ),
+    })),
+  );
   const history = await Promise.all(
     customers.map(async (c) => ({
       customerId: c.id,
@@ -70,7 +83,7 @@ export async function accountState(store: Store, accountId: string) {
       ),
     })),
   );
-  return { customers, scores, byStatus, settings, history, events, webhooks, deliveries };
+  return { customers, scores, byStatus, settings, history, events, webhooks, deliveries, rules, metrics };
 }
 
 export type AccountState = Awaited<ReturnType<typeof accountState>>;

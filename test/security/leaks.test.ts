@@ -243,6 +243,7 @@ describe('when the store fails under the running app', () => {
       webhook_id: w.aWebhook,
       delivery_id: 'dlv_x',
       event_id: 'evt_x',
+      factor: 'engagement',
     };
     const out: string[] = [];
     for (const route of Object.values(ROUTES).flat()) {
@@ -277,11 +278,13 @@ describe('when the store fails under the running app', () => {
         'POST /api/customers/batch 500 internal_error',
         'POST /api/customers/:customer_id/health-score 500 internal_error',
         'PATCH /api/customers/:customer_id/health-score 500 internal_error',
+        // A rule's rescore records the moved scores' events.
+        'PUT /api/settings/health-score/factors/:factor 500 internal_error',
         'POST /api/webhooks 500 internal_error',
         'PATCH /api/webhooks/:webhook_id 500 internal_error',
       ],
     );
-    assertAnswersClean(w, 13);
+    assertAnswersClean(w, 16);
     const logs = w.t.logs();
     assert.match(logs, /unhandled error/);
     assertClean(w, logs, 'the logs');

@@ -79,12 +79,20 @@ describe('rate limiting per API key', () => {
     });
     await seed.post('/api/customers', { customer_id: 'cus_1', name: 'One', email: 'one@example.com' });
     await seed.post('/api/customers/cus_1/health-score', { factors: { usage: 0.5 } });
+    const rule = { metric: 'logins', aggregate: 'sum', scale: { type: 'linear', from: 0, to: 20 } };
+    await seed.request('PUT', '/api/settings/health-score/factors/engagement', rule);
     const delivery = (await seed.get(`/api/webhooks/${webhook.body.id}/deliveries`)).body.data[0].id;
     const event = (await seed.get('/api/events?limit=1')).body.data[0].id;
     return {
       seed,
       probe,
-      ids: { customer_id: 'cus_1', webhook_id: webhook.body.id, delivery_id: delivery, event_id: event },
+      ids: {
+        customer_id: 'cus_1',
+        webhook_id: webhook.body.id,
+        delivery_id: delivery,
+        event_id: event,
+        factor: 'engagement',
+      },
     };
   }
 
