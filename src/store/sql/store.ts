@@ -24,6 +24,8 @@ import { SqlReader } from './reader.ts';
 export type SharedWrite<A extends unknown[], R> = (db: Driver, ...args: A) => Promise<R>;
 
 const LOCATIONS = new Map<unknown, { module: string; name: string }>();
+/** The same, the other way: `module#name` to the function (every module is loaded already). */
+const BY_LOCATION = new Map<string, SharedWrite<unknown[], unknown>>();
 for (const [path, exports] of [
   ['./keys.ts', keys],
   ['./people.ts', people],
@@ -32,7 +34,9 @@ for (const [path, exports] of [
 ] as const) {
   const module = import.meta.resolve(path);
   for (const [name, fn] of Object.entries(exports)) {
-    if (typeof fn === 'function') LOCATIONS.set(fn, { module, name });
+    if (typeof fn !== 'function') continue;
+    LOCATIONS.set(fn, { module, name });
+    BY_LOCATION.set(`${module}#${name}`, fn as SharedWrite<unknown[], unknown>);
   }
 }
 
@@ -43,18 +47,11 @@ export function locate(fn: (...args: never[]) => unknown): { module: string; nam
   return found;
 }
 
-/** locate() undone, on the thread that runs the write. */
-export async function findSharedWrite(
-  module: string,
-  name: string,
-): Promise<SharedWrite<unknown[], unknown>> {
-  if (![...LOCATIONS.values()].some((l) => l.module === module && l.name === name)) {
-    throw new Error(`${module} exports no shared write named '${name}'`);
-  }
-  return ((await import(module)) as Record<string, SharedWrite<unknown[], unknown>>)[name] as SharedWrite<
-    unknown[],
-    unknown
-  >;
+/** locate() undone, on the thread that runs the write: a lookup, since this module loaded them all. */
+export function findSharedWrite(module: string, name: string): SharedWrite<unknown[], unknown> {
+  const fn = BY_LOCATION.get(`${module}#${name}`);
+  if (!fn) throw new Error(`${module} exports no shared write named '${name}'`);
+  return fn;
 }
 
 export abstract class SqlStore extends SqlReader {

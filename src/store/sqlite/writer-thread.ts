@@ -47,7 +47,7 @@ port.on('message', (m: Request) => {
       const work =
         m.kind === 'tx'
           ? findWrite(module, name).then((write) => local.job(write, ...args).then(resultToWire))
-          : findSharedWrite(module, name).then((fn) => local.shared(fn, ...args));
+          : Promise.resolve().then(() => local.shared(findSharedWrite(module, name), ...args));
       return answer(m.id, work);
     }
     case 'open':
