@@ -1,8 +1,9 @@
 // Factor rules: a factor score derived from a customer's raw metric points (an aggregate over a
 // window, put on a scale). Pure: no I/O; the caller reads the points and writes the factors.
+import { DAY_MS } from './portfolio.ts';
 import { type Factors, round6 } from './scoring.ts';
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 
 export const AGGREGATES = ['last', 'sum', 'count', 'avg', 'min', 'max'] as const;
 export type Aggregate = (typeof AGGREGATES)[number];

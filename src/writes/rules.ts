@@ -2,10 +2,17 @@
 // every score it moves, in one transaction, as a weights change does; and the factor set rules
 // give a customer, which the metric writes and the rescore job use too.
 import { dropAlert, windowStart } from '../domain/alerts.ts';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { scoreFactors } from '../domain/health.ts';
-import { changesAt, deriveFactors, type FactorRule, type MetricPoint, windowOf } from '../domain/rules.ts';
+import {
+  changesAt,
+  DAY_MS,
+  deriveFactors,
+  type FactorRule,
+  type MetricPoint,
+  windowOf,
+} from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
@@ -17,7 +24,6 @@ export const MAX_RULES = 50;
 export const FUTURE_MS = 5 * 60_000;
 /** Customers a rescore by rules holds at once. */
 const PAGE = 1000;
-const DAY_MS = 86_400_000;
 
 /** The factors of `factors` that no rule derives: the ones that were posted. */
 export function postedOf(factors: Factors, derived: ReadonlySet<string>): Factors {
@@ -172,7 +178,7 @@ export const deleteRule = write(
     const settings = await tx.getSettings(accountId, { forUpdate: true });
     const rules = await tx.listFactorRules(accountId);
     if (!(await tx.deleteFactorRule(accountId, factor))) {
-      throw new ApiError('factor_rule_not_found', `No factor rule for '${factor}'.`);
+      throw notFound.factorRule(factor);
     }
     const next = rules.filter((r) => r.factor !== factor);
     await rescoreByRules(tx, accountId, next, new Set([...next.map((r) => r.factor), factor]), settings, now);
