@@ -75,6 +75,7 @@ export const idempotencyInProgress = () =>
 
 export const notFound = {
   customer: (id: string) => new ApiError('customer_not_found', `No customer with id '${id}'.`),
+  factorRule: (factor: string) => new ApiError('factor_rule_not_found', `No factor rule for '${factor}'.`),
   healthScore: (id: string) =>
     new ApiError('health_score_not_found', `Customer '${id}' has no health score yet.`),
   webhook: (id: string) => new ApiError('webhook_not_found', `No webhook with id '${id}'.`),

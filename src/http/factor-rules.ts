@@ -2,7 +2,7 @@
 // check, call ../writes/rules.ts (which rescores every customer the change moves), shape the answer.
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
 import { AGGREGATES, type FactorRule, MAX_STEPS, type Scale, scaleRefusal } from '../domain/rules.ts';
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
@@ -141,7 +141,7 @@ function getRule(app: FastifyInstance, store: Store): void {
     },
     async (req) => {
       const rule = (await store.listFactorRules(req.accountId)).find((r) => r.factor === req.params.factor);
-      if (!rule) throw new ApiError('factor_rule_not_found', `No factor rule for '${req.params.factor}'.`);
+      if (!rule) throw notFound.factorRule(req.params.factor);
       return toRule(rule);
     },
   );
