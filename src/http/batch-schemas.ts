@@ -50,7 +50,8 @@ export const ScoreMergeItem = Type.Object(
   { additionalProperties: false },
 );
 
-const refusal = {
+/** A refused item's result: its own status (4xx) and error. */
+export const refusal = {
   customer_id: Type.Union([Type.String(), Type.Null()]),
   status: Type.Integer({ minimum: 400, maximum: 499 }),
   error: ErrorSchema.properties.error,

@@ -9,11 +9,11 @@ import type { Store } from '../store/store.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
 import { type MetricUpdate, metricBatch, recordMetrics } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
-import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS } from './batch-schemas.ts';
+import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
 import { sendJson } from './customers.ts';
 import { FactorName } from './health-scores.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { ErrorSchema, errorResponses, Timestamp } from './schemas.ts';
+import { errorResponses, Timestamp } from './schemas.ts';
 import { itemValidator } from './validation.ts';
 
 const MAX_VALUES = 50;
@@ -65,11 +65,7 @@ const MetricsBatchAnswer = Type.Object({
         values: Type.Record(Type.String(), Type.Number()),
         health_score: Type.Union([Type.Ref('HealthScore'), Type.Null()]),
       }),
-      Type.Object({
-        customer_id: Type.Union([Type.String(), Type.Null()]),
-        status: Type.Integer({ minimum: 400, maximum: 499 }),
-        error: ErrorSchema.properties.error,
-      }),
+      Type.Object(refusal),
     ]),
   ),
 });
@@ -86,6 +82,7 @@ export const MetricsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const METRIC_NAME = new RegExp(FactorName.pattern);
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** `at` as ms since the epoch: now when absent; 400 (param `param`) unless ISO 8601 and at most 5 minutes ahead. */
@@ -195,7 +192,7 @@ function listMetrics(app: FastifyInstance, store: Store): void {
       if (req.query.starting_after !== undefined) {
         const [metric = '', at = ''] = req.query.starting_after.split('@');
         const ms = Date.parse(at);
-        if (!new RegExp(FactorName.pattern).test(metric) || !ISO.test(at) || !Number.isFinite(ms)) {
+        if (!METRIC_NAME.test(metric) || !ISO.test(at) || !Number.isFinite(ms)) {
           throw new ApiError(
             'parameter_invalid',
             "'starting_after' is the last point of the previous page as 'metric@at', such as logins@2026-03-31T12:00:00.000Z.",
