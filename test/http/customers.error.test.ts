@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, customerBody, type Response, type TestApp } from '../helpers/app.ts';
+import { refusedWithoutChange } from '../helpers/refusals.ts';
 
 let t: TestApp;
 before(async () => {
@@ -30,18 +31,12 @@ function assertError(res: Response, status: number, code: string, param: string 
 }
 
 /** Sends a write, asserts it was refused as expected, and that nothing stored changed. */
-async function refused(
+const refused = (
   send: () => Promise<Response>,
   status: number,
   code: string,
   param: string | undefined,
-): Promise<Response> {
-  const before = await stored();
-  const res = await send();
-  assertError(res, status, code, param);
-  assert.deepEqual(await stored(), before, 'stored data must not change');
-  return res;
-}
+): Promise<Response> => refusedWithoutChange(stored, send, status, code, param);
 
 const create = (body: unknown) => () => t.api.post('/api/customers', body);
 const patchBase = (body: unknown) => () => t.api.patch('/api/customers/cus_base', body);

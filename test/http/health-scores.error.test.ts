@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, customerBody, type Response, type TestApp } from '../helpers/app.ts';
+import { refusedWithoutChange } from '../helpers/refusals.ts';
 
 let t: TestApp;
 const FIFTY = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, 0.5]));
@@ -45,29 +46,13 @@ async function stored(): Promise<Record<string, unknown>> {
   return out;
 }
 
-function assertError(res: Response, status: number, code: string, param: string | undefined): void {
-  assert.equal(res.status, status, res.raw);
-  assert.equal(res.body.error.type, 'invalid_request_error');
-  assert.equal(res.body.error.code, code, res.raw);
-  assert.equal(res.body.error.param, param, res.raw);
-  assert.equal(typeof res.body.error.message, 'string');
-  assert.ok(res.body.error.message.length > 0);
-  assert.doesNotMatch(res.body.error.message, /SELECT|sqlite|at .*\.ts:\d+/i);
-}
-
 /** Sends a request, asserts it was refused as expected, and that nothing stored changed. */
-async function refused(
+const refused = (
   send: () => Promise<Response>,
   status: number,
   code: string,
   param: string | undefined,
-): Promise<Response> {
-  const before = await stored();
-  const res = await send();
-  assertError(res, status, code, param);
-  assert.deepEqual(await stored(), before, 'stored data must not change');
-  return res;
-}
+): Promise<Response> => refusedWithoutChange(stored, send, status, code, param);
 
 const post =
   (body: unknown, id = 'cus_base') =>
