@@ -15,6 +15,9 @@ export const POSTGRES: Dialect = {
   forUpdate: ' FOR UPDATE',
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(ids)}::text[])`,
+  // OFFSET 0 keeps the subquery from being flattened into a join the planner may hash.
+  perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
+    `SELECT q.* FROM unnest(${p.add(ids)}::text[]) AS ids(id) CROSS JOIN LATERAL (${select('= ids.id')} OFFSET 0) q`,
   bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",

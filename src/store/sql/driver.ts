@@ -36,6 +36,13 @@ export interface Dialect {
   readonly skipLocked: string;
   /** `IN (…)` of many ids as one parameter: a JSON array on SQLite, an array on PostgreSQL. */
   inList(p: Params, ids: readonly string[]): string;
+  /**
+   * The rows `select` reads for each of many ids, as one query: `select` is given the condition
+   * for its id column. On PostgreSQL each id probes the index by itself (a LATERAL join): a
+   * prepared statement's generic plan for `= ANY($n)` may otherwise filter every row of a table
+   * the planner has no statistics of yet against the whole list (docs/development.md, "The store").
+   */
+  perId(p: Params, ids: readonly string[], select: (match: string) => string): string;
   /** A statement answering `got`: whether this transaction may prune events now (one process at a time). */
   readonly tryRetentionLock: string | null;
   /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */

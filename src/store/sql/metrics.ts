@@ -122,13 +122,17 @@ export async function metricPointsFor(
     }
     points.push({ at: r.at as number, value: r.value as number });
   };
-  const scope = (p: Params, ids: readonly string[]) =>
-    `account_id = $1 AND customer_id ${db.inList(p, ids)} AND metric ${db.inList(p, metrics)}`;
+  const scope = (p: Params, match: string) =>
+    `account_id = $1 AND customer_id ${match} AND metric ${db.inList(p, metrics)}`;
   const inRange = new Params(accountId);
+  const range = `at > ${inRange.add(since)} AND at <= ${inRange.add(until)}`;
   const rows = await db.all(
-    `SELECT customer_id, metric, at, value FROM metric_points
-     WHERE ${scope(inRange, customerIds)} AND at > ${inRange.add(since)} AND at <= ${inRange.add(until)}
-     ORDER BY customer_id, metric, at`,
+    `${db.perId(
+      inRange,
+      customerIds,
+      (match) =>
+        `SELECT customer_id, metric, at, value FROM metric_points WHERE ${scope(inRange, match)} AND ${range}`,
+    )} ORDER BY customer_id, metric, at`,
     inRange.list,
   );
   for (const r of rows) add(r);
@@ -140,12 +144,17 @@ export async function metricPointsFor(
   });
   if (lacking.length === 0) return found;
   const before = new Params(accountId);
+  const last = before.add(since);
   const newest = await db.all(
-    `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
-     JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
-           WHERE ${scope(before, lacking)} AND at <= ${before.add(since)} GROUP BY customer_id, metric) n
-       ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
-     WHERE m.account_id = $1`,
+    db.perId(
+      before,
+      lacking,
+      (match) => `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
+        JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
+              WHERE ${scope(before, match)} AND at <= ${last} GROUP BY customer_id, metric) n
+          ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
+        WHERE m.account_id = $1`,
+    ),
     before.list,
   );
   for (const r of newest) {

@@ -19,6 +19,8 @@ export const SQLITE: Dialect = {
   skipLocked: '',
   inList: (p: Params, ids: readonly string[]) =>
     `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
+  perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
+    select(`IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`),
   tryRetentionLock: null,
   bootstrapLock: null,
   lockEmail: null,
