@@ -18,6 +18,7 @@ import type {
   EventListParams,
   FactorRule,
   FactorRuleInput,
+  FactorRulePreview,
   Factors,
   FactorsChange,
   HealthScore,
@@ -209,6 +210,11 @@ export class Settings {
   /** Creates or replaces the rule of `factor`; every score it moves is recomputed. */
   putFactorRule(factor: string, rule: FactorRuleInput, opts?: WriteOptions): Promise<FactorRule> {
     return this.#http.put(path`/settings/health-score/factors/${factor}`, rule, opts);
+  }
+
+  /** What this rule would change (customers, scores, bands), without saving it. */
+  previewFactorRule(factor: string, rule: FactorRuleInput, opts?: WriteOptions): Promise<FactorRulePreview> {
+    return this.#http.post(path`/settings/health-score/factors/${factor}/preview`, rule, opts);
   }
 
   /** Deletes the rule; its factor leaves every score. */

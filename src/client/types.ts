@@ -10,7 +10,7 @@ import type {
   UpdateBody as CustomerUpdateBody,
 } from '../http/customers.ts';
 import type { ListQuery as EventListQuery, EventSchema } from '../http/events.ts';
-import type { RuleBody, Rule as RuleSchema } from '../http/factor-rules.ts';
+import type { RuleBody, RulePreviewAnswer, Rule as RuleSchema } from '../http/factor-rules.ts';
 import type {
   FactorsPatch,
   FactorsSchema,
@@ -101,6 +101,7 @@ export type ThresholdsSettings = Static<typeof ThresholdsAnswer>;
 export type FactorRule = Static<typeof RuleSchema>;
 /** A rule to put: everything but its factor (in the path) and its time. */
 export type FactorRuleInput = Static<typeof RuleBody>;
+export type FactorRulePreview = Static<typeof RulePreviewAnswer>;
 /** Metric values to record for a customer, at `at` (default now). */
 export type MetricsWrite = Static<typeof MetricsBody>;
 /** The answer of a metric write: the values stored and the customer's score after it (null: none). */

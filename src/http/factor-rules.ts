@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { AGGREGATES, type FactorRule, MAX_STEPS, type Scale, scaleRefusal } from '../domain/rules.ts';
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
-import { deleteRule, putRule } from '../writes/rules.ts';
+import { deleteRule, previewRule, putRule, type RuleInput } from '../writes/rules.ts';
 import { FactorName } from './health-scores.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 
@@ -114,6 +114,30 @@ function scaleOf(body: Static<typeof ScaleSchema>): Scale {
   return scale;
 }
 
+/** A rule as the body gives it, checked beyond what the schema says. */
+const ruleInput = (factor: string, body: Static<typeof RuleBody>): RuleInput => ({
+  factor,
+  metric: body.metric,
+  aggregate: body.aggregate,
+  windowDays: body.window_days ?? null,
+  scale: scaleOf(body.scale),
+  maxAgeDays: body.max_age_days ?? null,
+});
+
+export const RulePreviewAnswer = Type.Object({
+  customers: Type.Integer({
+    description: 'Customers the rule may move: those with a score or a point of its metric.',
+  }),
+  scores_changed: Type.Integer({ description: 'Scores this rule would change (or create).' }),
+  band_changes: Type.Integer({
+    description: 'Customers with a score who would move to another status band.',
+  }),
+  bands: Type.Object(
+    { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
+    { description: 'Customers per band with this rule.' },
+  ),
+});
+
 function listRules(app: FastifyInstance, store: Store): void {
   app.get(
     '/settings/health-score/factors',
@@ -159,16 +183,36 @@ function putRuleRoute(app: FastifyInstance, store: Store, now: () => number): vo
         response: { 200: RuleRef, ...errorResponses(400, 401, 413, 415) },
       },
     },
+    async (req) =>
+      toRule(await store.run(putRule, req.accountId, ruleInput(req.params.factor, req.body), now())),
+  );
+}
+
+function previewRuleRoute(app: FastifyInstance, store: Store, now: () => number): void {
+  app.post<{ Params: Static<typeof FactorParams>; Body: Static<typeof RuleBody> }>(
+    '/settings/health-score/factors/:factor/preview',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'What this rule would change, without saving it',
+        params: FactorParams,
+        body: RuleBody,
+        response: { 200: RulePreviewAnswer, ...errorResponses(400, 401, 413, 415) },
+      },
+    },
     async (req) => {
-      const input = {
-        factor: req.params.factor,
-        metric: req.body.metric,
-        aggregate: req.body.aggregate,
-        windowDays: req.body.window_days ?? null,
-        scale: scaleOf(req.body.scale),
-        maxAgeDays: req.body.max_age_days ?? null,
+      const preview = await store.run(
+        previewRule,
+        req.accountId,
+        ruleInput(req.params.factor, req.body),
+        now(),
+      );
+      return {
+        customers: preview.customers,
+        scores_changed: preview.scoresChanged,
+        band_changes: preview.bandChanges,
+        bands: preview.bands,
       };
-      return toRule(await store.run(putRule, req.accountId, input, now()));
     },
   );
 }
@@ -195,7 +239,7 @@ function deleteRuleRoute(app: FastifyInstance, store: Store, now: () => number):
 }
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [listRules, getRule, putRuleRoute, deleteRuleRoute];
+const ROUTES = [listRules, getRule, putRuleRoute, previewRuleRoute, deleteRuleRoute];
 
 export const factorRulesRoutes =
   (store: Store, now: () => number): FastifyPluginAsync =>

@@ -48,6 +48,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/settings/health-score/factors': 'listFactorRules',
   'GET /api/settings/health-score/factors/{factor}': 'getFactorRule',
   'PUT /api/settings/health-score/factors/{factor}': 'putFactorRule',
+  'POST /api/settings/health-score/factors/{factor}/preview': 'previewFactorRule',
   'DELETE /api/settings/health-score/factors/{factor}': 'deleteFactorRule',
   'GET /api/events': 'listEvents',
   'GET /api/events/{event_id}': 'getEvent',

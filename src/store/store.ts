@@ -387,6 +387,8 @@ export interface Tx extends Reader {
    * the first when null): a recomputation after a settings change walks them in pages.
    */
   scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]>;
+  /** The current scores of those of these customers that have one, unlocked: what a preview reads. */
+  scoresOf(accountId: string, customerIds: readonly string[]): Promise<Map<string, ScoreRecord>>;
   putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
   /** Creates or replaces the rule of `rule.factor`. */
   putFactorRule(accountId: string, rule: FactorRule): Promise<void>;

@@ -13,7 +13,7 @@ import {
   type MetricPoint,
   windowOf,
 } from '../domain/rules.ts';
-import type { Factors } from '../domain/scoring.ts';
+import type { Factors, Status } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
@@ -55,6 +55,21 @@ export async function rederive(
   const current = known
     ? new Map(ids.filter((id) => known.has(id)).map((id) => [id, known.get(id) ?? null]))
     : await tx.scoresForUpdate(accountId, ids);
+  const { factors, due } = await deriveAll(tx, accountId, current, rules, derived, now);
+  // When time alone may next move these customers' derived factors: the rescore job's list.
+  await tx.setRederiveDue(accountId, due);
+  return factors;
+}
+
+/** rederive's reading and deriving, which writes nothing (a preview stops here). */
+async function deriveAll(
+  tx: Tx,
+  accountId: string,
+  current: ReadonlyMap<string, ScoreRecord | null>,
+  rules: readonly FactorRule[],
+  derived: ReadonlySet<string>,
+  now: number,
+) {
   const metrics = [...new Set(rules.map((r) => r.metric))];
   const windows = rules.map(windowOf);
   const since = windows.includes(null)
@@ -64,17 +79,17 @@ export async function rederive(
     metrics.length > 0
       ? await tx.metricPointsFor(accountId, [...current.keys()], metrics, since, now + FUTURE_MS)
       : new Map();
-  const result = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
+  const factors = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of current) {
     const byMetric: ReadonlyMap<string, MetricPoint[]> = points.get(id) ?? new Map();
-    const factors = { ...postedOf(score?.factors ?? {}, derived), ...deriveFactors(rules, byMetric, now) };
-    result.set(id, { current: score, factors });
+    factors.set(id, {
+      current: score,
+      factors: { ...postedOf(score?.factors ?? {}, derived), ...deriveFactors(rules, byMetric, now) },
+    });
     due.push({ customerId: id, at: nextChange(rules, byMetric, now) });
   }
-  // When time alone may next move these customers' derived factors: the rescore job's list.
-  await tx.setRederiveDue(accountId, due);
-  return result;
+  return { factors, due };
 }
 
 /** The first instant after `now` at which any rule's factor may change with no new point; null: never. */
@@ -144,6 +159,59 @@ async function rescoreByRules(
     after = ids.at(-1) as string;
   }
 }
+
+/** What a rule change would do, as the weights preview answers (docs/api.md, "Factor rules"). */
+export interface RulePreview {
+  /** Customers the change may move: those with a score or a point of a rule's metric. */
+  customers: number;
+  /** Of those, the ones whose score would change (or who would get a first one). */
+  scoresChanged: number;
+  /** Of those with a score, the ones who would move to another band. */
+  bandChanges: number;
+  /** Customers per band after the change. */
+  bands: Record<Status, number>;
+}
+
+/**
+ * What putting `input` would change, computed as the change would be and written nowhere: no
+ * lock beyond the account's shared one, no due time.
+ */
+export const previewRule = write(
+  import.meta.url,
+  async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<RulePreview> {
+    const settings = await tx.getSettings(accountId);
+    const rules = await tx.listFactorRules(accountId);
+    const next = [...rules.filter((r) => r.factor !== input.factor), { ...input, updatedAt: now }];
+    const derived = new Set([...rules, ...next].map((r) => r.factor));
+    const bands = await tx.countScoresByStatus(accountId);
+    const preview: RulePreview = { customers: 0, scoresChanged: 0, bandChanges: 0, bands };
+    const metrics = [...new Set(next.map((r) => r.metric))];
+    let after: string | null = null;
+    for (;;) {
+      const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
+      const scores = await tx.scoresOf(accountId, ids);
+      const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
+      const { factors } = await deriveAll(tx, accountId, current, next, derived, now);
+      preview.customers += ids.length;
+      for (const [id, change] of factors) {
+        const score = change.current;
+        if (Object.keys(change.factors).length === 0) continue;
+        if (score && sameFactors(score.factors, change.factors)) continue;
+        const record = scoreFactors(id, score, change.factors, settings, now).record;
+        if (score && record.score === score.score) continue;
+        preview.scoresChanged++;
+        if (score && record.status === score.status) continue;
+        if (score) {
+          preview.bandChanges++;
+          bands[score.status]--;
+        }
+        bands[record.status]++;
+      }
+      if (ids.length < PAGE) return preview;
+      after = ids.at(-1) as string;
+    }
+  },
+);
 
 /** A rule as the API gives it: everything but its time. */
 export type RuleInput = Omit<FactorRule, 'updatedAt'>;

@@ -45,6 +45,16 @@ test('a rule put, listed, read and deleted; metrics recorded, derived into the s
     ],
   );
   assert.deepEqual((await all(client.metrics.list('acme', { metric: 'seats' }))).length, 1);
+  // A one-day window would leave out yesterday's login: the preview counts the score it would move.
+  const preview = await client.settings.previewFactorRule('usage', {
+    metric: 'logins',
+    aggregate: 'sum',
+    window_days: 1,
+    scale: { type: 'linear', from: 0, to: 10 },
+  });
+  assert.equal(preview.customers, 1);
+  assert.equal(preview.scores_changed, 1);
+  assert.equal((await client.healthScores.retrieve('acme')).factors.usage, 0.5, 'the preview saved nothing');
 
   await assert.rejects(client.metrics.record('acme', { values: {} }), {
     status: 400,

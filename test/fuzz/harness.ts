@@ -421,6 +421,17 @@ export const ROUTES = {
       ],
       query: [],
     },
+    {
+      method: 'POST',
+      path: '/api/settings/health-score/factors/:factor/preview',
+      body: [
+        ['metric', '"logins"'],
+        ['aggregate', '"sum"'],
+        ['scale', '{"type":"linear","from":0,"to":10}'],
+      ],
+      query: [],
+      pure: true,
+    },
     { method: 'DELETE', path: '/api/settings/health-score/factors/:factor', body: null, query: [] },
     {
       method: 'PATCH',

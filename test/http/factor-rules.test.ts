@@ -167,6 +167,82 @@ describe('a rule change rescores every customer it moves, in the same transactio
   });
 });
 
+describe('a rule preview says what the PUT would do, and does none of it', () => {
+  test('customers, scores changed (a first score counted), band moves and bands match the PUT that follows', async (t2) => {
+    const own = await buildTestApp({ now: clock.now });
+    t2.after(() => own.close());
+    const ownAccount = (await own.store.ensureAccount('default', 0)).id;
+    const add = async (id: string, factors?: Record<string, number>) => {
+      assert.equal((await own.api.post('/api/customers', customerBody(id))).status, 201);
+      if (factors) await own.api.post(`/api/customers/${id}/health-score`, { factors });
+    };
+    const logins = (customerId: string, daysAgo: number, value: number) =>
+      own.store.transaction((tx) =>
+        tx.insertMetricPoints(ownAccount, [
+          { customerId, metric: 'logins', at: clock.ms - daysAgo * DAY, value },
+        ]),
+      );
+    await add('p_up', { usage: 0.1, support: 0.2 }); // critical; 20 logins lift usage to 1
+    await logins('p_up', 2, 20);
+    await add('p_new'); // no score; its point gives it one
+    await logins('p_new', 1, 10);
+    await add('p_down', { usage: 0.9, support: 0.9 }); // healthy; a point outside the window: usage 0
+    await logins('p_down', 60, 50);
+    await add('p_same', { usage: 0.5, support: 0.5 }); // 10 logins: usage 0.5, as posted
+    await logins('p_same', 3, 10);
+    await add('p_none', { support: 0.8 }); // no point: nothing to derive
+    const state = async () => ({
+      scores: (await own.api.get('/api/health-scores?limit=100')).body,
+      events: (await own.api.get('/api/events?limit=100')).body,
+      rules: (await own.api.get('/api/settings/health-score/factors')).body,
+    });
+    const before = await state();
+    const statusOf = (s: { data: { customer_id: string; status: string }[] }) =>
+      new Map(s.data.map((x) => [x.customer_id, x.status]));
+
+    const preview = await own.api.post('/api/settings/health-score/factors/usage/preview', loginsRule);
+    assert.equal(preview.status, 200, preview.raw);
+    assert.deepEqual(await state(), before, 'a preview writes nothing');
+    assert.deepEqual(preview.body, {
+      customers: 5,
+      scores_changed: 3,
+      band_changes: 2,
+      bands: preview.body.bands,
+    });
+
+    clock.advance(1000);
+    assert.equal((await put(own.api, 'usage', loginsRule)).status, 200);
+    const after = await state();
+    const was = statusOf(before.scores);
+    const now = statusOf(after.scores);
+    assert.equal(now.size - was.size, 1, 'one first score');
+    assert.equal([...was].filter(([id, status]) => now.get(id) !== status).length, preview.body.band_changes);
+    const bands = { healthy: 0, at_risk: 0, critical: 0 } as Record<string, number>;
+    for (const status of now.values()) bands[status] = (bands[status] ?? 0) + 1;
+    assert.deepEqual(preview.body.bands, bands);
+    const changed =
+      after.events.data.filter((e: { type: string }) => e.type === 'customer.health_score.updated').length -
+      before.events.data.filter((e: { type: string }) => e.type === 'customer.health_score.updated').length;
+    assert.equal(changed, preview.body.scores_changed);
+  });
+
+  test('a bad rule is refused as PUT refuses it; a read key may not preview', async () => {
+    const res = await t.api.post('/api/settings/health-score/factors/f/preview', {
+      ...loginsRule,
+      scale: { type: 'linear', from: 3, to: 3 },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'parameter_invalid');
+    assert.equal(res.body.error.param, 'scale.to');
+    const { key } = await createApiKey(t.store, 'default', undefined, { scope: 'read' });
+    const denied = await t
+      .as(`Bearer ${key}`)
+      .post('/api/settings/health-score/factors/f/preview', loginsRule);
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, 'permission_denied');
+  });
+});
+
 describe('what PUT refuses (and stores nothing)', () => {
   const stored = async () => ({
     rules: (await t.api.get('/api/settings/health-score/factors')).body,

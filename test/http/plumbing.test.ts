@@ -305,6 +305,7 @@ describe('plumbing', () => {
           '/api/settings/health-score/alerts get,head,patch',
           '/api/settings/health-score/factors get,head',
           '/api/settings/health-score/factors/{factor} get,head,put,delete',
+          '/api/settings/health-score/factors/{factor}/preview post',
           '/api/customers/{customer_id}/metrics post,get,head',
           '/api/metrics/batch post',
           '/api/events get,head',

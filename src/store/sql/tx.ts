@@ -18,7 +18,7 @@ import type {
   Tx,
   WebhookRecord,
 } from '../store.ts';
-import { hasNul } from './driver.ts';
+import { hasNul, Params } from './driver.ts';
 import * as metrics from './metrics.ts';
 import { SqlReader } from './reader.ts';
 import { SCORE_COLUMNS, toScore } from './rows.ts';
@@ -124,6 +124,23 @@ export abstract class SqlTx extends SqlReader implements Tx {
       [accountId, after ?? '', limit],
     );
     return rows.map(toScore);
+  }
+
+  async scoresOf(accountId: string, customerIds: readonly string[]): Promise<Map<string, ScoreRecord>> {
+    await this.lockAccount(accountId, 'shared');
+    const ids = customerIds.filter((id) => !hasNul(id));
+    if (ids.length === 0) return new Map();
+    const p = new Params(accountId);
+    const rows = await this.db.all(
+      this.db.perId(
+        p,
+        ids,
+        (match) =>
+          `SELECT ${SCORE_COLUMNS} FROM health_scores WHERE account_id = $1 AND customer_id ${match}`,
+      ),
+      p.list,
+    );
+    return new Map(rows.map((r) => [r.customer_id as string, toScore(r)]));
   }
 
   async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
