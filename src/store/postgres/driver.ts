@@ -37,8 +37,11 @@ export const POSTGRES: Dialect = {
 
 const PREPARED = { prepare: true };
 
-/** PostgreSQL's limit on a statement's parameters. */
-const MAX_PARAMS = 65_535;
+/**
+ * The most parameters one statement may carry: the wire protocol's count is 16 bits, and the
+ * postgres driver refuses more than 65,534 (a 5-column insert of 13,107 rows would be 65,535).
+ */
+const MAX_PARAMS = 65_534;
 
 /**
  * `INSERT … VALUES ($1, …, $w) …` as a function of a row count n: the same statement with n

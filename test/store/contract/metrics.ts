@@ -62,6 +62,27 @@ export function metricsContract(c: ContractContext): void {
       );
     });
 
+    test('a write of more points than one statement may carry parameters for (a full metric batch: 1,000 × 50)', async () => {
+      const store = c.store();
+      const a = await c.account();
+      // 14,000 points of 5 parameters each: more than PostgreSQL's 65,534 in one statement.
+      const points = Array.from({ length: 14_000 }, (_, i) => ({
+        customerId: 'bulk',
+        metric: `m${i % 50}`,
+        at: T0 + Math.floor(i / 50) * 1000,
+        value: i,
+      }));
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(a, customer('bulk'));
+        await tx.insertMetricPoints(a, points);
+      });
+      const found = await store.transaction((tx) =>
+        tx.metricPointsFor(a, ['bulk'], ['m0', 'm49'], T0 - 1, T0 + 14_000_000),
+      );
+      assert.equal(found.get('bulk')?.get('m0')?.length, 280);
+      assert.equal(found.get('bulk')?.get('m49')?.at(-1)?.value, 13_999);
+    });
+
     test('metric points: a point at an instant the metric has replaces it; listed newest first, then by name, in pages', async () => {
       const store = c.store();
       const a = await c.account();
