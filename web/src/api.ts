@@ -6,6 +6,9 @@ import type {
   AlertsSettings,
   Delivery,
   EventType,
+  FactorRule,
+  FactorRuleInput,
+  FactorRulePreview,
   Movers,
   Status,
   ThresholdsSettings,
@@ -37,6 +40,7 @@ export type {
   Distribution,
   HealthScore,
   HistoryEntry,
+  MetricPoint,
   Page,
   PortfolioEntry,
   Status,
@@ -47,6 +51,7 @@ export type Alerts = AlertsSettings;
 export type WeightsAnswer = WeightsSettings;
 export type Thresholds = ThresholdsSettings;
 export type Preview = WeightsPreview;
+export type { FactorRule, FactorRuleInput, FactorRulePreview };
 /** A webhook as any of its answers has it: the secret only from create and rotate-secret, the backlog only from retrieve. */
 export type Webhook = WebhookOnly & Partial<WebhookWithSecret & WebhookWithBacklog>;
 export type Attempt = Delivery['attempts'][number];
@@ -180,6 +185,7 @@ export const api = {
   get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, undefined, { signal }),
   post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  put: <T>(path: string, body: unknown) => request<T>('PUT', path, body),
   delete: <T>(path: string) => request<T>('DELETE', path),
 };
 
@@ -194,6 +200,8 @@ export function query(params: Record<string, string | number | null | undefined>
 }
 
 export const customerPath = (id: string) => `/api/customers/${encodeURIComponent(id)}`;
+export const factorRulePath = (factor: string) =>
+  `/api/settings/health-score/factors/${encodeURIComponent(factor)}`;
 export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;
 
 /** Sends one webhook.test event to the webhook; the answer is its delivery (pending, most likely). */

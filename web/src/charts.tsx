@@ -1,8 +1,18 @@
-// Two small SVG charts, drawn at the container's pixel width so text stays crisp and unscaled.
+// Small SVG charts, drawn at the container's pixel width so text stays crisp and unscaled.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Thresholds } from '../../src/domain/scoring.ts';
 import type { Status } from './api.ts';
 import { axisCount, count, day, STATUS_LABEL, score, seconds, time } from './format.ts';
+import {
+  breakpoints,
+  curve,
+  curveDomain,
+  plain,
+  type Scale,
+  scaleScore,
+  undrawable,
+  valueTicks,
+} from './rules.ts';
 import { ticks } from './ticks.ts';
 
 function useWidth() {
@@ -265,5 +275,165 @@ export function TrendChart({ days }: { days: TrendDay[] }) {
         </svg>
       )}
     </div>
+  );
+}
+
+const SCALE_HEIGHT = 180;
+const valueLabel = new Intl.NumberFormat(undefined, { notation: 'compact', maximumSignificantDigits: 4 });
+
+/**
+ * A factor rule's scale as a curve: the metric's value across, the factor's score (0 to 1) up. A
+ * linear scale is a ramp, flat at 0 and 1 beyond its ends, with from and to marked; steps are a
+ * staircase, each step's start marked. Drawn from what the form holds, as it is typed.
+ */
+export function ScaleChart({ scale, metric }: { scale: Scale; metric: string }) {
+  const [ref, width] = useWidth();
+  const why = undrawable(scale);
+  // The container stays while the scale cannot be drawn, so its width is known when it can.
+  if (why)
+    return (
+      <div class="chart scale-chart" ref={ref}>
+        <p class="curve-note">{why}</p>
+      </div>
+    );
+  const [lo, hi] = curveDomain(scale);
+  const m = { ...M, top: 18 };
+  const w = Math.max(0, width - m.left - m.right);
+  const h = SCALE_HEIGHT - m.top - m.bottom;
+  const x = (v: number) => m.left + ((v - lo) / (hi - lo)) * w;
+  const y = (s: number) => m.top + h - s * h;
+  const corners = curve(scale, lo, hi);
+  const d = corners.map(([v, s], i) => `${i === 0 ? 'M' : 'L'}${x(v)},${y(s)}`).join('');
+  const xTicks = valueTicks(lo, hi, Math.max(2, Math.min(6, Math.floor(w / 70))));
+  const name = metric || 'the metric';
+  const label =
+    scale.type === 'linear'
+      ? `The factor's score by the value of ${name}: 0 at ${plain(scale.from)}, 1 at ${plain(scale.to)}, in proportion between, and no lower than 0 or higher than 1 beyond.`
+      : `The factor's score by the value of ${name}: 0 below ${plain(breakpoints(scale)[0] ?? 0)}; ${scale.steps.map((s) => `${plain(s.score)} from ${plain(s.min)}`).join('; ')}.`;
+  // A linear scale's ends are labelled on the side away from the ramp: "from" below it, "to" above.
+  const rising = scale.type === 'linear' && scale.to > scale.from;
+  return (
+    <div class="chart scale-chart" ref={ref}>
+      {width > 0 && (
+        <svg
+          class="curve-chart"
+          width={width}
+          height={SCALE_HEIGHT}
+          role="img"
+          aria-label={label}
+          data-scale={scale.type}
+          data-corners={corners.length}
+        >
+          <g class="gridlines">
+            {[0, 0.5, 1].map((t) => (
+              <g key={t}>
+                <line x1={m.left} x2={m.left + w} y1={y(t)} y2={y(t)} />
+                <text x={m.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+                  {t === 0.5 ? '0.5' : String(t)}
+                </text>
+              </g>
+            ))}
+          </g>
+          <g class="axis">
+            <line x1={m.left} x2={m.left + w} y1={m.top + h} y2={m.top + h} />
+            {xTicks.map((t) => (
+              <text key={t} x={x(t)} y={SCALE_HEIGHT - 8} text-anchor="middle">
+                {valueLabel.format(t)}
+              </text>
+            ))}
+          </g>
+          {scale.type === 'linear' &&
+            (['from', 'to'] as const).map((end) => {
+              const v = scale[end];
+              const s = end === 'from' ? 0 : 1;
+              const left = (end === 'from') === rising;
+              return (
+                <g key={end} class="scale-end">
+                  <line class="guide" x1={x(v)} x2={x(v)} y1={m.top} y2={m.top + h} />
+                  <circle class="marker" cx={x(v)} cy={y(s)} r={4} />
+                  <text
+                    x={x(v) + (left ? -6 : 6)}
+                    y={y(s) + (s === 0 ? -8 : 16)}
+                    text-anchor={left ? 'end' : 'start'}
+                  >
+                    {`${end} ${valueLabel.format(v)}`}
+                  </text>
+                </g>
+              );
+            })}
+          <path class="line" d={d} />
+          {scale.type === 'steps' &&
+            breakpoints(scale).map((v, _, all) => (
+              <g key={v}>
+                <circle class="marker" cx={x(v)} cy={y(scaleScore(scale, v))} r={4}>
+                  <title>{`${plain(v)} and above: ${plain(scaleScore(scale, v))}`}</title>
+                </circle>
+                {/* Each step's score beside it, while they have room (the title says it anyway). */}
+                {all.length <= 8 && w / all.length >= 40 && (
+                  <text class="step-score" x={x(v) + 6} y={y(scaleScore(scale, v)) - 6}>
+                    {plain(scaleScore(scale, v))}
+                  </text>
+                )}
+              </g>
+            ))}
+        </svg>
+      )}
+    </div>
+  );
+}
+
+export interface SparkPoint {
+  t: number;
+  value: number;
+}
+
+const SPARK = { width: 200, height: 44, pad: 4 };
+
+/**
+ * A metric's recent points, oldest on the left, up to now: a line through them with a dot each,
+ * and the part of the time inside the rule's window shaded. No axes: the text beside it says the numbers.
+ */
+export function Sparkline({
+  points,
+  windowDays,
+  label,
+}: {
+  points: SparkPoint[];
+  windowDays: number | null;
+  label: string;
+}) {
+  const first = points[0];
+  if (!first) return null;
+  const now = Math.max(Date.now(), points.at(-1)?.t ?? 0);
+  const start = Math.min(first.t, windowDays === null ? first.t : now - windowDays * 86_400_000);
+  const end = Math.max(now, start + 1000);
+  const values = points.map((p) => p.value);
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const { width, height, pad } = SPARK;
+  const x = (t: number) => pad + ((t - start) / (end - start)) * (width - 2 * pad);
+  const y = (v: number) =>
+    high === low ? height / 2 : pad + (1 - (v - low) / (high - low)) * (height - 2 * pad);
+  const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.t)},${y(p.value)}`).join('');
+  const from = windowDays === null ? null : Math.max(start, now - windowDays * 86_400_000);
+  return (
+    <svg
+      class="sparkline"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-label={label}
+      data-points={points.length}
+    >
+      {from !== null && <rect class="window" x={x(from)} y={0} width={x(end) - x(from)} height={height} />}
+      <path class="line" d={d} />
+      {points.length <= 100 &&
+        points.map((p) => (
+          <circle key={p.t} class="dot" cx={x(p.t)} cy={y(p.value)} r={2.5}>
+            <title>{`${day(p.t)}: ${plain(p.value)}`}</title>
+          </circle>
+        ))}
+    </svg>
   );
 }

@@ -1,8 +1,8 @@
 // Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Status } from './api.ts';
-import { STATUS_LABEL } from './format.ts';
+import { ApiError, STATUSES, type Status } from './api.ts';
+import { count, STATUS_LABEL } from './format.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -174,5 +174,38 @@ export function Field(props: { id: string; label: string; error?: string; childr
         </p>
       )}
     </div>
+  );
+}
+
+/** Customers per band now and after a change a preview describes (weights, a factor rule). */
+export function BandsTable(props: {
+  before: Record<Status, number>;
+  after: Record<Status, number>;
+  afterLabel: string;
+}) {
+  return (
+    <table>
+      <caption class="sr-only">Customers per band now and {props.afterLabel.toLowerCase()}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Band</th>
+          <th scope="col" class="num">
+            Now
+          </th>
+          <th scope="col" class="num">
+            {props.afterLabel}
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {STATUSES.map((s) => (
+          <tr key={s}>
+            <th scope="row">{STATUS_LABEL[s]}</th>
+            <td class="num">{count(props.before[s])}</td>
+            <td class="num">{count(props.after[s])}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

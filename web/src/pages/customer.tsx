@@ -6,16 +6,19 @@ import {
   type Customer,
   can,
   customerPath,
+  type FactorRule,
   type HealthScore,
   type HistoryEntry,
   type Page as ListPage,
+  type MetricPoint,
   query,
   type Thresholds,
   type WeightsAnswer,
 } from '../api.ts';
-import { HistoryChart } from '../charts.tsx';
-import { count, REASON_LABEL, score, when } from '../format.ts';
+import { HistoryChart, Sparkline } from '../charts.tsx';
+import { count, day, REASON_LABEL, score, when } from '../format.ts';
 import { Link, paths } from '../router.tsx';
+import { aggregateWords, plain, windowDaysOf } from '../rules.ts';
 import { ErrorMessage, Loading, Notice, Page, StatusBadge, useLoad } from '../ui.tsx';
 import { EditCustomer } from './customer-edit.tsx';
 
@@ -23,7 +26,7 @@ import { EditCustomer } from './customer-edit.tsx';
 const HISTORY_CAP = 1000;
 
 async function loadCustomer(id: string, signal: AbortSignal) {
-  const [customer, current, weights, thresholds] = await Promise.all([
+  const [customer, current, weights, thresholds, rules] = await Promise.all([
     api.get<Customer>(customerPath(id), signal),
     api.get<HealthScore>(`${customerPath(id)}/health-score`, signal).catch((err) => {
       if (err instanceof ApiError && err.code === 'health_score_not_found') return null;
@@ -31,8 +34,9 @@ async function loadCustomer(id: string, signal: AbortSignal) {
     }),
     api.get<WeightsAnswer>('/api/settings/health-score/weights', signal),
     api.get<Thresholds>('/api/settings/health-score/thresholds', signal),
+    api.get<{ data: FactorRule[] }>('/api/settings/health-score/factors', signal),
   ]);
-  return { customer, current, weights: weights.weights, thresholds };
+  return { customer, current, weights: weights.weights, thresholds, rules: rules.data };
 }
 
 async function loadHistory(id: string, signal: AbortSignal) {
@@ -67,7 +71,7 @@ export function CustomerPage({ id }: { id: string }) {
   }
   const data = loaded.data;
   if (!data) return <Loading what="the customer" />;
-  const { customer, current, weights, thresholds } = data;
+  const { customer, current, weights, thresholds, rules } = data;
   return (
     <Page
       title={customer.name}
@@ -81,7 +85,7 @@ export function CustomerPage({ id }: { id: string }) {
         <section aria-labelledby="score-title" class="card">
           <h2 id="score-title">Health score</h2>
           {current ? (
-            <CurrentScore current={current} weights={weights} />
+            <CurrentScore current={current} weights={weights} rules={rules} customerId={customer.id} />
           ) : (
             <p>This customer has no health score yet.</p>
           )}
@@ -137,8 +141,18 @@ export function CustomerPage({ id }: { id: string }) {
   );
 }
 
-/** The score, and how much each factor counts in it: its weight renormalised over the weighted factors present. */
-function CurrentScore({ current, weights }: { current: HealthScore; weights: Record<string, number> }) {
+/**
+ * The score, and how much each factor counts in it: its weight renormalised over the weighted
+ * factors present. A factor a rule derives says so, with its metric's recent points beside it.
+ */
+function CurrentScore(props: {
+  current: HealthScore;
+  weights: Record<string, number>;
+  rules: FactorRule[];
+  customerId: string;
+}) {
+  const { current, weights } = props;
+  const ruleOf = new Map(props.rules.map((r) => [r.factor, r]));
   const names = Object.keys(current.factors).sort();
   const weighted = names.filter((n) => (weights[n] ?? 0) > 0);
   const total = weighted.reduce((sum, n) => sum + (weights[n] ?? 0), 0);
@@ -171,24 +185,42 @@ function CurrentScore({ current, weights }: { current: HealthScore; weights: Rec
             </tr>
           </thead>
           <tbody>
-            {names.map((n) => (
-              <tr key={n}>
-                <th scope="row" class="mono">
-                  {n}
-                </th>
-                <td class="num">
-                  <span class="meter" aria-hidden="true">
-                    <span class="fill" style={{ width: `${(current.factors[n] ?? 0) * 100}%` }} />
-                  </span>
-                  {score(current.factors[n] ?? 0)}
-                </td>
-                {/* A share a person reads (33.3%), the exact weight on hover. */}
-                <td class="num" title={weights[n] === undefined ? undefined : `Weight ${weights[n]}`}>
-                  {weights[n] === undefined ? '—' : `${Math.round(weights[n] * 1000) / 10}%`}
-                </td>
-                <td class="num">{Math.round(share(n) * 1000) / 10}%</td>
-              </tr>
-            ))}
+            {names.map((n) => {
+              const rule = ruleOf.get(n);
+              return (
+                <Fragment key={n}>
+                  <tr class={rule ? 'derived' : undefined}>
+                    <th scope="row">
+                      <span class="mono">{n}</span>{' '}
+                      <span
+                        class={`tag ${rule ? 'derived' : 'posted'}`}
+                        title={rule ? 'Derived from a metric by a factor rule' : 'Posted through the API'}
+                      >
+                        {rule ? 'derived' : 'posted'}
+                      </span>
+                    </th>
+                    <td class="num">
+                      <span class="meter" aria-hidden="true">
+                        <span class="fill" style={{ width: `${(current.factors[n] ?? 0) * 100}%` }} />
+                      </span>
+                      {score(current.factors[n] ?? 0)}
+                    </td>
+                    {/* A share a person reads (33.3%), the exact weight on hover. */}
+                    <td class="num" title={weights[n] === undefined ? undefined : `Weight ${weights[n]}`}>
+                      {weights[n] === undefined ? '—' : `${Math.round(weights[n] * 1000) / 10}%`}
+                    </td>
+                    <td class="num">{Math.round(share(n) * 1000) / 10}%</td>
+                  </tr>
+                  {rule && (
+                    <tr class="factor-source">
+                      <td colSpan={4}>
+                        <FactorMetric customerId={props.customerId} rule={rule} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              );
+            })}
           </tbody>
         </table>
       </div>
@@ -201,6 +233,54 @@ function CurrentScore({ current, weights }: { current: HealthScore; weights: Rec
     </>
   );
 }
+
+/** The newest points of a rule's metric, as many as one page holds. */
+const RECENT_POINTS = 100;
+
+/** Where a derived factor comes from: "from logins (sum over 30 days)", and the metric's recent points as a sparkline. */
+function FactorMetric({ customerId, rule }: { customerId: string; rule: FactorRule }) {
+  const points = useLoad(
+    (signal) =>
+      api.get<ListPage<MetricPoint>>(
+        `${customerPath(customerId)}/metrics${query({ metric: rule.metric, limit: RECENT_POINTS })}`,
+        signal,
+      ),
+    [customerId, rule.metric],
+  );
+  const series = (points.data?.data ?? []).map((p) => ({ t: Date.parse(p.at), value: p.value })).reverse();
+  const first = series[0];
+  const last = series.at(-1);
+  return (
+    <div class="source" data-testid={`source-${rule.factor}`}>
+      <p class="source-label">
+        from <span class="mono">{rule.metric}</span> ({aggregateWords(rule)})
+      </p>
+      {points.error !== undefined && <ErrorMessage error={points.error} />}
+      {points.loading && !points.data && <Loading what={`the points of ${rule.metric}`} />}
+      {points.data && (!first || !last) && <p class="hint">No points of {rule.metric}.</p>}
+      {first && last && (
+        <div class="spark-row">
+          <Sparkline
+            points={series}
+            windowDays={windowDaysOf(rule)}
+            label={`${rule.metric}: ${count(series.length)} ${series.length === 1 ? 'point' : 'points'} from ${day(first.t)} to ${day(last.t)}, between ${plain(Math.min(...series.map((p) => p.value)))} and ${plain(Math.max(...series.map((p) => p.value)))}; the latest ${plain(last.value)}.`}
+          />
+          <p class="hint note">
+            Latest <strong>{plain(last.value)}</strong> on {day(last.t)}
+            <br />
+            {points.data?.has_more ? `The latest ${count(series.length)} points` : plural(series.length)}
+            {first.t !== last.t && ` since ${day(first.t)}`}
+            {series.length > 1 &&
+              `, from ${plain(Math.min(...series.map((p) => p.value)))} to ${plain(Math.max(...series.map((p) => p.value)))}`}
+            {windowDaysOf(rule) === null ? '.' : `. Shaded: the last ${windowDaysOf(rule)} days.`}
+          </p>
+        </div>
+      )}
+    </div>
+  );
+}
+
+const plural = (n: number) => `${count(n)} ${n === 1 ? 'point' : 'points'}`;
 
 function History(props: { entries: HistoryEntry[]; capped: boolean; thresholds: Thresholds }) {
   const points = props.entries

@@ -6,15 +6,17 @@ import {
   WEIGHT_SUM_TOLERANCE,
   weightsSumValid,
 } from '../../../src/domain/scoring.ts';
-import { api, type Preview, STATUSES, type Summary, type Thresholds, type WeightsAnswer } from '../api.ts';
-import { count, STATUS_LABEL, when } from '../format.ts';
-import { ErrorMessage, Field, Loading, Notice, Page, useLoad } from '../ui.tsx';
+import { api, type Preview, type Summary, type Thresholds, type WeightsAnswer } from '../api.ts';
+import { count, when } from '../format.ts';
+import { BandsTable, ErrorMessage, Field, Loading, Notice, Page, useLoad } from '../ui.tsx';
 import { AlertsForm } from './alerts-form.tsx';
+import { FactorRules } from './factor-rules.tsx';
 
 export function SettingsPage() {
   return (
     <Page title="Weights, thresholds & alerts">
       <WeightsForm />
+      <FactorRules />
       <ThresholdsForm />
       <AlertsForm />
     </Page>
@@ -258,7 +260,7 @@ function WeightsForm() {
         </div>
         <p class={`sum${result.valid ? '' : ' bad'}`} aria-live="polite">
           Sum: {+result.sum.toFixed(6)}
-          {result.problem ? ` — ${result.problem}` : ' ✓'}
+          {result.problem ? ` — ${result.problem}` : result.valid ? ' ✓' : ''}
         </p>
         <div class="preview" aria-live="polite">
           {result.valid && changed && !current && <p class="loading">Working out what would change…</p>}
@@ -284,29 +286,7 @@ function PreviewTable({ preview, before }: { preview: Preview; before: Summary }
         <strong data-testid="band-changes">{count(preview.band_changes)}</strong>{' '}
         {preview.band_changes === 1 ? 'customer' : 'customers'} to another band.
       </p>
-      <table>
-        <caption class="sr-only">Customers per band now and with these weights</caption>
-        <thead>
-          <tr>
-            <th scope="col">Band</th>
-            <th scope="col" class="num">
-              Now
-            </th>
-            <th scope="col" class="num">
-              With these weights
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {STATUSES.map((s) => (
-            <tr key={s}>
-              <th scope="row">{STATUS_LABEL[s]}</th>
-              <td class="num">{count(before.counts[s])}</td>
-              <td class="num">{count(preview.bands[s])}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <BandsTable before={before.counts} after={preview.bands} afterLabel="With these weights" />
     </div>
   );
 }
