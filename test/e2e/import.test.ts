@@ -168,6 +168,59 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     assert.deepEqual(score.factors, { usage: 0.1, support: 0.2 });
   });
 
+  test('a metrics file is imported as metric points: each row its values at its instant', async () => {
+    const at = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    await pick(
+      'metrics.csv',
+      [
+        'customer_id,at,logins,tickets',
+        `imp_01,${at},12,3`,
+        'imp_04,,7,',
+        `nobody,${at},1,1`,
+        `imp_05,${at},lots,2`,
+        '',
+      ].join('\n'),
+    );
+    const preview = page.getByRole('table', { name: /of metrics\.csv/ });
+    await preview.waitFor();
+    assert.equal(
+      await page.getByLabel('The file holds').inputValue(),
+      'metrics',
+      'guessed from the at column',
+    );
+    assert.deepEqual((await preview.locator('thead th').allTextContents()).slice(1), [
+      'customer_id → customer_id',
+      'at → at',
+      'logins → metric logins',
+      'tickets → metric tickets',
+    ]);
+    await importButton().click();
+    const summary = page.getByRole('status').filter({ hasText: 'Import done' });
+    await summary.waitFor();
+    assert.equal(await text(summary), 'Import done: 2 rows of metrics recorded, 2 refused.');
+    const refused = page.getByRole('table', { name: 'Refused rows' }).locator('tbody tr');
+    assert.equal(await refused.count(), 2);
+    assert.match(await text(refused.nth(0)), /^4\s*nobody/);
+    assert.match(await text(refused.nth(1)), /^5\s*imp_05.*param: values\.logins/);
+    await dashboard.shoot('import-metrics');
+
+    const points = await dashboard.call('GET', '/api/customers/imp_01/metrics');
+    assert.deepEqual(
+      points.data.map((p: { metric: string; value: number; at: string }) => [p.metric, p.value, p.at]),
+      [
+        ['logins', 12, at],
+        ['tickets', 3, at],
+      ],
+    );
+    const now = await dashboard.call('GET', '/api/customers/imp_04/metrics');
+    assert.deepEqual(
+      now.data.map((p: { metric: string; value: number }) => [p.metric, p.value]),
+      [['logins', 7]],
+      'an empty cell is no value, an empty at is now',
+    );
+    assert.deepEqual((await dashboard.call('GET', '/api/customers/imp_05/metrics')).data, []);
+  });
+
   test('the server logged no errors and the page threw none', () => {
     assert.doesNotMatch(dashboard.serverOutput(), /"level":50/);
     assert.deepEqual(dashboard.pageErrors, []);

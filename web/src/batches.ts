@@ -2,14 +2,11 @@
 // of up to 1,000 rows, rows of one customer in file order, a batch refused whole halved), two
 // requests in flight, each with an Idempotency-Key of its own.
 import { type ItemResult, type Row, Sender } from '../../src/transfer/batching.ts';
-import type { Kind as AnyKind } from '../../src/transfer/rows.ts';
-
-/** What the dashboard imports (metrics are imported with the CLI for now). */
-export type Kind = Exclude<AnyKind, 'metrics'>;
-
+import type { Kind } from '../../src/transfer/rows.ts';
 import { ApiError, request } from './api.ts';
 
-export type { Row };
+/** What the dashboard imports: customers, health scores or metric points, as the CLI does. */
+export type { Kind, Row };
 
 const IN_FLIGHT = 2;
 
@@ -28,12 +25,15 @@ export interface Tally {
   created: number;
   updated: number;
   scored: number;
+  /** Metric rows recorded (each row one write of its values at its instant). */
+  recorded: number;
   refused: Refusal[];
 }
 
 const PATHS: Record<Kind, { path: string; field: string }> = {
   customers: { path: '/api/customers/batch', field: 'customers' },
   scores: { path: '/api/health-scores/batch', field: 'scores' },
+  metrics: { path: '/api/metrics/batch', field: 'metrics' },
 };
 
 /** Sends `rows` in order, counting into `tally` and calling `onBatch` after each answer. */
@@ -55,6 +55,7 @@ export async function sendRows(kind: Kind, rows: Row[], tally: Tally, onBatch: (
         const { message, param, code } = result.error;
         tally.refused.push({ line: row.line, customer_id: result.customer_id, message, param, code });
       } else if (kind === 'scores') tally.scored++;
+      else if (kind === 'metrics') tally.recorded++;
       else if (result.status === 201) tally.created++;
       else tally.updated++;
     },

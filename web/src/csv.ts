@@ -19,7 +19,7 @@ export interface CsvFile {
   records: CsvRecord[];
   /** Rows without one cell per header column: each is refused with its line, and not sent. */
   ragged: { line: number; message: string }[];
-  /** What the header looks like: customers if it has a customer's own column, else scores. */
+  /** What the header looks like: customers if it has a customer's own column, metrics if an `at` or `values` one, else scores. */
   guess: Kind;
 }
 
@@ -72,5 +72,7 @@ function guessKind(header: readonly string[]): Kind {
     const name = raw.trim();
     return name === 'name' || name === 'email' || name === 'metadata' || name.startsWith('metadata.');
   });
-  return customers ? 'customers' : 'scores';
+  if (customers) return 'customers';
+  const metrics = header.some((raw) => raw.trim() === 'at' || raw.trim() === 'values');
+  return metrics ? 'metrics' : 'scores';
 }

@@ -17,6 +17,8 @@ function fieldOf(column: Column): string {
       return `metadata.${column.key}`;
     case 'factor':
       return `factor ${column.name}`;
+    case 'metric':
+      return `metric ${column.name}`;
     default:
       return column.to;
   }

@@ -9,7 +9,7 @@ import { count } from './format.ts';
 import { ImportProgress, ImportResults, Preview } from './import-view.tsx';
 import { ErrorMessage, Loading } from './ui.tsx';
 
-const KINDS: Record<Kind, string> = { customers: 'Customers', scores: 'Health scores' };
+const KINDS: Record<Kind, string> = { customers: 'Customers', scores: 'Health scores', metrics: 'Metrics' };
 
 type Picked =
   | { state: 'reading'; name: string }
@@ -91,7 +91,7 @@ export function CsvImport({ onImported }: { onImported: () => void }) {
   };
 
   const start = async (ready: Prepared) => {
-    const tally: Tally = { sent: 0, created: 0, updated: 0, scored: 0, refused: [] };
+    const tally: Tally = { sent: 0, created: 0, updated: 0, scored: 0, recorded: 0, refused: [] };
     const total = ready.rows.length;
     const started = performance.now();
     // The button goes with the preview: keyboard focus moves to the panel's heading instead.
@@ -114,8 +114,9 @@ export function CsvImport({ onImported }: { onImported: () => void }) {
         Import a CSV file
       </h2>
       <p class="hint" id="import-hint">
-        Customers or health scores, one row per customer, read as <code>vitals import</code> reads them. Each
-        row creates or updates its customer, or replaces its factors.
+        Customers, health scores or metrics, read as <code>vitals import</code> reads them. Each row creates
+        or updates its customer, replaces its factors, or records its metric values at its instant (
+        <code>at</code>, now when empty).
       </p>
       <div class="import-controls">
         <div class="field">
@@ -187,9 +188,13 @@ export function CsvImport({ onImported }: { onImported: () => void }) {
 /** What the live region says: that the import runs, then what it did. */
 function Summary({ run, kind, refused }: { run: Run; kind: Kind; refused: number }) {
   if (!run.done) return <p>Importing {count(run.total)} rows…</p>;
-  const { created, updated, scored } = run.tally;
+  const { created, updated, scored, recorded } = run.tally;
   const done =
-    kind === 'customers' ? `${count(created)} created, ${count(updated)} updated` : `${count(scored)} scored`;
+    kind === 'customers'
+      ? `${count(created)} created, ${count(updated)} updated`
+      : kind === 'scores'
+        ? `${count(scored)} scored`
+        : `${count(recorded)} ${recorded === 1 ? 'row' : 'rows'} of metrics recorded`;
   return (
     <p class={`message${run.error === undefined ? ' ok' : ''}`}>
       {run.error === undefined ? 'Import done' : 'Import stopped'}: {done}, {count(refused)} refused.
