@@ -49,6 +49,7 @@ export async function dataset(
   n: number,
   scores: boolean,
   env: Record<string, string> = {},
+  more?: (store: Store, accountId: string) => Promise<void>,
 ) {
   const db = await createTestDatabase(backend);
   const store = db.open();
@@ -59,6 +60,7 @@ export async function dataset(
   console.log(
     `  seeded ${n} customers${scores ? ' with scores' : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
+  if (more) await more(store, account.id);
   await store.close();
   const key = newId.apiKey();
   const server = await startServer({

@@ -44,13 +44,67 @@ export function windowOf(rule: Pick<FactorRule, 'aggregate' | 'windowDays'>): nu
   return rule.aggregate === 'last' ? null : DEFAULT_WINDOW_DAYS;
 }
 
-/** The newest point with `at <= now` (on equal `at`, the later one in the array), or null. */
-function newestAsOf(points: readonly MetricPoint[], now: number): MetricPoint | null {
-  let newest: MetricPoint | null = null;
+/**
+ * All a rule needs of one customer's points of its metric as of `now`: the aggregates over the
+ * window `(now − window, now]`, and the instants that decide whether the factor is absent and when
+ * it may next change. The store computes it in SQL (a year of daily points is one row, not 365);
+ * summarize() computes it from points.
+ */
+export interface PointSummary {
+  /** Points in the window. */
+  count: number;
+  /** Their sum (0 without any), least and greatest value (null without any). */
+  sum: number;
+  min: number | null;
+  max: number | null;
+  /** A `last` rule's: the value of the newest point in the window; null without any (and for other rules). */
+  last: number | null;
+  /** The oldest point's instant in the window: when it leaves, the aggregate may change. */
+  oldestAt: number | null;
+  /** The newest point's instant at or before `now`, in the window or not: absent or too old. */
+  newestAt: number | null;
+  /** The first point's instant after `now` (dated ahead of the clock): it comes due then. */
+  nextAt: number | null;
+}
+
+/** The excluded lower bound of the rule's window as of `now`; -Infinity when there is no window. */
+export function windowStart(rule: Pick<FactorRule, 'aggregate' | 'windowDays'>, now: number): number {
+  const window = windowOf(rule);
+  return window === null ? Number.NEGATIVE_INFINITY : now - window * DAY_MS;
+}
+
+/** The rule's summary of these points (any order; on equal `at`, the later one in the array) as of `now`. */
+export function summarize(rule: FactorRule, points: readonly MetricPoint[], now: number): PointSummary {
+  const after = windowStart(rule, now);
+  const summary: PointSummary = {
+    count: 0,
+    sum: 0,
+    min: null,
+    max: null,
+    last: null,
+    oldestAt: null,
+    newestAt: null,
+    nextAt: null,
+  };
+  let lastAt = Number.NEGATIVE_INFINITY;
   for (const p of points) {
-    if (p.at <= now && (newest === null || p.at >= newest.at)) newest = p;
+    if (p.at > now) {
+      if (summary.nextAt === null || p.at < summary.nextAt) summary.nextAt = p.at;
+      continue;
+    }
+    if (summary.newestAt === null || p.at > summary.newestAt) summary.newestAt = p.at;
+    if (p.at <= after) continue;
+    summary.count += 1;
+    summary.sum += p.value;
+    if (summary.min === null || p.value < summary.min) summary.min = p.value;
+    if (summary.max === null || p.value > summary.max) summary.max = p.value;
+    if (rule.aggregate === 'last' && p.at >= lastAt) {
+      lastAt = p.at;
+      summary.last = p.value;
+    }
+    if (summary.oldestAt === null || p.at < summary.oldestAt) summary.oldestAt = p.at;
   }
-  return newest;
+  return summary;
 }
 
 /**
@@ -59,51 +113,26 @@ function newestAsOf(points: readonly MetricPoint[], now: number): MetricPoint | 
  * `count`, which are 0 then) no point inside the window `(now − window, now]`.
  */
 export function aggregate(rule: FactorRule, points: readonly MetricPoint[], now: number): number | null {
-  const newest = newestAsOf(points, now);
-  if (newest === null) return null;
-  if (rule.maxAgeDays !== null && now - newest.at > rule.maxAgeDays * DAY_MS) return null;
-  return aggregateOver(rule, points, now, windowStart(rule, now));
+  return aggregateOf(rule, summarize(rule, points, now), now);
 }
 
-/** The excluded lower bound of the window as of `now`; -Infinity when there is no window. */
-function windowStart(rule: FactorRule, now: number): number {
-  const window = windowOf(rule);
-  return window === null ? Number.NEGATIVE_INFINITY : now - window * DAY_MS;
-}
-
-/** The aggregate over the points with `after < at <= now`. */
-function aggregateOver(
-  rule: FactorRule,
-  points: readonly MetricPoint[],
-  now: number,
-  after: number,
-): number | null {
-  let count = 0;
-  let sum = 0;
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  let last: MetricPoint | null = null;
-  for (const p of points) {
-    if (p.at > now || p.at <= after) continue;
-    count += 1;
-    sum += p.value;
-    if (p.value < min) min = p.value;
-    if (p.value > max) max = p.value;
-    if (last === null || p.at >= last.at) last = p;
-  }
+/** aggregate() from the rule's summary. */
+export function aggregateOf(rule: FactorRule, summary: PointSummary, now: number): number | null {
+  if (summary.newestAt === null) return null;
+  if (rule.maxAgeDays !== null && now - summary.newestAt > rule.maxAgeDays * DAY_MS) return null;
   switch (rule.aggregate) {
     case 'sum':
-      return sum;
+      return summary.sum;
     case 'count':
-      return count;
+      return summary.count;
     case 'avg':
-      return count === 0 ? null : sum / count;
+      return summary.count === 0 ? null : summary.sum / summary.count;
     case 'min':
-      return count === 0 ? null : min;
+      return summary.min;
     case 'max':
-      return count === 0 ? null : max;
+      return summary.max;
     case 'last':
-      return last === null ? null : last.value;
+      return summary.last;
   }
 }
 
@@ -123,7 +152,12 @@ export function scaleScore(scale: Scale, value: number): number {
 
 /** The factor score the rule derives from the points as of `now`; null: absent. */
 export function deriveFactor(rule: FactorRule, points: readonly MetricPoint[], now: number): number | null {
-  const value = aggregate(rule, points, now);
+  return factorOf(rule, summarize(rule, points, now), now);
+}
+
+/** deriveFactor() from the rule's summary. */
+export function factorOf(rule: FactorRule, summary: PointSummary, now: number): number | null {
+  const value = aggregateOf(rule, summary, now);
   return value === null ? null : scaleScore(rule.scale, value);
 }
 
@@ -136,9 +170,22 @@ export function deriveFactors(
   pointsByMetric: ReadonlyMap<string, readonly MetricPoint[]>,
   now: number,
 ): Factors {
+  return factorsOf(
+    rules,
+    rules.map((rule) => summarize(rule, pointsByMetric.get(rule.metric) ?? [], now)),
+    now,
+  );
+}
+
+/** deriveFactors() from each rule's summary (summaries[i] is rules[i]'s). */
+export function factorsOf(
+  rules: readonly FactorRule[],
+  summaries: readonly PointSummary[],
+  now: number,
+): Factors {
   const factors = new Map<string, number>();
-  for (const rule of rules) {
-    const score = deriveFactor(rule, pointsByMetric.get(rule.metric) ?? [], now);
+  for (const [i, rule] of rules.entries()) {
+    const score = factorOf(rule, summaries[i] as PointSummary, now);
     if (score !== null) factors.set(rule.factor, score);
   }
   // fromEntries defines own properties, so no factor name can reach the prototype.
@@ -152,21 +199,20 @@ export function deriveFactors(
  * but never one later than a change.
  */
 export function changesAt(rule: FactorRule, points: readonly MetricPoint[], now: number): number | null {
-  let first: number | null = null;
-  const consider = (t: number): void => {
-    if (t > now && (first === null || t < first)) first = t;
-  };
+  return changeOf(rule, summarize(rule, points, now), now);
+}
+
+/** changesAt() from the rule's summary. */
+export function changeOf(rule: FactorRule, summary: PointSummary, now: number): number | null {
   const window = windowOf(rule);
-  const after = windowStart(rule, now);
-  for (const p of points) {
-    if (p.at > now) consider(p.at);
-    else if (window !== null && p.at > after) consider(p.at + window * DAY_MS);
-  }
-  if (rule.maxAgeDays !== null) {
-    const newest = newestAsOf(points, now);
-    if (newest !== null) consider(newest.at + rule.maxAgeDays * DAY_MS + 1);
-  }
-  return first;
+  const at = [
+    summary.nextAt,
+    window !== null && summary.oldestAt !== null ? summary.oldestAt + window * DAY_MS : null,
+    rule.maxAgeDays !== null && summary.newestAt !== null
+      ? summary.newestAt + rule.maxAgeDays * DAY_MS + 1
+      : null,
+  ].filter((t): t is number => t !== null && t > now);
+  return at.length === 0 ? null : Math.min(...at);
 }
 
 /**

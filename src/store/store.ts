@@ -6,7 +6,7 @@ import type { EventRecord, EventType, SubscribableEventType } from '../domain/ev
 import type { ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
-import type { FactorRule, MetricPoint } from '../domain/rules.ts';
+import type { FactorRule, MetricPoint, PointSummary } from '../domain/rules.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 
 export type { EventRecord, FactorRule, MetricPoint, ScoreRecord };
@@ -286,13 +286,17 @@ export interface Reader {
   ): Promise<string[]>;
   /** The customers due for the rescore job at `now`, oldest due first, at most `limit`, across accounts. */
   dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]>;
-  metricPointsFor(
+  /**
+   * Each rule's summary of each customer's points as of `now` (points up to `until` count as
+   * dated ahead): summaries[i] is rules[i]'s, for every customer given, with points or not.
+   */
+  metricSummaries(
     accountId: string,
     customerIds: readonly string[],
-    metrics: readonly string[],
-    since: number,
+    rules: readonly FactorRule[],
+    now: number,
     until: number,
-  ): Promise<Map<string, Map<string, MetricPoint[]>>>;
+  ): Promise<Map<string, PointSummary[]>>;
   getEvent(accountId: string, id: string): Promise<EventRecord | null>;
   getWebhook(accountId: string, id: string): Promise<WebhookRecord | null>;
   /**

@@ -5,14 +5,7 @@ import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { scoreFactors } from '../domain/health.ts';
-import {
-  changesAt,
-  DAY_MS,
-  deriveFactors,
-  type FactorRule,
-  type MetricPoint,
-  windowOf,
-} from '../domain/rules.ts';
+import { changeOf, type FactorRule, factorsOf, type PointSummary } from '../domain/rules.ts';
 import type { Factors, Status } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
@@ -70,33 +63,26 @@ async function deriveAll(
   derived: ReadonlySet<string>,
   now: number,
 ) {
-  const metrics = [...new Set(rules.map((r) => r.metric))];
-  const windows = rules.map(windowOf);
-  const since = windows.includes(null)
-    ? Number.MIN_SAFE_INTEGER
-    : now - Math.max(...(windows as number[])) * DAY_MS;
-  const points =
-    metrics.length > 0
-      ? await tx.metricPointsFor(accountId, [...current.keys()], metrics, since, now + FUTURE_MS)
-      : new Map();
+  const summaries = await tx.metricSummaries(accountId, [...current.keys()], rules, now, now + FUTURE_MS);
   const factors = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of current) {
-    const byMetric: ReadonlyMap<string, MetricPoint[]> = points.get(id) ?? new Map();
+    const ofRules = summaries.get(id) ?? [];
     factors.set(id, {
       current: score,
-      factors: { ...postedOf(score?.factors ?? {}, derived), ...deriveFactors(rules, byMetric, now) },
+      factors: { ...postedOf(score?.factors ?? {}, derived), ...factorsOf(rules, ofRules, now) },
     });
-    due.push({ customerId: id, at: nextChange(rules, byMetric, now) });
+    due.push({ customerId: id, at: nextChange(rules, ofRules, now) });
   }
   return { factors, due };
 }
 
 /** The first instant after `now` at which any rule's factor may change with no new point; null: never. */
-function nextChange(rules: readonly FactorRule[], byMetric: ReadonlyMap<string, MetricPoint[]>, now: number) {
+function nextChange(rules: readonly FactorRule[], summaries: readonly PointSummary[], now: number) {
   let first: number | null = null;
-  for (const rule of rules) {
-    const at = changesAt(rule, byMetric.get(rule.metric) ?? [], now);
+  for (const [i, rule] of rules.entries()) {
+    const summary = summaries[i];
+    const at = summary ? changeOf(rule, summary, now) : null;
     if (at !== null && (first === null || at < first)) first = at;
   }
   return first;

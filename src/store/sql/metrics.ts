@@ -1,6 +1,12 @@
 // Metric points and factor rules (docs/scoring.md, "Factors from metrics"), written once for both
 // backends: the reads of SqlReader and the writes of SqlTx call these.
-import type { Aggregate, FactorRule, MetricPoint, Scale } from '../../domain/rules.ts';
+import {
+  type Aggregate,
+  type FactorRule,
+  type PointSummary,
+  type Scale,
+  windowStart,
+} from '../../domain/rules.ts';
 import type { MetricPointRecord, Page } from '../store.ts';
 import { type Driver, hasNul, Params, parsed, type Row } from './driver.ts';
 
@@ -97,70 +103,127 @@ export async function listMetricPoints(
   return { data, hasMore: rows.length > opts.limit };
 }
 
-export async function metricPointsFor(
+const emptySummary = (): PointSummary => ({
+  count: 0,
+  sum: 0,
+  min: null,
+  max: null,
+  last: null,
+  oldestAt: null,
+  newestAt: null,
+  nextAt: null,
+});
+
+/**
+ * Each rule's summary of each customer's points as of `now` (points dated up to `until`, ahead of
+ * `now`, count as coming due): summaries[i] is rules[i]'s, for every customer given, points or not.
+ * Aggregated where the points are, a query per window: a customer's year of daily points is one
+ * row, not 365 (docs/development.md, "The store").
+ */
+export async function metricSummaries(
   db: Driver,
   accountId: string,
   customerIds: readonly string[],
-  metrics: readonly string[],
-  since: number,
+  rules: readonly FactorRule[],
+  now: number,
   until: number,
-): Promise<Map<string, Map<string, MetricPoint[]>>> {
-  const found = new Map<string, Map<string, MetricPoint[]>>();
-  if (customerIds.length === 0 || metrics.length === 0) return found;
-  const add = (r: Row) => {
-    const customer = r.customer_id as string;
-    let byMetric = found.get(customer);
-    if (!byMetric) {
-      byMetric = new Map();
-      found.set(customer, byMetric);
-    }
-    const metric = r.metric as string;
-    let points = byMetric.get(metric);
-    if (!points) {
-      points = [];
-      byMetric.set(metric, points);
-    }
-    points.push({ at: r.at as number, value: r.value as number });
+): Promise<Map<string, PointSummary[]>> {
+  const ids = customerIds.filter((id) => !hasNul(id));
+  const found = new Map<string, PointSummary[]>(ids.map((id) => [id, rules.map(emptySummary)]));
+  if (ids.length === 0 || rules.length === 0) return found;
+  // One query per distinct window: the rules reading the same metric over the same days share it.
+  const windows = new Map<string, { metric: string; after: number; rules: number[] }>();
+  for (const [i, rule] of rules.entries()) {
+    const start = windowStart(rule, now);
+    const after = start === Number.NEGATIVE_INFINITY ? Number.MIN_SAFE_INTEGER : start;
+    const key = `${rule.metric}@${after}`;
+    const w = windows.get(key) ?? { metric: rule.metric, after, rules: [] };
+    w.rules.push(i);
+    windows.set(key, w);
+  }
+  // The newest point as of `now` of these metrics is read for the customers whose window held
+  // none (absent, or too old?) and for `last` (its value).
+  const newestWanted = new Map<string, Set<string>>();
+  const wantNewest = (metric: string, id: string) => {
+    const set = newestWanted.get(metric) ?? new Set();
+    set.add(id);
+    newestWanted.set(metric, set);
   };
-  const scope = (p: Params, match: string) =>
-    `account_id = $1 AND customer_id ${match} AND metric ${db.inList(p, metrics)}`;
-  const inRange = new Params(accountId);
-  const range = `at > ${inRange.add(since)} AND at <= ${inRange.add(until)}`;
-  const rows = await db.all(
-    `${db.perId(
-      inRange,
-      customerIds,
-      (match) =>
-        `SELECT customer_id, metric, at, value FROM metric_points WHERE ${scope(inRange, match)} AND ${range}`,
-    )} ORDER BY customer_id, metric, at`,
-    inRange.list,
-  );
-  for (const r of rows) add(r);
-  // Before the range, only where it holds no point of a metric: the newest point at or before
-  // `since` says whether there is one at all, and how old (a point in the range says both).
-  const lacking = customerIds.filter((id) => {
-    const byMetric = found.get(id);
-    return !byMetric || metrics.some((m) => !byMetric.has(m));
-  });
-  if (lacking.length === 0) return found;
-  const before = new Params(accountId);
-  const last = before.add(since);
-  const newest = await db.all(
-    db.perId(
-      before,
-      lacking,
-      (match) => `SELECT m.customer_id, m.metric, m.at, m.value FROM metric_points m
-        JOIN (SELECT customer_id, metric, MAX(at) AS at FROM metric_points
-              WHERE ${scope(before, match)} AND at <= ${last} GROUP BY customer_id, metric) n
-          ON m.customer_id = n.customer_id AND m.metric = n.metric AND m.at = n.at
-        WHERE m.account_id = $1`,
-    ),
-    before.list,
-  );
-  for (const r of newest) {
-    const points = found.get(r.customer_id as string)?.get(r.metric as string);
-    if (points) continue; // the range has this metric's points: the one before adds nothing
-    add(r);
+  for (const w of windows.values()) {
+    const p = new Params(accountId);
+    const at = p.add(now);
+    const metric = p.add(w.metric);
+    const rows = await db.all(
+      db.perId(
+        p,
+        ids,
+        (match) => `SELECT customer_id,
+          COUNT(CASE WHEN at <= ${at} THEN 1 END) AS n,
+          SUM(CASE WHEN at <= ${at} THEN value END) AS total,
+          MIN(CASE WHEN at <= ${at} THEN value END) AS lo,
+          MAX(CASE WHEN at <= ${at} THEN value END) AS hi,
+          MIN(CASE WHEN at <= ${at} THEN at END) AS oldest,
+          MAX(CASE WHEN at <= ${at} THEN at END) AS newest,
+          MIN(CASE WHEN at > ${at} THEN at END) AS next
+        FROM metric_points
+        WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
+          AND at > ${p.add(w.after)} AND at <= ${p.add(until)}
+        GROUP BY customer_id`,
+      ),
+      p.list,
+    );
+    const seen = new Set<string>();
+    for (const r of rows) {
+      const id = r.customer_id as string;
+      const count = Number(r.n);
+      seen.add(id);
+      for (const i of w.rules) {
+        const summary = found.get(id)?.[i];
+        if (!summary) continue;
+        summary.nextAt = r.next === null ? null : Number(r.next);
+        if (count === 0) continue;
+        summary.count = count;
+        summary.sum = Number(r.total);
+        summary.min = Number(r.lo);
+        summary.max = Number(r.hi);
+        summary.oldestAt = Number(r.oldest);
+        summary.newestAt = Number(r.newest);
+      }
+      if (count === 0) wantNewest(w.metric, id);
+      else if (w.rules.some((i) => rules[i]?.aggregate === 'last')) wantNewest(w.metric, id);
+    }
+    for (const id of ids) if (!seen.has(id)) wantNewest(w.metric, id);
+  }
+  for (const [metric, wanted] of newestWanted) {
+    const p = new Params(accountId);
+    const name = p.add(metric);
+    const at = p.add(now);
+    const rows = await db.all(
+      db.perId(
+        p,
+        [...wanted],
+        // The value by a probe of the key per customer: a join here, SQLite walks every point
+        // of the account.
+        (match) => `SELECT n.customer_id, n.at, (SELECT m.value FROM metric_points m
+            WHERE m.account_id = $1 AND m.customer_id = n.customer_id AND m.metric = ${name} AND m.at = n.at) AS value
+          FROM (SELECT customer_id, MAX(at) AS at FROM metric_points
+                WHERE account_id = $1 AND customer_id ${match} AND metric = ${name} AND at <= ${at}
+                GROUP BY customer_id) n`,
+      ),
+      p.list,
+    );
+    for (const r of rows) {
+      const id = r.customer_id as string;
+      const newest = Number(r.at);
+      for (const [i, rule] of rules.entries()) {
+        if (rule.metric !== metric) continue;
+        const summary = found.get(id)?.[i];
+        if (!summary) continue;
+        summary.newestAt = newest;
+        // In the window, the newest point is the window's last.
+        if (summary.count > 0 && rule.aggregate === 'last') summary.last = Number(r.value);
+      }
+    }
   }
   return found;
 }

@@ -223,8 +223,8 @@ export class SqlReader implements Reader {
     return metrics.dueForRederive(this.db, now, limit);
   }
 
-  metricPointsFor(...args: Parameters<Reader['metricPointsFor']>): ReturnType<Reader['metricPointsFor']> {
-    return metrics.metricPointsFor(this.db, ...args);
+  metricSummaries(...args: Parameters<Reader['metricSummaries']>): ReturnType<Reader['metricSummaries']> {
+    return metrics.metricSummaries(this.db, ...args);
   }
 
   async getEvent(accountId: string, id: string): Promise<EventRecord | null> {

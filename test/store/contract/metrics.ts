@@ -1,8 +1,8 @@
 // Metric points and factor rules (store.ts: listFactorRules, putFactorRule, deleteFactorRule,
-// insertMetricPoints, listMetricPoints, metricPointsFor), on every backend.
+// insertMetricPoints, listMetricPoints, metricSummaries), on every backend.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DAY_MS, type FactorRule } from '../../../src/domain/rules.ts';
+import { DAY_MS, type FactorRule, summarize } from '../../../src/domain/rules.ts';
 import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
@@ -76,11 +76,27 @@ export function metricsContract(c: ContractContext): void {
         await tx.insertCustomer(a, customer('bulk'));
         await tx.insertMetricPoints(a, points);
       });
-      const found = await store.transaction((tx) =>
-        tx.metricPointsFor(a, ['bulk'], ['m0', 'm49'], T0 - 1, T0 + 14_000_000),
+      const listed = await store.listMetricPoints(a, 'bulk', { metric: 'm49', limit: 1 });
+      assert.deepEqual(
+        listed.data.map((p) => p.value),
+        [13_999],
       );
-      assert.equal(found.get('bulk')?.get('m0')?.length, 280);
-      assert.equal(found.get('bulk')?.get('m49')?.at(-1)?.value, 13_999);
+      const count = (metric: string): FactorRule => ({
+        factor: metric,
+        metric,
+        aggregate: 'count',
+        windowDays: 1,
+        maxAgeDays: null,
+        scale: { type: 'linear', from: 0, to: 1 },
+        updatedAt: T0,
+      });
+      const found = await store.transaction((tx) =>
+        tx.metricSummaries(a, ['bulk'], [count('m0'), count('m49')], T0 + 14_000_000, T0 + 14_000_000),
+      );
+      assert.deepEqual(
+        found.get('bulk')?.map((s) => s.count),
+        [280, 280],
+      );
     });
 
     test('metric points: a point at an instant the metric has replaces it; listed newest first, then by name, in pages', async () => {
@@ -133,66 +149,79 @@ export function metricsContract(c: ContractContext): void {
       assert.deepEqual((await store.listMetricPoints(await c.account(), 'm1', { limit: 10 })).data, []);
     });
 
-    test("metricPointsFor: the points in range per customer and metric, oldest first; with none in range, the newest one at or before 'since'", async () => {
+    test('metricSummaries: each rule’s summary of each customer’s points, as summarize() makes it from the points', async () => {
       const store = c.store();
       const a = await c.account();
+      const points = [
+        { customerId: 'p1', metric: 'logins', at: T0 - 3 * DAY_MS, value: 1 },
+        { customerId: 'p1', metric: 'logins', at: T0 - 2 * DAY_MS, value: 2 },
+        { customerId: 'p1', metric: 'logins', at: T0 - DAY_MS, value: 3.5 },
+        { customerId: 'p1', metric: 'logins', at: T0 + 60_000, value: 4 }, // dated ahead
+        { customerId: 'p1', metric: 'seats', at: T0 - 40 * DAY_MS, value: 10 },
+        { customerId: 'p1', metric: 'other', at: T0 - DAY_MS, value: 99 },
+        { customerId: 'p2', metric: 'logins', at: T0 - 20 * DAY_MS, value: 6 }, // before a 7-day window
+        { customerId: 'p2', metric: 'seats', at: T0, value: 12 },
+      ];
       await store.transaction(async (tx) => {
         for (const id of ['p1', 'p2', 'p3']) await tx.insertCustomer(a, customer(id));
-        await tx.insertMetricPoints(a, [
-          { customerId: 'p1', metric: 'logins', at: T0 - 3 * DAY_MS, value: 1 },
-          { customerId: 'p1', metric: 'logins', at: T0 - 2 * DAY_MS, value: 2 },
-          { customerId: 'p1', metric: 'logins', at: T0 + DAY_MS, value: 3 },
-          { customerId: 'p1', metric: 'logins', at: T0 + 3 * DAY_MS, value: 4 },
-          { customerId: 'p1', metric: 'seats', at: T0 + DAY_MS, value: 10 },
-          { customerId: 'p1', metric: 'other', at: T0 + DAY_MS, value: 10 },
-          { customerId: 'p2', metric: 'logins', at: T0 + 2 * DAY_MS, value: 6 },
-          { customerId: 'p3', metric: 'logins', at: T0 - 5 * DAY_MS, value: 8 },
-          { customerId: 'p3', metric: 'logins', at: T0 - 6 * DAY_MS, value: 9 },
-        ]);
+        await tx.insertMetricPoints(a, points);
       });
-      const found = await store.metricPointsFor(
-        a,
-        ['p1', 'p2', 'p3', 'nobody'],
-        ['logins', 'seats'],
-        T0,
-        T0 + 2 * DAY_MS,
-      );
-      assert.deepEqual(
-        [...found].map(([id, m]) => [
+      const rule = (
+        factor: string,
+        metric: string,
+        aggregate: FactorRule['aggregate'],
+        windowDays: number | null,
+        maxAgeDays: number | null = null,
+      ): FactorRule => ({
+        factor,
+        metric,
+        aggregate,
+        windowDays,
+        maxAgeDays,
+        scale: { type: 'linear', from: 0, to: 10 },
+        updatedAt: T0,
+      });
+      const rules = [
+        rule('week', 'logins', 'sum', 7),
+        rule('month_avg', 'logins', 'avg', 30, 5),
+        rule('same_window', 'logins', 'max', 7),
+        rule('seats', 'seats', 'last', null, 30),
+        rule('seat_count', 'seats', 'count', 30),
+      ];
+      const ids = ['p1', 'p2', 'p3', 'nobody', 'x\u0000y'];
+      const found = await store.transaction((tx) => tx.metricSummaries(a, ids, rules, T0, T0 + 5 * 60_000));
+      assert.deepEqual([...found.keys()], ['p1', 'p2', 'p3', 'nobody']);
+      for (const id of ['p1', 'p2', 'p3', 'nobody']) {
+        const own = points.filter((p) => p.customerId === id);
+        assert.deepEqual(
+          found.get(id),
+          rules.map((r) =>
+            summarize(
+              r,
+              own.filter((p) => p.metric === r.metric),
+              T0,
+            ),
+          ),
           id,
-          [...m].map(([metric, points]) => [metric, points.map((p) => p.at - T0)]),
-        ]),
-        [
-          [
-            'p1',
-            [
-              ['logins', [DAY_MS]],
-              ['seats', [DAY_MS]],
-            ],
-          ],
-          ['p2', [['logins', [2 * DAY_MS]]]],
-          ['p3', [['logins', [-5 * DAY_MS]]]],
-        ],
-      );
-      // Every point carries its value, the newest before the range too.
+        );
+      }
+      // By hand, for p1's week: three points in the window, one coming due in a minute.
+      assert.deepEqual(found.get('p1')?.[0], {
+        count: 3,
+        sum: 6.5,
+        min: 1,
+        max: 3.5,
+        last: null, // a sum rule's summary has no last
+        oldestAt: T0 - 3 * DAY_MS,
+        newestAt: T0 - DAY_MS,
+        nextAt: T0 + 60_000,
+      });
+      assert.equal((await store.metricSummaries(a, [], rules, T0, T0)).size, 0);
       assert.deepEqual(
-        found
-          .get('p1')
-          ?.get('logins')
-          ?.map((p) => p.value),
-        [3],
-      );
-      assert.deepEqual(
-        found
-          .get('p3')
-          ?.get('logins')
-          ?.map((p) => p.value),
-        [8],
-      );
-      assert.equal((await store.metricPointsFor(a, [], ['logins'], T0, T0)).size, 0);
-      assert.equal(
-        (await store.metricPointsFor(await c.account(), ['p1'], ['logins'], 0, T0 + 9 * DAY_MS)).size,
+        (await store.metricSummaries(await c.account(), ['p1'], rules, T0, T0 + DAY_MS)).get('p1')?.[0]
+          ?.count,
         0,
+        'another account sees none of these points',
       );
     });
 

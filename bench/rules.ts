@@ -1,0 +1,251 @@
+// Scores made from metrics, at scale (docs/scoring.md, "Factors from metrics"): N customers with
+// posted scores and daily points of 3 metrics over D days, served by a real Vitals process.
+//   - the 3 rules put (the first rescoring every customer), then a rule change and a weights
+//     change over all N customers, each with 4 clients reading scores meanwhile (their p99);
+//   - the rescore job: every point moved 36 hours back (as if a day and a half passed: the oldest leave their windows), every customer
+//     made due, and the time until the server's job has rescored them all (reads measured as above);
+//   - one metric write at a fixed 200 requests/s (open loop), its p50 and p99.
+// Usage: node bench/rules.ts [--customers 100000] [--days 30] [--backend sqlite|postgres|both]
+//        [--only rules|time|writes]
+
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
+import { percentile, probeDuring, type Server } from './lib.ts';
+import { customerId, dataset } from './seed.ts';
+
+const { values } = parseArgs({
+  options: {
+    customers: { type: 'string', default: '100000' },
+    days: { type: 'string', default: '30' },
+    backend: { type: 'string', default: POSTGRES_URL ? 'both' : 'sqlite' },
+    only: { type: 'string' },
+  },
+});
+const N = Number(values.customers);
+const DAYS = Number(values.days);
+const DAY = 86_400_000;
+const backends: Backend[] = values.backend === 'both' ? ['sqlite', 'postgres'] : [values.backend as Backend];
+const wanted = (name: string) => values.only === undefined || values.only === name;
+const rows: string[] = [];
+const report = (backend: string, scenario: string, figure: string, target: string) => {
+  rows.push(`| ${backend} | ${scenario} | ${figure} | ${target} |`);
+  console.log(`  ${scenario}: ${figure} (target ${target})`);
+};
+
+const RULES = {
+  engagement: {
+    metric: 'logins',
+    aggregate: 'sum',
+    window_days: 30,
+    scale: { type: 'linear', from: 0, to: 60 },
+  },
+  support_load: {
+    metric: 'tickets',
+    aggregate: 'avg',
+    window_days: 30,
+    scale: {
+      type: 'steps',
+      steps: [
+        { min: 0, score: 1 },
+        { min: 2, score: 0.6 },
+        { min: 5, score: 0.2 },
+      ],
+    },
+  },
+  adoption: {
+    metric: 'seats',
+    aggregate: 'last',
+    max_age_days: 30,
+    scale: { type: 'linear', from: 0, to: 40 },
+  },
+};
+
+/** Daily points of logins, tickets and seats for every customer, the newest an hour ago. */
+async function seedPoints(store: import('../src/store/store.ts').Store, accountId: string): Promise<void> {
+  const t0 = performance.now();
+  const now = Date.now() - 3_600_000;
+  const PER_TX = 2000; // customers
+  for (let i = 0; i < N; i += PER_TX) {
+    await store.transaction(async (tx) => {
+      const points = [];
+      for (let j = i; j < Math.min(N, i + PER_TX); j++) {
+        const customer = customerId(j);
+        for (let d = 0; d < DAYS; d++) {
+          const at = now - d * DAY;
+          points.push(
+            { customerId: customer, metric: 'logins', at, value: (j + d) % 5 },
+            { customerId: customer, metric: 'tickets', at, value: (j * 7 + d) % 4 },
+            { customerId: customer, metric: 'seats', at, value: 5 + (j % 30) },
+          );
+        }
+      }
+      await tx.insertMetricPoints(accountId, points);
+    });
+  }
+  console.log(
+    `  seeded ${(N * DAYS * 3).toLocaleString('en')} points in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+}
+
+/** Runs `request` while 4 clients read random customers' scores; its wall time and their p99. */
+async function timedWithReads(server: Server, headers: Record<string, string>, request: () => Promise<void>) {
+  const t0 = performance.now();
+  let ms = 0;
+  const { latencies } = await probeDuring(
+    async () => {
+      await request();
+      ms = performance.now() - t0;
+    },
+    server.url,
+    () => `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
+    headers,
+  );
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return { ms, p99: percentile(sorted, 99), reads: sorted.length };
+}
+
+async function send(
+  server: Server,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  body: unknown,
+) {
+  const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+}
+
+/** SQL against the server's database from outside it: what the bench moves in time and watches. */
+function rawSql(backend: Backend, db: { dir: string; url?: string | undefined }) {
+  if (backend === 'sqlite') {
+    const conn = new DatabaseSync(join(db.dir, 'vitals.db'));
+    conn.exec('PRAGMA busy_timeout = 30000');
+    return {
+      exec: async (text: string) => {
+        conn.exec(text);
+      },
+      count: async (text: string) => Number((conn.prepare(text).get() as { n: number }).n),
+      close: async () => conn.close(),
+    };
+  }
+  const sql = postgres(db.url as string, { onnotice: () => {} });
+  return {
+    exec: async (text: string) => {
+      await sql.unsafe(text);
+    },
+    count: async (text: string) => Number((await sql.unsafe(text))[0]?.n),
+    close: () => sql.end(),
+  };
+}
+
+for (const backend of backends) {
+  console.log(`\n== ${backend} ==`);
+  const { db, server, headers } = await dataset(
+    backend,
+    N,
+    true,
+    { VITALS_RESCORE_INTERVAL: '1s' },
+    seedPoints,
+  );
+  const target = backend === 'sqlite' ? '< 5 s' : '< 5 s';
+  const firstRule = await timedWithReads(server, headers, () =>
+    send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULES.engagement),
+  );
+  report(
+    backend,
+    `first rule put, ${N.toLocaleString('en')} customers rescored`,
+    `${(firstRule.ms / 1000).toFixed(2)} s (reads p99 ${firstRule.p99.toFixed(1)} ms)`,
+    `${target}, p99 < 50 ms`,
+  );
+  for (const factor of ['support_load', 'adoption'] as const) {
+    await send(server, headers, 'PUT', `/api/settings/health-score/factors/${factor}`, RULES[factor]);
+  }
+  if (wanted('rules')) {
+    const change = await timedWithReads(server, headers, () =>
+      send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', {
+        ...RULES.engagement,
+        scale: { type: 'linear', from: 0, to: 100 }, // a sum of ~60: a point leaving moves it
+      }),
+    );
+    report(
+      backend,
+      `rule change over ${N.toLocaleString('en')} customers (3 rules, ${DAYS} days of daily points)`,
+      `${(change.ms / 1000).toFixed(2)} s (reads p99 ${change.p99.toFixed(1)} ms, ${change.reads} reads)`,
+      `${target}, p99 < 50 ms`,
+    );
+    const weights = await timedWithReads(server, headers, () =>
+      send(server, headers, 'PATCH', '/api/settings/health-score/weights', {
+        weights: {
+          usage: 0.2,
+          support: 0.1,
+          billing: 0.1,
+          engagement: 0.3,
+          support_load: 0.2,
+          adoption: 0.1,
+        },
+      }),
+    );
+    report(
+      backend,
+      `weights change over ${N.toLocaleString('en')} customers`,
+      `${(weights.ms / 1000).toFixed(2)} s (reads p99 ${weights.p99.toFixed(1)} ms, ${weights.reads} reads)`,
+      `${target}, p99 < 50 ms`,
+    );
+  }
+  if (wanted('time')) {
+    const raw = rawSql(backend, db);
+    // A day and a half passes: every point 36 hours older, the oldest out of their windows; all due.
+    await raw.exec(`UPDATE metric_points SET at = at - ${(3 * DAY) / 2}`);
+    const start = Date.now();
+    await raw.exec(`UPDATE rederive_due SET due_at = ${start}`);
+    const job = await timedWithReads(server, headers, async () => {
+      while ((await raw.count(`SELECT COUNT(*) AS n FROM rederive_due WHERE due_at <= ${start}`)) > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
+    const moved = await raw.count(`SELECT COUNT(*) AS n FROM score_history WHERE reason = 'time_passed'`);
+    await raw.close();
+    report(
+      backend,
+      `rescore job over ${N.toLocaleString('en')} due customers (${moved.toLocaleString('en')} rescored)`,
+      `${(job.ms / 1000).toFixed(2)} s (reads p99 ${job.p99.toFixed(1)} ms)`,
+      '< 10 s, p99 < 50 ms',
+    );
+  }
+  if (wanted('writes')) {
+    // Open loop: a write every 5 ms whatever the answers, for 10 s; each one's latency.
+    const latencies: number[] = [];
+    const pending: Promise<void>[] = [];
+    const t0 = performance.now();
+    for (let i = 0; i < 2000; i++) {
+      const due = t0 + i * 5;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const sent = performance.now();
+      pending.push(
+        send(server, headers, 'POST', `/api/customers/${customerId((i * 7919) % N)}/metrics`, {
+          values: { logins: i % 6 },
+        }).then(() => {
+          latencies.push(performance.now() - sent);
+        }),
+      );
+    }
+    await Promise.all(pending);
+    const sorted = latencies.sort((a, b) => a - b);
+    report(
+      backend,
+      'one metric write at 200 requests/s (2,000 writes, each rescoring its customer)',
+      `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`,
+      'p99 < 20 ms',
+    );
+  }
+  await server.stop();
+  await db.drop();
+}
+
+console.log('\n| backend | scenario | figure | target |\n|---|---|---|---|');
+for (const row of rows) console.log(row);
