@@ -2,7 +2,7 @@
 // process against a real server on a fresh database, timed, with both processes' memory
 // sampled from /proc. Plus one batch of 1,000 score updates as a single request.
 // Usage: node bench/ingest.ts [--rows 200000] [--export 1000000] [--backend sqlite|postgres|both]
-//        [--only singles|import|batch|metrics-batch|export]
+//        [--only singles|import|metrics-import|batch|metrics-batch|export]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
@@ -127,6 +127,40 @@ for (const backend of backends) {
       `${scores.seconds.toFixed(1)} s, CLI peak RSS ${mb(scores.cliPeakMb)}`,
       backend === 'sqlite' ? '< 20 s' : '< 40 s',
     );
+    await server.stop();
+    await db.drop();
+  }
+  if (wanted('metrics-import')) {
+    // 1,000,000 points: 5 metrics of 200,000 customers, one row each, a rule reading one of them
+    // (every row rescores its customer).
+    const { db, server, headers } = await dataset(backend, ROWS, true);
+    const put = await fetch(`${server.url}/api/settings/health-score/factors/engagement`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({
+        metric: 'logins',
+        aggregate: 'sum',
+        scale: { type: 'linear', from: 0, to: 50 },
+      }),
+    });
+    if (put.status !== 200) throw new Error(`rule answered ${put.status}`);
+    const metricsCsv = join(dir, 'metrics.csv');
+    const now = Date.now();
+    await writeLines(
+      metricsCsv,
+      'customer_id,at,logins,tickets,seats,nps,invoices_overdue',
+      (i) =>
+        `${customerId(i)},${new Date(now - (i % 30) * 86_400_000).toISOString()},${i % 40},${i % 7},${i % 50},${(i % 11) - 5},${i % 3}`,
+      ROWS,
+    );
+    const run = await cli(server, ['import', 'metrics', metricsCsv]);
+    report(
+      backend,
+      `import metrics, ${(ROWS * 5).toLocaleString('en-US')} points (${ROWS.toLocaleString('en-US')} customers × 5 metrics, each rescored)`,
+      `${run.seconds.toFixed(1)} s, CLI peak RSS ${mb(run.cliPeakMb)}, server ${mb(Math.max(...run.serverMb))}`,
+      backend === 'sqlite' ? '< 60 s' : '< 90 s',
+    );
+    rmSync(metricsCsv);
     await server.stop();
     await db.drop();
   }

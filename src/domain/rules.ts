@@ -73,19 +73,22 @@ export function windowStart(rule: Pick<FactorRule, 'aggregate' | 'windowDays'>, 
   return window === null ? Number.NEGATIVE_INFINITY : now - window * DAY_MS;
 }
 
+/** The summary of no point at all. */
+export const emptySummary = (): PointSummary => ({
+  count: 0,
+  sum: 0,
+  min: null,
+  max: null,
+  last: null,
+  oldestAt: null,
+  newestAt: null,
+  nextAt: null,
+});
+
 /** The rule's summary of these points (any order; on equal `at`, the later one in the array) as of `now`. */
 export function summarize(rule: FactorRule, points: readonly MetricPoint[], now: number): PointSummary {
   const after = windowStart(rule, now);
-  const summary: PointSummary = {
-    count: 0,
-    sum: 0,
-    min: null,
-    max: null,
-    last: null,
-    oldestAt: null,
-    newestAt: null,
-    nextAt: null,
-  };
+  const summary = emptySummary();
   let lastAt = Number.NEGATIVE_INFINITY;
   for (const p of points) {
     if (p.at > now) {

@@ -2,6 +2,7 @@
 // backends: the reads of SqlReader and the writes of SqlTx call these.
 import {
   type Aggregate,
+  emptySummary,
   type FactorRule,
   type PointSummary,
   type Scale,
@@ -102,17 +103,6 @@ export async function listMetricPoints(
   }));
   return { data, hasMore: rows.length > opts.limit };
 }
-
-const emptySummary = (): PointSummary => ({
-  count: 0,
-  sum: 0,
-  min: null,
-  max: null,
-  last: null,
-  oldestAt: null,
-  newestAt: null,
-  nextAt: null,
-});
 
 /**
  * Each rule's summary of each customer's points as of `now` (points dated up to `until`, ahead of
