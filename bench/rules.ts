@@ -6,7 +6,7 @@
 //     made due, and the time until the server's job has rescored them all (reads measured as above);
 //   - one metric write at a fixed 200 requests/s (open loop), its p50 and p99.
 // Usage: node bench/rules.ts [--customers 100000] [--days 30] [--backend sqlite|postgres|both]
-//        [--only rules|time|writes]
+//        [--only rules|time|writes] [--cpu-prof DIR]
 
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     days: { type: 'string', default: '30' },
     backend: { type: 'string', default: POSTGRES_URL ? 'both' : 'sqlite' },
     only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const N = Number(values.customers);
@@ -148,7 +149,11 @@ for (const backend of backends) {
     backend,
     N,
     true,
-    { VITALS_RESCORE_INTERVAL: '1s' },
+    {
+      VITALS_RESCORE_INTERVAL: '1s',
+      // The server's profiles (main thread and SQLite's writer thread), written when it stops.
+      ...(values['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${values['cpu-prof']}` } : {}),
+    },
     seedPoints,
   );
   const target = backend === 'sqlite' ? '< 5 s' : '< 5 s';

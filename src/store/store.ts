@@ -398,8 +398,15 @@ export interface Tx extends Reader {
   putFactorRule(accountId: string, rule: FactorRule): Promise<void>;
   /** False when the factor had no rule. */
   deleteFactorRule(accountId: string, factor: string): Promise<boolean>;
-  /** Sets when each customer is next due for the rescore job (null: never). */
-  setRederiveDue(accountId: string, due: readonly { customerId: string; at: number | null }[]): Promise<void>;
+  /**
+   * Sets when each customer is next due for the rescore job (null: never). `earlierOnly`: a time
+   * only replaces a later one (or none), and null changes nothing — what one rule's change knows.
+   */
+  setRederiveDue(
+    accountId: string,
+    due: readonly { customerId: string; at: number | null }[],
+    opts?: { earlierOnly?: boolean },
+  ): Promise<void>;
   /** Of these customers, the ones still due at `now`, locked for this transaction; rows other transactions hold are skipped. */
   claimRederiveDue(accountId: string, customerIds: readonly string[], now: number): Promise<string[]>;
   /** Stores the points; a point of a customer's metric at an instant it already has replaces it. */

@@ -5,7 +5,14 @@ import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { scoreFactors } from '../domain/health.ts';
-import { changeOf, type FactorRule, factorsOf, type PointSummary } from '../domain/rules.ts';
+import {
+  changeOf,
+  emptySummary,
+  type FactorRule,
+  factorOf,
+  factorsOf,
+  type PointSummary,
+} from '../domain/rules.ts';
 import type { Factors, Status } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
@@ -125,22 +132,88 @@ export async function writeRederived(
   return written;
 }
 
-/** Every customer the rules may move, a page at a time, rescored by them in the caller's transaction. */
-async function rescoreByRules(
+/**
+ * What one rule's change makes of these customers' factors: `changed` is the rule put for
+ * `factor`, null when it was deleted. A customer with a score keeps its other factors as they are
+ * (their rules did not change; if time has moved them, the customer is already due for the rescore
+ * job) and gets this one derived again, or taken out; one without a score is derived whole. Reads
+ * only this rule's aggregate for the first, and writes nothing: `due` are the times this rule
+ * alone gives (to lower a customer's due time, never to raise it), `wholeDue` exact ones.
+ */
+async function changedBy(
+  tx: Tx,
+  accountId: string,
+  current: ReadonlyMap<string, ScoreRecord | null>,
+  rules: readonly FactorRule[],
+  factor: string,
+  changed: FactorRule | null,
+  derived: ReadonlySet<string>,
+  now: number,
+) {
+  const scored = [...current].filter((e): e is [string, ScoreRecord] => e[1] !== null);
+  const unscored = new Map([...current].filter(([, score]) => score === null));
+  const whole =
+    unscored.size > 0
+      ? await deriveAll(tx, accountId, unscored, rules, derived, now)
+      : { factors: new Map<string, { current: ScoreRecord | null; factors: Factors }>(), due: [] };
+  const summaries =
+    changed && scored.length > 0
+      ? await tx.metricSummaries(
+          accountId,
+          scored.map(([id]) => id),
+          [changed],
+          now,
+          now + FUTURE_MS,
+        )
+      : new Map<string, PointSummary[]>();
+  const factors = new Map(whole.factors);
+  const due: { customerId: string; at: number | null }[] = [];
+  for (const [id, score] of scored) {
+    const summary = summaries.get(id)?.[0] ?? emptySummary();
+    const value = changed ? factorOf(changed, summary, now) : null;
+    const kept = Object.entries(score.factors).filter(([name]) => name !== factor);
+    // fromEntries defines own properties, so no factor name can reach the prototype.
+    factors.set(id, {
+      current: score,
+      factors: Object.fromEntries(value === null ? kept : [...kept, [factor, value]]),
+    });
+    if (changed) due.push({ customerId: id, at: changeOf(changed, summary, now) });
+  }
+  return { factors, due, wholeDue: whole.due };
+}
+
+/**
+ * Every customer one rule's change may move (a score, or a point of the rule's metric), a page at a
+ * time, rescored in the caller's transaction (history reason rules_changed).
+ */
+async function rescoreForRule(
   tx: Tx,
   accountId: string,
   rules: readonly FactorRule[],
+  factor: string,
+  changed: FactorRule | null,
   derived: ReadonlySet<string>,
   settings: Settings,
   now: number,
 ): Promise<void> {
-  const metrics = [...new Set(rules.map((r) => r.metric))];
   let after: string | null = null;
   for (;;) {
-    const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
+    const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
     if (ids.length === 0) return;
-    const next = await rederive(tx, accountId, ids, rules, derived, now);
-    await writeRederived(tx, accountId, next, settings, 'rules_changed', now);
+    const current = await tx.scoresForUpdate(accountId, ids);
+    const { factors, due, wholeDue } = await changedBy(
+      tx,
+      accountId,
+      current,
+      rules,
+      factor,
+      changed,
+      derived,
+      now,
+    );
+    await tx.setRederiveDue(accountId, due, { earlierOnly: true });
+    await tx.setRederiveDue(accountId, wholeDue);
+    await writeRederived(tx, accountId, factors, settings, 'rules_changed', now);
     if (ids.length < PAGE) return;
     after = ids.at(-1) as string;
   }
@@ -167,17 +240,17 @@ export const previewRule = write(
   async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<RulePreview> {
     const settings = await tx.getSettings(accountId);
     const rules = await tx.listFactorRules(accountId);
-    const next = [...rules.filter((r) => r.factor !== input.factor), { ...input, updatedAt: now }];
+    const rule: FactorRule = { ...input, updatedAt: now };
+    const next = [...rules.filter((r) => r.factor !== input.factor), rule];
     const derived = new Set([...rules, ...next].map((r) => r.factor));
     const bands = await tx.countScoresByStatus(accountId);
     const preview: RulePreview = { customers: 0, scoresChanged: 0, bandChanges: 0, bands };
-    const metrics = [...new Set(next.map((r) => r.metric))];
     let after: string | null = null;
     for (;;) {
-      const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
+      const ids = await tx.rederiveTargets(accountId, [rule.metric], after, PAGE);
       const scores = await tx.scoresOf(accountId, ids);
       const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-      const { factors } = await deriveAll(tx, accountId, current, next, derived, now);
+      const { factors } = await changedBy(tx, accountId, current, next, rule.factor, rule, derived, now);
       preview.customers += ids.length;
       for (const [id, change] of factors) {
         const score = change.current;
@@ -220,7 +293,8 @@ export const putRule = write(
     const rule: FactorRule = { ...input, updatedAt: nextTimestamp(now, before?.updatedAt ?? 0) };
     await tx.putFactorRule(accountId, rule);
     const next = [...rules.filter((r) => r.factor !== rule.factor), rule];
-    await rescoreByRules(tx, accountId, next, new Set(next.map((r) => r.factor)), settings, rule.updatedAt);
+    const derived = new Set(next.map((r) => r.factor));
+    await rescoreForRule(tx, accountId, next, rule.factor, rule, derived, settings, rule.updatedAt);
     return rule;
   },
 );
@@ -235,7 +309,8 @@ export const deleteRule = write(
       throw notFound.factorRule(factor);
     }
     const next = rules.filter((r) => r.factor !== factor);
-    await rescoreByRules(tx, accountId, next, new Set([...next.map((r) => r.factor), factor]), settings, now);
+    const derived = new Set([...next.map((r) => r.factor), factor]);
+    await rescoreForRule(tx, accountId, next, factor, null, derived, settings, now);
   },
 );
 

@@ -167,6 +167,51 @@ describe('a rule change rescores every customer it moves, in the same transactio
   });
 });
 
+describe('a rule change derives only its own factor, and brings a due time forward, never back', () => {
+  test('another rule’s factor stays as it was; the customer stays due at the other rule’s earlier time', async () => {
+    await customer('d_two', { support: 0.5 });
+    await points('d_two', 'visits', [[6, 7]]); // leaves a 7-day window in a day
+    await points('d_two', 'calls', [[20, 3]]); // leaves a 30-day window in ten days
+    const week = {
+      metric: 'visits',
+      aggregate: 'sum',
+      window_days: 7,
+      scale: { type: 'linear', from: 0, to: 7 },
+    };
+    const month = {
+      metric: 'calls',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 0, to: 6 },
+    };
+    clock.advance(1000);
+    assert.equal((await put(t.api, 'visits_week', week)).status, 200);
+    assert.equal((await put(t.api, 'calls_month', month)).status, 200);
+    const score = async () => (await t.api.get('/api/customers/d_two/health-score')).body.factors;
+    assert.deepEqual(await score(), { support: 0.5, visits_week: 1, calls_month: 0.5 });
+    const dueAt = async (at: number) =>
+      (await t.store.dueForRederive(at, 1000)).some(
+        (d) => d.accountId === accountId && d.customerId === 'd_two',
+      );
+    const oneDay = clock.ms - 1000 - 6 * DAY + 7 * DAY; // the visit leaves its window
+    assert.equal(await dueAt(oneDay - 1), false);
+    assert.equal(await dueAt(oneDay), true, 'the month rule’s later time did not push the week’s back');
+
+    // A change of the month rule reads its own metric only: the week's factor is kept as stored.
+    clock.advance(1000);
+    assert.equal(
+      (await put(t.api, 'calls_month', { ...month, scale: { type: 'linear', from: 0, to: 3 } })).status,
+      200,
+    );
+    assert.deepEqual(await score(), { support: 0.5, visits_week: 1, calls_month: 1 });
+    assert.equal(await dueAt(oneDay), true);
+    clock.advance(1000);
+    assert.equal((await t.api.delete('/api/settings/health-score/factors/visits_week')).status, 200);
+    assert.deepEqual(await score(), { support: 0.5, calls_month: 1 });
+    assert.equal((await t.api.delete('/api/settings/health-score/factors/calls_month')).status, 200);
+  });
+});
+
 describe('a rule preview says what the PUT would do, and does none of it', () => {
   test('customers, scores changed (a first score counted), band moves and bands match the PUT that follows', async (t2) => {
     const own = await buildTestApp({ now: clock.now });

@@ -141,48 +141,63 @@ export async function metricSummaries(
   };
   for (const w of windows.values()) {
     const p = new Params(accountId);
-    const at = p.add(now);
     const metric = p.add(w.metric);
     const rows = await db.all(
       db.perId(
         p,
         ids,
-        (match) => `SELECT customer_id,
-          COUNT(CASE WHEN at <= ${at} THEN 1 END) AS n,
-          SUM(CASE WHEN at <= ${at} THEN value END) AS total,
-          MIN(CASE WHEN at <= ${at} THEN value END) AS lo,
-          MAX(CASE WHEN at <= ${at} THEN value END) AS hi,
-          MIN(CASE WHEN at <= ${at} THEN at END) AS oldest,
-          MAX(CASE WHEN at <= ${at} THEN at END) AS newest,
-          MIN(CASE WHEN at > ${at} THEN at END) AS next
-        FROM metric_points
-        WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
-          AND at > ${p.add(w.after)} AND at <= ${p.add(until)}
-        GROUP BY customer_id`,
+        (
+          match,
+        ) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total, MIN(value) AS lo, MAX(value) AS hi,
+            MIN(at) AS oldest, MAX(at) AS newest
+          FROM metric_points
+          WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
+            AND at > ${p.add(w.after)} AND at <= ${p.add(now)}
+          GROUP BY customer_id`,
       ),
       p.list,
     );
     const seen = new Set<string>();
     for (const r of rows) {
       const id = r.customer_id as string;
-      const count = Number(r.n);
       seen.add(id);
       for (const i of w.rules) {
         const summary = found.get(id)?.[i];
         if (!summary) continue;
-        summary.nextAt = r.next === null ? null : Number(r.next);
-        if (count === 0) continue;
-        summary.count = count;
+        summary.count = Number(r.n);
         summary.sum = Number(r.total);
         summary.min = Number(r.lo);
         summary.max = Number(r.hi);
         summary.oldestAt = Number(r.oldest);
         summary.newestAt = Number(r.newest);
       }
-      if (count === 0) wantNewest(w.metric, id);
-      else if (w.rules.some((i) => rules[i]?.aggregate === 'last')) wantNewest(w.metric, id);
+      if (w.rules.some((i) => rules[i]?.aggregate === 'last')) wantNewest(w.metric, id);
     }
     for (const id of ids) if (!seen.has(id)) wantNewest(w.metric, id);
+  }
+  // Points dated ahead of `now` (up to `until`): each metric's first, when it comes due. Rare, and
+  // a probe of the key's end per customer; apart, the window's aggregates need no test per row.
+  for (const metric of new Set(rules.map((r) => r.metric))) {
+    const p = new Params(accountId);
+    const name = p.add(metric);
+    const rows = await db.all(
+      db.perId(
+        p,
+        ids,
+        (match) => `SELECT customer_id, MIN(at) AS next FROM metric_points
+          WHERE account_id = $1 AND customer_id ${match} AND metric = ${name}
+            AND at > ${p.add(now)} AND at <= ${p.add(until)}
+          GROUP BY customer_id`,
+      ),
+      p.list,
+    );
+    for (const r of rows) {
+      const summaries = found.get(r.customer_id as string) ?? [];
+      for (const [i, rule] of rules.entries()) {
+        const summary = summaries[i];
+        if (summary && rule.metric === metric) summary.nextAt = Number(r.next);
+      }
+    }
   }
   for (const [metric, wanted] of newestWanted) {
     const p = new Params(accountId);
@@ -247,18 +262,22 @@ export async function rederiveTargets(
   return rows.map((r) => r.id as string);
 }
 
-/** Sets when each customer is next due for the rescore job; null: never (its row goes). */
+/** Sets when each customer is next due for the rescore job; null: never (its row goes). See Tx. */
 export async function setRederiveDue(
   db: Driver,
   accountId: string,
   due: readonly { customerId: string; at: number | null }[],
+  earlierOnly: boolean,
 ): Promise<void> {
   const set = due.filter((d) => d.at !== null);
-  const cleared = due.filter((d) => d.at === null).map((d) => d.customerId);
+  const cleared = earlierOnly ? [] : due.filter((d) => d.at === null).map((d) => d.customerId);
   if (set.length > 0) {
+    const update = earlierOnly
+      ? 'CASE WHEN excluded.due_at < rederive_due.due_at THEN excluded.due_at ELSE rederive_due.due_at END'
+      : 'excluded.due_at';
     await db.runEach(
       `INSERT INTO rederive_due (account_id, customer_id, due_at) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = excluded.due_at`,
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = ${update}`,
       set.map((d) => [accountId, d.customerId, d.at]),
     );
   }

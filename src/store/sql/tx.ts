@@ -97,8 +97,12 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return metrics.deleteFactorRule(this.db, accountId, factor);
   }
 
-  async setRederiveDue(accountId: string, due: readonly { customerId: string; at: number | null }[]) {
-    await metrics.setRederiveDue(this.db, accountId, due);
+  async setRederiveDue(
+    accountId: string,
+    due: readonly { customerId: string; at: number | null }[],
+    opts?: { earlierOnly?: boolean },
+  ) {
+    await metrics.setRederiveDue(this.db, accountId, due, opts?.earlierOnly ?? false);
   }
 
   async claimRederiveDue(accountId: string, customerIds: readonly string[], now: number) {

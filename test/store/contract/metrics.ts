@@ -280,6 +280,25 @@ export function metricsContract(c: ContractContext): void {
       );
       assert.deepEqual(await store.dueForRederive(T0 + 20, 10), [{ accountId: b, customerId: 'd1' }]);
       assert.deepEqual(await store.transaction((tx) => tx.claimRederiveDue(a, [], T0 + 99)), []);
+      // Earlier only: a later time and null change nothing; an earlier one, or a first, is set.
+      await store.transaction((tx) =>
+        tx.setRederiveDue(
+          a,
+          [
+            { customerId: 'd2', at: T0 + 60 }, // later than its T0 + 50: kept
+            { customerId: 'd3', at: T0 + 30 }, // earlier than its T0 + 99: set
+            { customerId: 'd1', at: T0 + 40 }, // none: set
+          ],
+          { earlierOnly: true },
+        ),
+      );
+      await store.transaction((tx) =>
+        tx.setRederiveDue(a, [{ customerId: 'd2', at: null }], { earlierOnly: true }),
+      );
+      assert.deepEqual(
+        (await store.dueForRederive(T0 + 99, 10)).filter((d) => d.accountId === a).map((d) => d.customerId),
+        ['d3', 'd1', 'd2'],
+      );
     });
 
     test('rederiveTargets: customers with a score or a point of these metrics, by id, in pages', async (t) => {
