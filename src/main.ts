@@ -51,7 +51,12 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
 
   // Derived factors follow time; every API process may run it (PostgreSQL: none rescores a customer twice).
   const rescore = api
-    ? new RescoreJob({ store, intervalMs: config.rescoreIntervalMs, log: app.log.child({ role: 'rescore' }) })
+    ? new RescoreJob({
+        store,
+        intervalMs: config.rescoreIntervalMs,
+        log: app.log.child({ role: 'rescore' }),
+        parallel: store.backend === 'postgres' ? 2 : 1,
+      })
     : undefined;
 
   const prune = pruneIdempotencyKeysHourly(store, app.log);

@@ -16,6 +16,11 @@ export interface RescoreJobOptions {
   now?: () => number;
   /** Customers taken per transaction (default 500). */
   batch?: number;
+  /**
+   * Transactions run side by side (default 1). PostgreSQL runs them on as many connections and
+   * cores; SQLite's one writer would only queue them.
+   */
+  parallel?: number;
 }
 
 export interface RescorePass {
@@ -32,7 +37,7 @@ export class RescoreJob {
   #stopped = false;
 
   constructor(opts: RescoreJobOptions) {
-    this.#o = { now: Date.now, batch: 500, ...opts };
+    this.#o = { now: Date.now, batch: 500, parallel: 1, ...opts };
   }
 
   start(): void {
@@ -67,21 +72,31 @@ export class RescoreJob {
   async #pass(): Promise<RescorePass> {
     const pass: RescorePass = { checked: 0, rescored: 0 };
     const now = this.#o.now();
+    const { batch, parallel } = this.#o;
     for (;;) {
-      const due = await this.#o.store.dueForRederive(now, this.#o.batch);
+      const due = await this.#o.store.dueForRederive(now, batch * parallel);
+      // Per account, in transactions of `batch`, `parallel` of them at a time.
+      const work: [string, string[]][] = [];
       const byAccount = new Map<string, string[]>();
       for (const d of due) byAccount.set(d.accountId, [...(byAccount.get(d.accountId) ?? []), d.customerId]);
-      let checked = 0;
       for (const [accountId, ids] of byAccount) {
-        if (this.#stopped) return pass;
-        const done = await this.#o.store.run(rescoreDue, accountId, ids, now);
-        checked += done.checked;
-        pass.rescored += done.rescored;
+        for (let i = 0; i < ids.length; i += batch) work.push([accountId, ids.slice(i, i + batch)]);
       }
+      let checked = 0;
+      const next = async () => {
+        for (let item = work.shift(); item; item = work.shift()) {
+          if (this.#stopped) return;
+          const done = await this.#o.store.run(rescoreDue, item[0], item[1], now);
+          checked += done.checked;
+          pass.rescored += done.rescored;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(parallel, work.length) }, next));
+      if (this.#stopped) return pass;
       pass.checked += checked;
-      // Fewer than a batch: everyone due was seen. None of a full batch taken: another process
-      // holds them; the next pass takes what is left.
-      if (due.length < this.#o.batch || checked === 0) break;
+      // Fewer than asked: everyone due was seen. None of them taken: another process holds them;
+      // the next pass takes what is left.
+      if (due.length < batch * parallel || checked === 0) break;
     }
     if (pass.rescored > 0) this.#o.log.info(pass, 'rescore: derived factors moved as time passed');
     return pass;

@@ -82,6 +82,46 @@ describe('the rescore job', () => {
     assert.deepEqual(await reasons('steady'), [], 'no rule reads seats: never scored, never due');
   });
 
+  test('transactions side by side (as on PostgreSQL) take every customer due once', async (t2) => {
+    const own = await buildTestApp({ now: clock.now });
+    t2.after(() => own.close());
+    const rule = {
+      metric: 'logins',
+      aggregate: 'sum',
+      window_days: 7,
+      scale: { type: 'linear', from: 0, to: 10 },
+    };
+    assert.equal(
+      (await own.api.request('PUT', '/api/settings/health-score/factors/usage', rule)).status,
+      200,
+    );
+    const ids = Array.from({ length: 9 }, (_, i) => `p${i}`);
+    const at = (daysAgo: number) => new Date(clock.ms - daysAgo * DAY).toISOString();
+    for (const id of ids) {
+      assert.equal((await own.api.post('/api/customers', customerBody(id))).status, 201);
+      await own.api.post(`/api/customers/${id}/metrics`, { values: { logins: 5 }, at: at(6) });
+    }
+    const side = new RescoreJob({
+      store: own.store,
+      intervalMs: 3_600_000,
+      log: quiet,
+      now: clock.now,
+      batch: 2,
+      parallel: 3,
+    });
+    clock.advance(DAY + 1);
+    assert.deepEqual(await side.runOnce(), { checked: 9, rescored: 9 });
+    assert.deepEqual(await side.runOnce(), { checked: 0, rescored: 0 });
+    for (const id of ids) {
+      const history = (await own.api.get(`/api/customers/${id}/health-score/history`)).body.data;
+      assert.deepEqual(
+        history.map((h: { reason: string }) => h.reason),
+        ['time_passed', 'metrics_updated'],
+        id,
+      );
+    }
+  });
+
   test('VITALS_RESCORE_INTERVAL defaults to 1 hour and is at least 1 second', () => {
     assert.equal(loadConfig({}).rescoreIntervalMs, 3_600_000);
     assert.equal(loadConfig({ VITALS_RESCORE_INTERVAL: '5s' }).rescoreIntervalMs, 5000);
