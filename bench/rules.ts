@@ -205,6 +205,9 @@ for (const backend of backends) {
     const raw = rawSql(backend, db);
     // A day and a half passes: every point 36 hours older, the oldest out of their windows; all due.
     await raw.exec(`UPDATE metric_points SET at = at - ${(3 * DAY) / 2}`);
+    // Time passing rewrites no point: PostgreSQL's copy of every row this UPDATE left behind goes
+    // before the clock starts, or the job would read a table twice its size.
+    if (backend === 'postgres') await raw.exec('VACUUM ANALYZE metric_points');
     const start = Date.now();
     await raw.exec(`UPDATE rederive_due SET due_at = ${start}`);
     const job = await timedWithReads(server, headers, async () => {

@@ -201,12 +201,15 @@ function listMetrics(app: FastifyInstance, store: Store): void {
         }
         after = { at: ms, metric };
       }
-      if ((await store.getCustomerJson(req.accountId, id)) === null) throw notFound.customer(id);
       const page = await store.listMetricPoints(req.accountId, id, {
         metric: req.query.metric,
         after,
         limit: req.query.limit ?? 10,
       });
+      // Points go with their customer: only an empty page asks whether the customer exists.
+      if (page.data.length === 0 && (await store.getCustomer(req.accountId, id)) === null) {
+        throw notFound.customer(id);
+      }
       return {
         data: page.data.map((p) => ({ metric: p.metric, value: p.value, at: iso(p.at) })),
         has_more: page.hasMore,

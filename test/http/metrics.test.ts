@@ -97,6 +97,9 @@ describe('metrics: written, derived, read back', () => {
     const unknown = await t.api.get('/api/customers/nobody/metrics');
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'customer_not_found');
+    const none = await t.api.get('/api/customers/m_scored/metrics?metric=never_recorded');
+    assert.equal(none.status, 200, 'a customer without points of a metric has an empty list');
+    assert.deepEqual(none.body, { data: [], has_more: false });
   });
 
   test('a batch answers per item as the single call would, in order; refused items are refused alone', async () => {
