@@ -156,7 +156,14 @@ for (const backend of backends) {
     },
     seedPoints,
   );
-  const target = backend === 'sqlite' ? '< 5 s' : '< 5 s';
+  if (backend === 'postgres') {
+    // A steady state, not the minute after a bulk load: autovacuum's pass over 9,000,000 fresh rows
+    // would otherwise share the 2 cores with whatever is measured first.
+    const raw = rawSql(backend, db);
+    await raw.exec('VACUUM ANALYZE');
+    await raw.close();
+  }
+  const target = '< 5 s';
   const firstRule = await timedWithReads(server, headers, () =>
     send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULES.engagement),
   );
@@ -211,7 +218,9 @@ for (const backend of backends) {
     const start = Date.now();
     await raw.exec(`UPDATE rederive_due SET due_at = ${start}`);
     const job = await timedWithReads(server, headers, async () => {
-      while ((await raw.count(`SELECT COUNT(*) AS n FROM rederive_due WHERE due_at <= ${start}`)) > 0) {
+      // Whether any is left, by the index on due_at: a count here cost PostgreSQL half a core.
+      const left = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM rederive_due WHERE due_at <= ${start} LIMIT 1) x`;
+      while ((await raw.count(left)) > 0) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     });

@@ -131,8 +131,8 @@ export async function metricSummaries(
     w.rules.push(i);
     windows.set(key, w);
   }
-  // The newest point as of `now` of these metrics is read for the customers whose window held
-  // none (absent, or too old?) and for `last` (its value).
+  // The newest point as of `now` is read apart only for the customers whose window held none:
+  // is the factor absent, or too old?
   const newestWanted = new Map<string, Set<string>>();
   const wantNewest = (metric: string, id: string) => {
     const set = newestWanted.get(metric) ?? new Set();
@@ -142,18 +142,21 @@ export async function metricSummaries(
   for (const w of windows.values()) {
     const p = new Params(accountId);
     const metric = p.add(w.metric);
+    const aggregates = (match: string) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total,
+        MIN(value) AS lo, MAX(value) AS hi, MIN(at) AS oldest, MAX(at) AS newest
+      FROM metric_points
+      WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
+        AND at > ${p.add(w.after)} AND at <= ${p.add(now)}
+      GROUP BY customer_id`;
+    // A `last` rule's value: the newest point's, by one probe of the key per customer.
+    const last = w.rules.some((i) => rules[i]?.aggregate === 'last');
     const rows = await db.all(
-      db.perId(
-        p,
-        ids,
-        (
-          match,
-        ) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total, MIN(value) AS lo, MAX(value) AS hi,
-            MIN(at) AS oldest, MAX(at) AS newest
-          FROM metric_points
-          WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
-            AND at > ${p.add(w.after)} AND at <= ${p.add(now)}
-          GROUP BY customer_id`,
+      db.perId(p, ids, (match) =>
+        last
+          ? `SELECT g.*, (SELECT m.value FROM metric_points m WHERE m.account_id = $1
+                AND m.customer_id = g.customer_id AND m.metric = ${metric} AND m.at = g.newest) AS last_value
+              FROM (${aggregates(match)}) g`
+          : aggregates(match),
       ),
       p.list,
     );
@@ -170,13 +173,11 @@ export async function metricSummaries(
         summary.max = Number(r.hi);
         summary.oldestAt = Number(r.oldest);
         summary.newestAt = Number(r.newest);
+        if (rules[i]?.aggregate === 'last') summary.last = Number(r.last_value);
       }
-      if (w.rules.some((i) => rules[i]?.aggregate === 'last')) wantNewest(w.metric, id);
     }
     for (const id of ids) if (!seen.has(id)) wantNewest(w.metric, id);
   }
-  // Points dated ahead of `now` (up to `until`): each metric's first, when it comes due. Rare, and
-  // a probe of the key's end per customer; apart, the window's aggregates need no test per row.
   // Almost always none: one look along the index by instant says so for every customer at once.
   const ahead = await db.get('SELECT 1 AS found FROM metric_points WHERE at > $1 AND at <= $2 LIMIT 1', [
     now,
@@ -212,26 +213,17 @@ export async function metricSummaries(
       db.perId(
         p,
         [...wanted],
-        // The value by a probe of the key per customer: a join here, SQLite walks every point
-        // of the account.
-        (match) => `SELECT n.customer_id, n.at, (SELECT m.value FROM metric_points m
-            WHERE m.account_id = $1 AND m.customer_id = n.customer_id AND m.metric = ${name} AND m.at = n.at) AS value
-          FROM (SELECT customer_id, MAX(at) AS at FROM metric_points
-                WHERE account_id = $1 AND customer_id ${match} AND metric = ${name} AND at <= ${at}
-                GROUP BY customer_id) n`,
+        (match) => `SELECT customer_id, MAX(at) AS at FROM metric_points
+          WHERE account_id = $1 AND customer_id ${match} AND metric = ${name} AND at <= ${at}
+          GROUP BY customer_id`,
       ),
       p.list,
     );
     for (const r of rows) {
-      const id = r.customer_id as string;
-      const newest = Number(r.at);
+      const summaries = found.get(r.customer_id as string) ?? [];
       for (const [i, rule] of rules.entries()) {
-        if (rule.metric !== metric) continue;
-        const summary = found.get(id)?.[i];
-        if (!summary) continue;
-        summary.newestAt = newest;
-        // In the window, the newest point is the window's last.
-        if (summary.count > 0 && rule.aggregate === 'last') summary.last = Number(r.value);
+        const summary = summaries[i];
+        if (summary && rule.metric === metric) summary.newestAt = Number(r.at);
       }
     }
   }
