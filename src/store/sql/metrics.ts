@@ -309,9 +309,14 @@ export async function claimRederiveDue(
 ): Promise<string[]> {
   if (customerIds.length === 0) return [];
   const p = new Params(accountId, now);
+  // One probe per customer (perId): the due time's index would otherwise be walked against the list.
   const rows = await db.all(
-    `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND due_at <= $2
-       AND customer_id ${db.inList(p, customerIds)} ORDER BY customer_id${db.skipLocked}`,
+    `${db.perId(
+      p,
+      customerIds,
+      (match) =>
+        `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND due_at <= $2 AND customer_id ${match}${db.skipLocked}`,
+    )} ORDER BY customer_id`,
     p.list,
   );
   return rows.map((r) => r.customer_id as string);
