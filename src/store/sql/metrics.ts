@@ -269,12 +269,14 @@ export async function setRederiveDue(
   const set = due.filter((d) => d.at !== null);
   const cleared = earlierOnly ? [] : due.filter((d) => d.at === null).map((d) => d.customerId);
   if (set.length > 0) {
-    const update = earlierOnly
-      ? 'CASE WHEN excluded.due_at < rederive_due.due_at THEN excluded.due_at ELSE rederive_due.due_at END'
-      : 'excluded.due_at';
+    // A row whose time stays is not written again (on PostgreSQL an update with the same value is
+    // still a new row version): most of a rule change's customers keep theirs.
+    const when = earlierOnly
+      ? 'excluded.due_at < rederive_due.due_at'
+      : 'excluded.due_at <> rederive_due.due_at';
     await db.runEach(
       `INSERT INTO rederive_due (account_id, customer_id, due_at) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = ${update}`,
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = excluded.due_at WHERE ${when}`,
       set.map((d) => [accountId, d.customerId, d.at]),
     );
   }
