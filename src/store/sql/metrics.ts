@@ -183,51 +183,57 @@ export async function metricSummaries(
     now,
     until,
   ]);
+  // Points dated ahead of `now` (up to `until`): each metric's first, when it comes due. Read
+  // apart, so the window's aggregates need no test per row.
   for (const metric of ahead ? new Set(rules.map((r) => r.metric)) : []) {
-    const p = new Params(accountId);
-    const name = p.add(metric);
-    const rows = await db.all(
-      db.perId(
-        p,
-        ids,
-        (match) => `SELECT customer_id, MIN(at) AS next FROM metric_points
-          WHERE account_id = $1 AND customer_id ${match} AND metric = ${name}
-            AND at > ${p.add(now)} AND at <= ${p.add(until)}
-          GROUP BY customer_id`,
-      ),
-      p.list,
-    );
-    for (const r of rows) {
-      const summaries = found.get(r.customer_id as string) ?? [];
-      for (const [i, rule] of rules.entries()) {
-        const summary = summaries[i];
-        if (summary && rule.metric === metric) summary.nextAt = Number(r.next);
-      }
-    }
+    const next = await instants(db, accountId, ids, metric, 'MIN', now, until);
+    for (const [id, at] of next) for (const s of summariesOf(found, rules, id, metric)) s.nextAt = at;
   }
   for (const [metric, wanted] of newestWanted) {
-    const p = new Params(accountId);
-    const name = p.add(metric);
-    const at = p.add(now);
-    const rows = await db.all(
-      db.perId(
-        p,
-        [...wanted],
-        (match) => `SELECT customer_id, MAX(at) AS at FROM metric_points
-          WHERE account_id = $1 AND customer_id ${match} AND metric = ${name} AND at <= ${at}
-          GROUP BY customer_id`,
-      ),
-      p.list,
-    );
-    for (const r of rows) {
-      const summaries = found.get(r.customer_id as string) ?? [];
-      for (const [i, rule] of rules.entries()) {
-        const summary = summaries[i];
-        if (summary && rule.metric === metric) summary.newestAt = Number(r.at);
-      }
-    }
+    const newest = await instants(db, accountId, [...wanted], metric, 'MAX', Number.MIN_SAFE_INTEGER, now);
+    for (const [id, at] of newest) for (const s of summariesOf(found, rules, id, metric)) s.newestAt = at;
   }
   return found;
+}
+
+/** The first (MIN) or last (MAX) instant of each customer's points of `metric` in `(after, upTo]`. */
+async function instants(
+  db: Driver,
+  accountId: string,
+  ids: readonly string[],
+  metric: string,
+  pick: 'MIN' | 'MAX',
+  after: number,
+  upTo: number,
+): Promise<Map<string, number>> {
+  const p = new Params(accountId);
+  const name = p.add(metric);
+  const rows = await db.all(
+    db.perId(
+      p,
+      ids,
+      (match) => `SELECT customer_id, ${pick}(at) AS at FROM metric_points
+        WHERE account_id = $1 AND customer_id ${match} AND metric = ${name}
+          AND at > ${p.add(after)} AND at <= ${p.add(upTo)}
+        GROUP BY customer_id`,
+    ),
+    p.list,
+  );
+  return new Map(rows.map((r) => [r.customer_id as string, Number(r.at)]));
+}
+
+/** The summaries of a customer's rules that read `metric`. */
+function* summariesOf(
+  found: ReadonlyMap<string, PointSummary[]>,
+  rules: readonly FactorRule[],
+  id: string,
+  metric: string,
+): Generator<PointSummary> {
+  const summaries = found.get(id) ?? [];
+  for (const [i, rule] of rules.entries()) {
+    const summary = summaries[i];
+    if (summary && rule.metric === metric) yield summary;
+  }
 }
 
 export const pruneMetricPoints = (db: Driver, before: number, limit: number): Promise<number> =>
