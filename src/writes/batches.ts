@@ -80,23 +80,43 @@ export const scoreBatch = write(
     claim: Claim,
     now: number,
   ): Promise<string> {
-    const updates = entries.flatMap((e) => ('item' in e ? [e.item] : []));
-    const applied = await applyFactorUpdates(tx, accountId, updates, now);
-    let next = 0;
-    const results = entries.map((entry) => {
-      if ('result' in entry) return entry.result;
-      const r = applied[next++];
-      const id = JSON.stringify(entry.item.customerId);
-      if (!r) throw new Error('a batch item has no result');
-      return r.ok
-        ? `{"customer_id":${id},"status":200,"health_score":${healthScoreJson(r.record)}}`
-        : refusedJson(entry.item.customerId, r.error);
-    });
-    const body = `{"results":[${results.join(',')}]}`;
-    await recordAnswer(tx, accountId, claim, body);
-    return body;
+    return answerItems(
+      tx,
+      accountId,
+      entries,
+      claim,
+      (items) => applyFactorUpdates(tx, accountId, items, now),
+      (item, record) =>
+        `{"customer_id":${JSON.stringify(item.customerId)},"status":200,"health_score":${healthScoreJson(record)}}`,
+    );
   },
 );
+
+/**
+ * A batch of customers' items answered in order: the checked ones applied together, each
+ * result (or a refusal found before, as it came) in its entry's place, the answer recorded for
+ * the request's Idempotency-Key claim; its text returned.
+ */
+export async function answerItems<T extends { customerId: string }, R>(
+  tx: Tx,
+  accountId: string,
+  entries: readonly Entry<T>[],
+  claim: Claim,
+  apply: (items: T[]) => Promise<({ ok: true; record: R } | { ok: false; error: ApiError })[]>,
+  answer: (item: T, record: R) => string,
+): Promise<string> {
+  const applied = await apply(entries.flatMap((e) => ('item' in e ? [e.item] : [])));
+  let next = 0;
+  const results = entries.map((entry) => {
+    if ('result' in entry) return entry.result;
+    const r = applied[next++];
+    if (!r) throw new Error('a batch item has no result');
+    return r.ok ? answer(entry.item, r.record) : refusedJson(entry.item.customerId, r.error);
+  });
+  const body = `{"results":[${results.join(',')}]}`;
+  await recordAnswer(tx, accountId, claim, body);
+  return body;
+}
 
 /** Stores the answer of the request's Idempotency-Key claim, in the write's transaction. */
 export async function recordAnswer(tx: Tx, accountId: string, claim: Claim, body: string): Promise<void> {

@@ -7,7 +7,7 @@ import type { ScoreRecord } from '../domain/health.ts';
 import { iso } from '../domain/time.ts';
 import type { MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { type Claim, type Entry, recordAnswer, refusedJson } from './batches.ts';
+import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
 import { rederive, writeRederived } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
 
@@ -110,19 +110,13 @@ export const metricBatch = write(
     claim: Claim,
     now: number,
   ): Promise<string> {
-    const updates = entries.flatMap((e) => ('item' in e ? [e.item] : []));
-    const applied = await applyMetricUpdates(tx, accountId, updates, now);
-    let next = 0;
-    const results = entries.map((entry) => {
-      if ('result' in entry) return entry.result;
-      const r = applied[next++];
-      if (!r) throw new Error('a batch item has no result');
-      return r.ok
-        ? metricAnswerJson(entry.item, r.record, '"status":200,')
-        : refusedJson(entry.item.customerId, r.error);
-    });
-    const body = `{"results":[${results.join(',')}]}`;
-    await recordAnswer(tx, accountId, claim, body);
-    return body;
+    return answerItems(
+      tx,
+      accountId,
+      entries,
+      claim,
+      (items) => applyMetricUpdates(tx, accountId, items, now),
+      (item, record) => metricAnswerJson(item, record, '"status":200,'),
+    );
   },
 );
