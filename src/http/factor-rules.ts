@@ -9,6 +9,7 @@ import type { Store } from '../store/store.ts';
 import { deleteRule, previewRule, putRule, type RuleInput } from '../writes/rules.ts';
 import { FactorName } from './health-scores.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
+import { previewAnswer, previewSchema } from './settings.ts';
 
 const Days = Type.Integer({ minimum: 1, maximum: 365 });
 const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE });
@@ -124,18 +125,11 @@ const ruleInput = (factor: string, body: Static<typeof RuleBody>): RuleInput => 
   maxAgeDays: body.max_age_days ?? null,
 });
 
-export const RulePreviewAnswer = Type.Object({
-  customers: Type.Integer({
-    description: 'Customers the rule may move: those with a score or a point of its metric.',
-  }),
-  scores_changed: Type.Integer({ description: 'Scores this rule would change (or create).' }),
-  band_changes: Type.Integer({
-    description: 'Customers with a score who would move to another status band.',
-  }),
-  bands: Type.Object(
-    { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
-    { description: 'Customers per band with this rule.' },
-  ),
+export const RulePreviewAnswer = previewSchema({
+  customers: 'Customers the rule may move: those with a score or a point of its metric.',
+  scores: 'Scores this rule would change (or create).',
+  moves: 'Customers with a score who would move to another status band.',
+  bands: 'Customers per band with this rule.',
 });
 
 function listRules(app: FastifyInstance, store: Store): void {
@@ -200,20 +194,10 @@ function previewRuleRoute(app: FastifyInstance, store: Store, now: () => number)
         response: { 200: RulePreviewAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => {
-      const preview = await store.run(
-        previewRule,
-        req.accountId,
-        ruleInput(req.params.factor, req.body),
-        now(),
-      );
-      return {
-        customers: preview.customers,
-        scores_changed: preview.scoresChanged,
-        band_changes: preview.bandChanges,
-        bands: preview.bands,
-      };
-    },
+    async (req) =>
+      previewAnswer(
+        await store.run(previewRule, req.accountId, ruleInput(req.params.factor, req.body), now()),
+      ),
   );
 }
 

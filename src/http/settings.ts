@@ -5,7 +5,7 @@ import { type Static, Type } from 'typebox';
 import type { Weights } from '../domain/scoring.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Settings, Store } from '../store/store.ts';
-import { changeThresholds, changeWeights, previewWeights } from '../writes/rescore.ts';
+import { changeThresholds, changeWeights, type Preview, previewWeights } from '../writes/rescore.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 
 export const WeightsSchema = Type.Unsafe<Weights>({
@@ -44,14 +44,31 @@ const thresholdsAnswer = (s: Settings) => ({
   updated_at: s.thresholdsUpdatedAt === null ? null : iso(s.thresholdsUpdatedAt),
 });
 
-export const PreviewAnswer = Type.Object({
-  customers: Type.Integer({ description: 'Customers with a health score.' }),
-  scores_changed: Type.Integer({ description: 'Scores these weights would change.' }),
-  band_changes: Type.Integer({ description: 'Customers who would move to another status band.' }),
-  bands: Type.Object(
-    { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
-    { description: 'Customers per band under these weights.' },
-  ),
+/** A preview's answer schema (weights, rules), each count described in the change's own words. */
+export const previewSchema = (d: { customers: string; scores: string; bands: string; moves: string }) =>
+  Type.Object({
+    customers: Type.Integer({ description: d.customers }),
+    scores_changed: Type.Integer({ description: d.scores }),
+    band_changes: Type.Integer({ description: d.moves }),
+    bands: Type.Object(
+      { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
+      { description: d.bands },
+    ),
+  });
+
+export const PreviewAnswer = previewSchema({
+  customers: 'Customers with a health score.',
+  scores: 'Scores these weights would change.',
+  moves: 'Customers who would move to another status band.',
+  bands: 'Customers per band under these weights.',
+});
+
+/** A preview as the API answers it. */
+export const previewAnswer = (p: Preview) => ({
+  customers: p.customers,
+  scores_changed: p.scoresChanged,
+  band_changes: p.bandChanges,
+  bands: p.bands,
 });
 
 function readWeights(app: FastifyInstance, store: Store): void {
@@ -94,15 +111,7 @@ function postWeightsPreview(app: FastifyInstance, store: Store): void {
         response: { 200: PreviewAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => {
-      const preview = await previewWeights(store, req.accountId, req.body.weights);
-      return {
-        customers: preview.customers,
-        scores_changed: preview.scoresChanged,
-        band_changes: preview.bandChanges,
-        bands: preview.bands,
-      };
-    },
+    async (req) => previewAnswer(await previewWeights(store, req.accountId, req.body.weights)),
   );
 }
 

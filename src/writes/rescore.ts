@@ -17,14 +17,35 @@ import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/sto
 import { write } from '../store/write.ts';
 
 /** What a weights change would do, without saving it. */
-export interface WeightsPreview {
-  /** Customers with a health score. */
+/** What a settings or rule change would do, computed and written nowhere (weights and rule previews). */
+export interface Preview {
+  /** Customers the change was computed for. */
   customers: number;
+  /** Of those, the scores it would change (a first score counts). */
   scoresChanged: number;
-  /** Customers who would move to another status band. */
+  /** Of those with a score, the ones who would move to another status band. */
   bandChanges: number;
-  /** Customers per band under these weights. */
+  /** Customers per band after the change. */
   bands: Record<Status, number>;
+}
+
+/** Counts one customer into a preview: its score as it is (null: none yet) and as it would be. */
+export function countChange(
+  preview: Preview,
+  before: { score: number; status: Status } | null,
+  after: { score: number; status: Status },
+): void {
+  if (!before) {
+    preview.scoresChanged++;
+    preview.bands[after.status]++;
+    return;
+  }
+  if (after.score !== before.score) preview.scoresChanged++;
+  if (after.status !== before.status) {
+    preview.bandChanges++;
+    preview.bands[before.status]--;
+    preview.bands[after.status]++;
+  }
 }
 
 /** Throws 400 weights_sum_invalid unless the weights sum to 1.0 (within 1e-6). */
@@ -139,11 +160,7 @@ export const applyThresholds = write(
 );
 
 /** What these weights would change (scores, bands), computed in a transaction that writes nothing. */
-export async function previewWeights(
-  store: Store,
-  accountId: string,
-  weights: Weights,
-): Promise<WeightsPreview> {
+export async function previewWeights(store: Store, accountId: string, weights: Weights): Promise<Preview> {
   checkWeightsSum(weights);
   return store.run(computePreview, accountId, weights);
 }
@@ -151,26 +168,22 @@ export async function previewWeights(
 /** previewWeights' reads and computation, in a transaction that writes nothing (a write that writes nothing). */
 export const computePreview = write(
   import.meta.url,
-  async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<WeightsPreview> {
+  async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<Preview> {
     const settings = await tx.getSettings(accountId);
     const next = { weights, thresholds: settings.thresholds };
-    const bands = await tx.countScoresByStatus(accountId);
-    let customers = 0;
-    let scoresChanged = 0;
-    let bandChanges = 0;
+    const preview: Preview = {
+      customers: 0,
+      scoresChanged: 0,
+      bandChanges: 0,
+      bands: await tx.countScoresByStatus(accountId),
+    };
     for await (const scores of scorePages(tx, accountId)) {
-      customers += scores.length;
+      preview.customers += scores.length;
       for (const old of scores) {
         const score = computeScore(old.factors, next.weights);
-        const status = statusFor(score, next.thresholds);
-        if (score !== old.score) scoresChanged++;
-        if (status !== old.status) {
-          bandChanges++;
-          bands[old.status]--;
-          bands[status]++;
-        }
+        countChange(preview, old, { score, status: statusFor(score, next.thresholds) });
       }
     }
-    return { customers, scoresChanged, bandChanges, bands };
+    return preview;
   },
 );

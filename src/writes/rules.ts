@@ -13,10 +13,11 @@ import {
   factorsOf,
   type PointSummary,
 } from '../domain/rules.ts';
-import type { Factors, Status } from '../domain/scoring.ts';
+import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { countChange, type Preview } from './rescore.ts';
 
 /** The most rules an account may have. */
 export const MAX_RULES = 50;
@@ -219,32 +220,24 @@ async function rescoreForRule(
   }
 }
 
-/** What a rule change would do, as the weights preview answers (docs/api.md, "Factor rules"). */
-export interface RulePreview {
-  /** Customers the change may move: those with a score or a point of a rule's metric. */
-  customers: number;
-  /** Of those, the ones whose score would change (or who would get a first one). */
-  scoresChanged: number;
-  /** Of those with a score, the ones who would move to another band. */
-  bandChanges: number;
-  /** Customers per band after the change. */
-  bands: Record<Status, number>;
-}
-
 /**
  * What putting `input` would change, computed as the change would be and written nowhere: no
  * lock beyond the account's shared one, no due time.
  */
 export const previewRule = write(
   import.meta.url,
-  async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<RulePreview> {
+  async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<Preview> {
     const settings = await tx.getSettings(accountId);
     const rules = await tx.listFactorRules(accountId);
     const rule: FactorRule = { ...input, updatedAt: now };
     const next = [...rules.filter((r) => r.factor !== input.factor), rule];
     const derived = new Set([...rules, ...next].map((r) => r.factor));
-    const bands = await tx.countScoresByStatus(accountId);
-    const preview: RulePreview = { customers: 0, scoresChanged: 0, bandChanges: 0, bands };
+    const preview: Preview = {
+      customers: 0,
+      scoresChanged: 0,
+      bandChanges: 0,
+      bands: await tx.countScoresByStatus(accountId),
+    };
     let after: string | null = null;
     for (;;) {
       const ids = await tx.rederiveTargets(accountId, [rule.metric], after, PAGE);
@@ -256,15 +249,7 @@ export const previewRule = write(
         const score = change.current;
         if (Object.keys(change.factors).length === 0) continue;
         if (score && sameFactors(score.factors, change.factors)) continue;
-        const record = scoreFactors(id, score, change.factors, settings, now).record;
-        if (score && record.score === score.score) continue;
-        preview.scoresChanged++;
-        if (score && record.status === score.status) continue;
-        if (score) {
-          preview.bandChanges++;
-          bands[score.status]--;
-        }
-        bands[record.status]++;
+        countChange(preview, score, scoreFactors(id, score, change.factors, settings, now).record);
       }
       if (ids.length < PAGE) return preview;
       after = ids.at(-1) as string;
