@@ -4,8 +4,8 @@
 // factors may next change) and derives them again, history reason time_passed. A customer another
 // process is rescoring at that moment is skipped (PostgreSQL), so processes never do it twice.
 import type { FastifyBaseLogger } from 'fastify';
+import { IntervalJob } from './interval-job.ts';
 import type { Store } from './store/store.ts';
-import { logJobFailure } from './store/unavailable.ts';
 import { rescoreDue } from './writes/rules.ts';
 
 export interface RescoreJobOptions {
@@ -30,46 +30,19 @@ export interface RescorePass {
   rescored: number;
 }
 
-export class RescoreJob {
+export class RescoreJob extends IntervalJob<RescorePass> {
   readonly #o: Required<RescoreJobOptions>;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<RescorePass> | undefined;
-  #stopped = false;
 
   constructor(opts: RescoreJobOptions) {
+    super('rescore', opts.log);
     this.#o = { now: Date.now, batch: 500, parallel: 1, ...opts };
   }
 
-  start(): void {
-    this.#schedule();
+  protected override get intervalMs(): number {
+    return this.#o.intervalMs;
   }
 
-  /** Lets a running transaction finish, then stops. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running?.catch(() => {});
-  }
-
-  /** One pass over everyone due now; a second call while one runs joins it. */
-  runOnce(): Promise<RescorePass> {
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  #schedule(): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.runOnce()
-        .catch((err) => logJobFailure(this.#o.log, 'rescore', err, 'trying again next interval'))
-        .finally(() => this.#schedule());
-    }, this.#o.intervalMs);
-    this.#timer.unref();
-  }
-
-  async #pass(): Promise<RescorePass> {
+  protected async pass(): Promise<RescorePass> {
     const pass: RescorePass = { checked: 0, rescored: 0 };
     const now = this.#o.now();
     const { batch, parallel } = this.#o;
@@ -85,14 +58,14 @@ export class RescoreJob {
       let checked = 0;
       const next = async () => {
         for (let item = work.shift(); item; item = work.shift()) {
-          if (this.#stopped) return;
+          if (this.stopped) return;
           const done = await this.#o.store.run(rescoreDue, item[0], item[1], now);
           checked += done.checked;
           pass.rescored += done.rescored;
         }
       };
       await Promise.all(Array.from({ length: Math.min(parallel, work.length) }, next));
-      if (this.#stopped) return pass;
+      if (this.stopped) return pass;
       pass.checked += checked;
       // Fewer than asked: everyone due was seen. None of them taken: another process holds them;
       // the next pass takes what is left.

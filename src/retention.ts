@@ -7,9 +7,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { LOCK_WINDOW_MS } from './domain/people.ts';
+import { IntervalJob } from './interval-job.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
-import { logJobFailure } from './store/unavailable.ts';
 
 export interface RetentionOptions {
   store: Pick<Store, 'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures' | 'pruneMetricPoints'>;
@@ -40,13 +40,11 @@ export interface PassResult {
   metricPoints: number;
 }
 
-export class RetentionJob {
+export class RetentionJob extends IntervalJob<PassResult> {
   readonly #o: Required<Omit<RetentionOptions, 'metrics'>> & Pick<RetentionOptions, 'metrics'>;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<PassResult> | undefined;
-  #stopped = false;
 
   constructor(opts: RetentionOptions) {
+    super('event retention', opts.log);
     this.#o = {
       now: Date.now,
       batch: 500,
@@ -59,36 +57,15 @@ export class RetentionJob {
     };
   }
 
-  start(): void {
-    this.#schedule(this.#o.firstMs);
+  protected override get intervalMs(): number {
+    return this.#o.intervalMs;
   }
 
-  /** Lets a running batch finish, then stops. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running?.catch(() => {});
+  protected override get firstMs(): number {
+    return this.#o.firstMs;
   }
 
-  /** One pass over everything old enough; a second call while one runs joins it. */
-  runOnce(): Promise<PassResult> {
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  #schedule(ms: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.runOnce()
-        .catch((err) => logJobFailure(this.#o.log, 'event retention', err, 'trying again next interval'))
-        .finally(() => this.#schedule(this.#o.intervalMs));
-    }, ms);
-    this.#timer.unref();
-  }
-
-  async #pass(): Promise<PassResult> {
+  protected async pass(): Promise<PassResult> {
     const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0, metricPoints: 0 };
     if (this.#o.keepMs !== null) await this.#events(this.#o.now() - this.#o.keepMs, total);
     if (this.#o.auditKeepMs !== null) await this.#audit(this.#o.now() - this.#o.auditKeepMs, total);
@@ -103,7 +80,7 @@ export class RetentionJob {
       const removed = await this.#o.store.pruneAudit(before, this.#o.batch);
       total.audit += removed;
       this.#o.metrics?.pruned.inc({ kind: 'audit' }, removed);
-      if (removed < this.#o.batch || this.#stopped) break;
+      if (removed < this.#o.batch || this.stopped) break;
       await sleep(this.#o.pauseMs);
     }
     if (total.audit > 0) this.#o.log.info({ audit: total.audit }, 'retention removed old audit log entries');
@@ -114,7 +91,7 @@ export class RetentionJob {
       const removed = await this.#o.store.pruneMetricPoints(before, this.#o.batch);
       total.metricPoints += removed;
       this.#o.metrics?.pruned.inc({ kind: 'metric_points' }, removed);
-      if (removed < this.#o.batch || this.#stopped) break;
+      if (removed < this.#o.batch || this.stopped) break;
       await sleep(this.#o.pauseMs);
     }
     if (total.metricPoints > 0) {
@@ -131,7 +108,7 @@ export class RetentionJob {
       total.batches++;
       this.#o.metrics?.pruned.inc({ kind: 'events' }, batch.events);
       this.#o.metrics?.pruned.inc({ kind: 'deliveries' }, batch.deliveries);
-      if (batch.next === null || this.#stopped) break;
+      if (batch.next === null || this.stopped) break;
       after = batch.next;
       await sleep(this.#o.pauseMs);
     }
