@@ -151,6 +151,22 @@ for (const backend of backends) {
     }),
   );
 
+  const getScore: Request[] = [
+    {
+      method: 'GET',
+      headers,
+      setupRequest: (r) => ({ ...r, path: `/api/customers/${customerId(rand(N))}/health-score` }),
+    },
+  ];
+  await versusCeiling(
+    backend,
+    `GET health score (${N / 1000}k stored)`,
+    0.6,
+    server,
+    getScore,
+    await sampleOf(server, { method: 'GET', headers, path: `/api/customers/${customerId(1)}/health-score` }),
+  );
+
   const scoreBody = () => JSON.stringify({ factors: { usage: Math.random(), support: Math.random() } });
   const postScore: Request[] = [
     {

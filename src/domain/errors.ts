@@ -25,6 +25,8 @@ export const ERRORS = {
   event_not_found: { status: 404, type: 'invalid_request_error' },
   user_not_found: { status: 404, type: 'invalid_request_error' },
   factor_rule_not_found: { status: 404, type: 'invalid_request_error' },
+  override_not_found: { status: 404, type: 'invalid_request_error' },
+  version_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   user_exists: { status: 409, type: 'invalid_request_error' },
@@ -80,4 +82,8 @@ export const notFound = {
     new ApiError('health_score_not_found', `Customer '${id}' has no health score yet.`),
   webhook: (id: string) => new ApiError('webhook_not_found', `No webhook with id '${id}'.`),
   user: (id: string) => new ApiError('user_not_found', `No user with id '${id}'.`),
+  override: (id: string) =>
+    new ApiError('override_not_found', `Customer '${id}' has no override on its health score.`),
+  version: (id: string, version: number) =>
+    new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

@@ -1,6 +1,8 @@
 // How a score changes: a new factor set for one customer, or new settings for all of them.
 // Pure: the handlers read the current state, call these, and write what they return.
 import { type EventRecord, scoreEvents } from './events.ts';
+import { effectiveWeights } from './explain.ts';
+import type { DerivedInputs } from './rules.ts';
 import {
   computeScore,
   type Factors,
@@ -11,10 +13,22 @@ import {
 } from './scoring.ts';
 import { nextTimestamp } from './time.ts';
 
+/** A score pinned by a person (docs/scoring.md, "Overrides"): it shows instead of the computed one until it expires. */
+export interface Override {
+  score: number;
+  reason: string;
+  expiresAt: number;
+  setAt: number;
+  /** Who set it: the audit log's label of the key or person. */
+  setBy: string;
+}
+
 /** A customer's current health score. */
 export interface ScoreRecord {
   customerId: string;
+  /** The score everything shows: the override's while one stands, else the computed one. */
   score: number;
+  /** `score`'s band. */
   status: Status;
   factors: Factors;
   /**
@@ -26,6 +40,68 @@ export interface ScoreRecord {
   /** 1 for the first score of a customer, +1 for every change; history entries carry it. */
   version: number;
   updatedAt: number;
+  /** The score the factors give, while an override pins `score` to another; absent or null: `score`. */
+  computed?: number | null;
+  /** The override standing (null or absent: none). */
+  override?: Override | null;
+  /** What the derived factors came from (null or absent: none derived). */
+  inputs?: DerivedInputs | null;
+  /** The effective weights this version was computed with: kept with its history entry. */
+  weights?: Weights;
+}
+
+/** The score a record's factors give, override or not. */
+export const computedOf = (s: { score: number; computed?: number | null }): number => s.computed ?? s.score;
+
+/** The record's override if it still stands at `now`. */
+export const standingOverride = (s: ScoreRecord | null, now: number): Override | null =>
+  s?.override && s.override.expiresAt > now ? s.override : null;
+
+/** Whether the record carries an override that has ended by `now` (and is not yet recorded as ended). */
+export const overrideEnded = (s: Pick<ScoreRecord, 'override'>, now: number): boolean =>
+  !!s.override && s.override.expiresAt <= now;
+
+/** The score as it shows once its ended override has given way: computed, in its band. */
+export function withoutOverride<T extends Pick<ScoreRecord, 'score' | 'status' | 'computed' | 'override'>>(
+  s: T,
+  thresholds: Thresholds,
+): T {
+  const computed = computedOf(s);
+  return { ...s, score: computed, status: statusFor(computed, thresholds), computed: null, override: null };
+}
+
+/** `inputs` of the factors present only; null when none is left. */
+function inputsFor(factors: Factors, inputs: DerivedInputs | null | undefined): DerivedInputs | null {
+  if (!inputs) return null;
+  const kept = Object.entries(inputs).filter(([name]) => Object.hasOwn(factors, name));
+  return kept.length === 0 ? null : Object.fromEntries(kept);
+}
+
+/**
+ * A version of `current` whose factors give `computed` and which carries `override` (null: none):
+ * the visible score and band follow the override while there is one.
+ */
+function version(
+  current: ScoreRecord | null,
+  fields: { customerId: string; factors: Factors; computed: number; override: Override | null },
+  settings: { weights: Weights; thresholds: Thresholds },
+  inputs: DerivedInputs | null | undefined,
+  now: number,
+): ScoreRecord {
+  const { customerId, factors, computed, override } = fields;
+  const score = override ? override.score : computed;
+  return {
+    customerId,
+    score,
+    status: statusFor(score, settings.thresholds),
+    factors,
+    version: (current?.version ?? 0) + 1,
+    updatedAt: current ? nextTimestamp(now, current.updatedAt) : now,
+    computed: override ? computed : null,
+    override,
+    inputs: inputsFor(factors, inputs),
+    weights: effectiveWeights(factors, settings.weights),
+  };
 }
 
 export interface ScoreUpdate {
@@ -33,23 +109,28 @@ export interface ScoreUpdate {
   events: EventRecord[];
 }
 
+/**
+ * A new factor set for one customer (`inputs`: what its derived factors came from). An override
+ * that still stands keeps showing; one that has expired ends with this version.
+ */
 export function scoreFactors(
   customerId: string,
   current: ScoreRecord | null,
   factors: Factors,
   settings: { weights: Weights; thresholds: Thresholds },
   now: number,
+  inputs?: DerivedInputs | null,
 ): ScoreUpdate {
-  const score = computeScore(factors, settings.weights);
-  const status = statusFor(score, settings.thresholds);
-  const updatedAt = current ? nextTimestamp(now, current.updatedAt) : now;
-  const record = { customerId, score, status, factors, version: (current?.version ?? 0) + 1, updatedAt };
+  const computed = computeScore(factors, settings.weights);
+  const override = standingOverride(current, now);
+  const record = version(current, { customerId, factors, computed, override }, settings, inputs, now);
   return { record, events: scoreEvents({ ...record, previous: current }, true) };
 }
 
 /**
  * After a settings change every stored score is recomputed; only the customers whose score or
- * band moved get a new version, a history entry and events.
+ * band moved (the visible one, or the computed one under an override) get a new version, a
+ * history entry and events (events only for what shows).
  */
 export function rescoreAll(
   scores: ScoreRecord[],
@@ -58,17 +139,47 @@ export function rescoreAll(
 ): ScoreUpdate[] {
   const updates: ScoreUpdate[] = [];
   for (const current of scores) {
-    const score = computeScore(current.factors, settings.weights);
+    const computed = computeScore(current.factors, settings.weights);
+    const override = standingOverride(current, now);
+    const score = override ? override.score : computed;
     const status = statusFor(score, settings.thresholds);
-    if (score === current.score && status === current.status) continue;
+    if (
+      score === current.score &&
+      status === current.status &&
+      computed === computedOf(current) &&
+      override === (current.override ?? null)
+    ) {
+      continue;
+    }
     const record = {
-      ...current,
-      score,
-      status,
-      version: current.version + 1,
-      updatedAt: nextTimestamp(now, current.updatedAt),
+      ...version(current, { ...current, computed, override }, settings, current.inputs, now),
+      // A recomputation keeps the factors: their stored text goes back as it is.
+      ...(current.factorsJson === undefined ? {} : { factorsJson: current.factorsJson }),
     };
     updates.push({ record, events: scoreEvents({ ...record, previous: current }, false) });
   }
   return updates;
+}
+
+/**
+ * A version that changes only the override (set, replaced, removed or expired: `override` null),
+ * events for what shows. The factors, their computed score and inputs stay.
+ */
+export function overrideVersion(
+  current: ScoreRecord,
+  override: Override | null,
+  settings: { weights: Weights; thresholds: Thresholds },
+  now: number,
+): ScoreUpdate {
+  const record = {
+    ...version(
+      current,
+      { ...current, computed: computedOf(current), override },
+      settings,
+      current.inputs,
+      now,
+    ),
+    ...(current.factorsJson === undefined ? {} : { factorsJson: current.factorsJson }),
+  };
+  return { record, events: scoreEvents({ ...record, previous: current }, false) };
 }

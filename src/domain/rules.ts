@@ -186,13 +186,57 @@ export function factorsOf(
   summaries: readonly PointSummary[],
   now: number,
 ): Factors {
-  const factors = new Map<string, number>();
+  return derivationsOf(rules, summaries, now).factors;
+}
+
+/** What a derived factor was computed from, kept with every version that holds the factor. */
+export interface DerivedInput {
+  metric: string;
+  aggregate: Aggregate;
+  /** The rule's window (null: `last` without one). */
+  windowDays: number | null;
+  /** The aggregate the scale turned into the factor's score. */
+  value: number;
+  /** Points the aggregate read. */
+  points: number;
+  /** The newest point's instant. */
+  newestAt: number | null;
+}
+
+/** Derived factor name → its input. */
+export type DerivedInputs = Record<string, DerivedInput>;
+
+/** What the rule's factor comes from as of `now` (docs/scoring.md, "Why this score"); null: absent. */
+export function inputOf(rule: FactorRule, summary: PointSummary, now: number): DerivedInput | null {
+  const value = aggregateOf(rule, summary, now);
+  if (value === null) return null;
+  return {
+    metric: rule.metric,
+    aggregate: rule.aggregate,
+    windowDays: rule.windowDays,
+    value,
+    points: summary.count,
+    newestAt: summary.newestAt,
+  };
+}
+
+/** factorsOf() with each factor's input beside it. */
+export function derivationsOf(
+  rules: readonly FactorRule[],
+  summaries: readonly PointSummary[],
+  now: number,
+): { factors: Factors; inputs: DerivedInputs } {
+  const derived = new Map<string, [number, DerivedInput]>();
   for (const [i, rule] of rules.entries()) {
-    const score = factorOf(rule, summaries[i] as PointSummary, now);
-    if (score !== null) factors.set(rule.factor, score);
+    const summary = summaries[i] as PointSummary;
+    const input = inputOf(rule, summary, now);
+    if (input !== null) derived.set(rule.factor, [scaleScore(rule.scale, input.value), input]);
   }
   // fromEntries defines own properties, so no factor name can reach the prototype.
-  return Object.fromEntries(factors);
+  return {
+    factors: Object.fromEntries([...derived].map(([name, [score]]) => [name, score])),
+    inputs: Object.fromEntries([...derived].map(([name, [, input]]) => [name, input])),
+  };
 }
 
 /**

@@ -27,8 +27,9 @@ import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
 import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
+import { Explanation, explanationRoutes } from './explanations.ts';
 import { Rule as FactorRule, factorRulesRoutes } from './factor-rules.ts';
-import { HealthScore, healthScoresRoutes, PortfolioEntry } from './health-scores.ts';
+import { HealthScore, healthScoresRoutes, OverrideSchema, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -188,7 +189,16 @@ function setUpLogging(app: FastifyInstance): void {
 /** The shared schemas the routes refer to, and the OpenAPI document (/openapi.json, /docs) built from the routes. */
 async function registerDocs(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorSchema);
-  for (const schema of [Customer, HealthScore, PortfolioEntry, EventSchema, FactorRule, ...WebhookSchemas])
+  for (const schema of [
+    Customer,
+    OverrideSchema,
+    HealthScore,
+    PortfolioEntry,
+    Explanation,
+    EventSchema,
+    FactorRule,
+    ...WebhookSchemas,
+  ])
     app.addSchema(schema);
 
   await app.register(swagger, SWAGGER_OPTIONS);
@@ -265,6 +275,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
       now,
     });
     await api.register(healthScoresRoutes(deps.store, writer, now));
+    await api.register(explanationRoutes(deps.store, now));
     await api.register(portfolioRoutes(deps.store, now));
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));

@@ -16,6 +16,8 @@ const ACTIONS: Record<string, string> = {
   'DELETE /api/customers/:customer_id': 'customer.deleted',
   'POST /api/customers/:customer_id/health-score': 'health_score.replaced',
   'PATCH /api/customers/:customer_id/health-score': 'health_score.merged',
+  'PUT /api/customers/:customer_id/health-score/override': 'health_score.override_set',
+  'DELETE /api/customers/:customer_id/health-score/override': 'health_score.override_removed',
   'POST /api/customers/batch': 'customers.batch_upserted',
   'POST /api/health-scores/batch': 'health_scores.batch_updated',
   'POST /api/customers/:customer_id/metrics': 'metrics.recorded',

@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import type { ScoreRecord } from '../domain/health.ts';
+import { computedOf, type ScoreRecord } from '../domain/health.ts';
 import { type Factors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
 import type { ScoreWriter } from '../writes/coalesce.ts';
 import { MAX_FACTORS } from '../writes/factor-updates.ts';
+import { scoreAsOf } from '../writes/overrides.ts';
 import { healthScoreJson } from '../writes/score-json.ts';
 import { auditEntry } from './audit.ts';
 import { sendJson } from './customers.ts';
@@ -36,6 +37,18 @@ export const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
   description: 'Factors to set (score in [0, 1]) or remove (null).',
 });
 
+export const OverrideSchema = Type.Object(
+  {
+    health_score: Type.Number({ minimum: 0, maximum: 1, description: 'The score shown while it stands.' }),
+    computed_score: Type.Number({ description: 'What the factors give, moving underneath.' }),
+    reason: Type.String(),
+    expires_at: Timestamp,
+    set_at: Timestamp,
+    set_by: Type.String({ description: 'The key or person who set it, as the audit log names them.' }),
+  },
+  { $id: 'Override' },
+);
+
 export const HealthScore = Type.Object(
   {
     customer_id: Type.String(),
@@ -43,6 +56,10 @@ export const HealthScore = Type.Object(
     factors: Type.Record(Type.String(), Type.Number()),
     status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
     updated_at: Timestamp,
+    override: Type.Union([Type.Ref('Override'), Type.Null()], {
+      description:
+        'The override pinning health_score while it stands (docs/scoring.md, "Overrides"); null: none.',
+    }),
   },
   { $id: 'HealthScore' },
 );
@@ -59,6 +76,9 @@ export const HistoryEntry = Type.Object({
     Type.Literal('metrics_updated'),
     Type.Literal('rules_changed'),
     Type.Literal('time_passed'),
+    Type.Literal('override_set'),
+    Type.Literal('override_removed'),
+    Type.Literal('override_expired'),
   ]),
   created_at: Timestamp,
 });
@@ -95,12 +115,25 @@ export const PortfolioEntry = Type.Object(
   { $id: 'PortfolioEntry' },
 );
 
+export const toOverride = (s: Pick<ScoreRecord, 'score' | 'computed' | 'override'>) =>
+  s.override
+    ? {
+        health_score: s.override.score,
+        computed_score: computedOf(s),
+        reason: s.override.reason,
+        expires_at: iso(s.override.expiresAt),
+        set_at: iso(s.override.setAt),
+        set_by: s.override.setBy,
+      }
+    : null;
+
 export const toHealthScore = (s: ScoreRecord) => ({
   customer_id: s.customerId,
   health_score: s.score,
   factors: s.factors,
   status: s.status,
   updated_at: iso(s.updatedAt),
+  override: toOverride(s),
 });
 
 const encodeCursor = (s: ScoreRecord) =>
@@ -182,7 +215,7 @@ function patchFactors(app: FastifyInstance, { writer, now }: Deps): void {
   );
 }
 
-function getScore(app: FastifyInstance, { store }: Deps): void {
+function getScore(app: FastifyInstance, { store, now }: Deps): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/customers/:customer_id/health-score',
     {
@@ -196,7 +229,7 @@ function getScore(app: FastifyInstance, { store }: Deps): void {
     async (req) => {
       const { customer_id } = req.params;
       const score = await store.getScore(req.accountId, customer_id);
-      if (score) return toHealthScore(score);
+      if (score) return toHealthScore(await scoreAsOf(store, req.accountId, score, now()));
       if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
       throw notFound.healthScore(customer_id);
     },

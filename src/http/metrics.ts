@@ -13,7 +13,7 @@ import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
 import { sendJson } from './customers.ts';
 import { FactorName } from './health-scores.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses, Timestamp } from './schemas.ts';
+import { errorResponses, instantOf, isInstant, Timestamp } from './schemas.ts';
 import { itemValidator } from './validation.ts';
 
 const MAX_VALUES = 50;
@@ -83,19 +83,10 @@ export const MetricsQuery = Type.Object(
 );
 
 const METRIC_NAME = new RegExp(FactorName.pattern);
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /** `at` as ms since the epoch: now when absent; 400 (param `param`) unless ISO 8601 and at most 5 minutes ahead. */
 export function pointTime(at: string | undefined, now: number, param = 'at'): number {
   if (at === undefined) return now;
-  const ms = ISO.test(at) ? Date.parse(at) : Number.NaN;
-  if (!Number.isFinite(ms)) {
-    throw new ApiError(
-      'parameter_invalid',
-      `'${param}' must be an ISO 8601 date and time with a time zone, such as 2026-03-31T12:00:00Z.`,
-      param,
-    );
-  }
+  const ms = instantOf(at, param);
   if (ms > now + FUTURE_MS) {
     throw new ApiError(
       'parameter_invalid',
@@ -191,8 +182,8 @@ function listMetrics(app: FastifyInstance, store: Store): void {
       let after: { at: number; metric: string } | undefined;
       if (req.query.starting_after !== undefined) {
         const [metric = '', at = ''] = req.query.starting_after.split('@');
-        const ms = Date.parse(at);
-        if (!METRIC_NAME.test(metric) || !ISO.test(at) || !Number.isFinite(ms)) {
+        const ms = isInstant(at) ? Date.parse(at) : Number.NaN;
+        if (!METRIC_NAME.test(metric) || !Number.isFinite(ms)) {
           throw new ApiError(
             'parameter_invalid',
             "'starting_after' is the last point of the previous page as 'metric@at', such as logins@2026-03-31T12:00:00.000Z.",

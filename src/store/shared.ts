@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.ts';
 import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
 import { round6 } from '../domain/scoring.ts';
 import { statusOf } from './bands.ts';
-import type { ApiKeyRecord, GroupTally, KeyScope, Mover } from './store.ts';
+import type { ApiKeyRecord, GroupTally, KeyScope, Mover, ScoreRecord } from './store.ts';
 
 /** Every API key with its account's name, oldest first. No parameters. */
 export const LIST_API_KEYS = `
@@ -242,4 +242,17 @@ export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limi
   return rows
     .sort((a, b) => sign * (change(a) - change(b)) || (a.customerId < b.customerId ? -1 : 1))
     .slice(0, opts.limit);
+}
+
+/**
+ * A score's columns beside its number (docs/scoring.md, "Why this score"), as both backends
+ * store them: the computed score only while an override pins another, the JSON texts or null.
+ */
+export function explainedColumns(s: ScoreRecord) {
+  return {
+    computed: s.override ? (s.computed ?? s.score) : null,
+    override: s.override ? JSON.stringify(s.override) : null,
+    inputs: s.inputs ? JSON.stringify(s.inputs) : null,
+    weights: s.weights ? JSON.stringify(s.weights) : null,
+  };
 }

@@ -3,10 +3,10 @@
 // proven by one contract suite (test/store/contract.test.ts).
 import type { DropRule, DropWatch } from '../domain/alerts.ts';
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
-import type { ScoreRecord } from '../domain/health.ts';
+import type { Override, ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
 import type { DayDelta, Tally } from '../domain/portfolio.ts';
-import type { FactorRule, MetricPoint, PointSummary } from '../domain/rules.ts';
+import type { DerivedInputs, FactorRule, MetricPoint, PointSummary } from '../domain/rules.ts';
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 
 export type { EventRecord, FactorRule, MetricPoint, ScoreRecord };
@@ -63,7 +63,10 @@ export type ScoreReason =
   | 'thresholds_changed'
   | 'metrics_updated'
   | 'rules_changed'
-  | 'time_passed';
+  | 'time_passed'
+  | 'override_set'
+  | 'override_removed'
+  | 'override_expired';
 
 export interface HistoryRecord {
   version: number;
@@ -72,6 +75,16 @@ export interface HistoryRecord {
   factors: Factors;
   reason: ScoreReason;
   createdAt: number;
+}
+
+/** A history version with what explains it (docs/scoring.md, "Why this score"); null for versions kept before it was. */
+export interface ExplainedVersion extends HistoryRecord {
+  /** The computed score, when an override pinned `score`. */
+  computed: number | null;
+  override: Override | null;
+  /** The effective weights it was computed with. */
+  weights: Weights | null;
+  inputs: DerivedInputs | null;
 }
 
 export interface Settings {
@@ -222,6 +235,12 @@ export interface Reader {
     customerId: string,
     opts: { before?: number; limit: number },
   ): Promise<Page<HistoryRecord>>;
+  /** These versions of a customer's score as kept in its history, with what explains them; absent ones left out. */
+  explainedVersions(
+    accountId: string,
+    customerId: string,
+    versions: readonly number[],
+  ): Promise<ExplainedVersion[]>;
   /** Current scores, lowest first (ties by customer id), optionally of one status band or segment. */
   listScores(
     accountId: string,

@@ -132,7 +132,7 @@ export const applyFactorUpdates = write(
           continue;
         }
         inRound.add(item.customerId);
-        const update = scoreFactors(item.customerId, score, factors, settings, now);
+        const update = scoreFactors(item.customerId, score, factors, settings, now, score?.inputs);
         current.set(item.customerId, update.record);
         records.push(update.record);
         events[i] = update.events;

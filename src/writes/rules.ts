@@ -4,14 +4,16 @@
 import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import { scoreFactors } from '../domain/health.ts';
+import { overrideVersion, type ScoreUpdate, scoreFactors, standingOverride } from '../domain/health.ts';
 import {
   changeOf,
+  type DerivedInputs,
+  derivationsOf,
   emptySummary,
   type FactorRule,
-  factorOf,
-  factorsOf,
+  inputOf,
   type PointSummary,
+  scaleScore,
 } from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
@@ -33,6 +35,13 @@ export function postedOf(factors: Factors, derived: ReadonlySet<string>): Factor
   return posted;
 }
 
+/** A customer's factors as rules give them now, with what the derived ones came from. */
+export interface Derived {
+  current: ScoreRecord | null;
+  factors: Factors;
+  inputs: DerivedInputs | null;
+}
+
 const sameFactors = (a: Factors, b: Factors): boolean => {
   const names = Object.keys(a);
   return names.length === Object.keys(b).length && names.every((n) => b[n] === a[n]);
@@ -52,7 +61,7 @@ export async function rederive(
   derived: ReadonlySet<string>,
   now: number,
   known?: ReadonlyMap<string, ScoreRecord | null>,
-): Promise<Map<string, { current: ScoreRecord | null; factors: Factors }>> {
+): Promise<Map<string, Derived>> {
   const current = known
     ? new Map(ids.filter((id) => known.has(id)).map((id) => [id, known.get(id) ?? null]))
     : await tx.scoresForUpdate(accountId, ids);
@@ -72,17 +81,29 @@ async function deriveAll(
   now: number,
 ) {
   const summaries = await tx.metricSummaries(accountId, [...current.keys()], rules, now, now + FUTURE_MS);
-  const factors = new Map<string, { current: ScoreRecord | null; factors: Factors }>();
+  const factors = new Map<string, Derived>();
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of current) {
     const ofRules = summaries.get(id) ?? [];
+    const derivation = derivationsOf(rules, ofRules, now);
     factors.set(id, {
       current: score,
-      factors: { ...postedOf(score?.factors ?? {}, derived), ...factorsOf(rules, ofRules, now) },
+      factors: { ...postedOf(score?.factors ?? {}, derived), ...derivation.factors },
+      inputs: derivation.inputs,
     });
-    due.push({ customerId: id, at: nextChange(rules, ofRules, now) });
+    due.push({ customerId: id, at: dueAt(score, nextChange(rules, ofRules, now), now) });
   }
   return { factors, due };
+}
+
+/**
+ * When the rescore job must next see a customer: `at` (its rules' next change; null: never), or
+ * sooner when its override ends then (the job records the end, docs/scoring.md, "Overrides").
+ */
+export function dueAt(score: ScoreRecord | null, at: number | null, now: number): number | null {
+  const ends = standingOverride(score, now)?.expiresAt ?? null;
+  if (ends === null) return at;
+  return at === null ? ends : Math.min(at, ends);
 }
 
 /** The first instant after `now` at which any rule's factor may change with no new point; null: never. */
@@ -103,7 +124,7 @@ function nextChange(rules: readonly FactorRule[], summaries: readonly PointSumma
 export async function writeRederived(
   tx: Tx,
   accountId: string,
-  next: ReadonlyMap<string, { current: ScoreRecord | null; factors: Factors }>,
+  next: ReadonlyMap<string, Derived>,
   settings: Settings,
   reason: ScoreReason,
   now: number,
@@ -114,10 +135,8 @@ export async function writeRederived(
   const written = new Map<string, ScoreRecord>();
   const events: EventRecord[] = [];
   const alerted: { customerId: string; at: number }[] = [];
-  for (const [id, { current, factors }] of next) {
-    if (Object.keys(factors).length === 0) continue;
-    if (current && sameFactors(current.factors, factors)) continue;
-    const update = scoreFactors(id, current, factors, settings, now);
+  const expired: ScoreRecord[] = [];
+  const record = (id: string, update: ScoreUpdate) => {
     written.set(id, update.record);
     events.push(...update.events);
     const seen = watch?.get(id);
@@ -126,8 +145,23 @@ export async function writeRederived(
       events.push(dropped);
       alerted.push({ customerId: id, at: update.record.updatedAt });
     }
+  };
+  for (const [id, { current, factors, inputs }] of next) {
+    const unchanged = Object.keys(factors).length === 0 || (current && sameFactors(current.factors, factors));
+    if (unchanged) {
+      // Nothing moved but time: an override that has ended is recorded as such (the rescore job).
+      if (current?.override && !standingOverride(current, now)) {
+        const update = overrideVersion(current, null, settings, now);
+        expired.push(update.record);
+        record(id, update);
+      }
+      continue;
+    }
+    record(id, scoreFactors(id, current, factors, settings, now, inputs));
   }
-  if (written.size > 0) await tx.writeScores(accountId, [...written.values()], reason);
+  const changed = [...written.values()].filter((r) => !expired.includes(r));
+  if (changed.length > 0) await tx.writeScores(accountId, changed, reason);
+  if (expired.length > 0) await tx.writeScores(accountId, expired, 'override_expired');
   if (events.length > 0) await tx.insertEvents(accountId, events);
   if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
   return written;
@@ -156,7 +190,7 @@ async function changedBy(
   const whole =
     unscored.size > 0
       ? await deriveAll(tx, accountId, unscored, rules, derived, now)
-      : { factors: new Map<string, { current: ScoreRecord | null; factors: Factors }>(), due: [] };
+      : { factors: new Map<string, Derived>(), due: [] };
   const summaries =
     changed && scored.length > 0
       ? await tx.metricSummaries(
@@ -171,14 +205,18 @@ async function changedBy(
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of scored) {
     const summary = summaries.get(id)?.[0] ?? emptySummary();
-    const value = changed ? factorOf(changed, summary, now) : null;
+    const input = changed ? inputOf(changed, summary, now) : null;
     const kept = Object.entries(score.factors).filter(([name]) => name !== factor);
+    const keptInputs = Object.entries(score.inputs ?? {}).filter(([name]) => name !== factor);
     // fromEntries defines own properties, so no factor name can reach the prototype.
     factors.set(id, {
       current: score,
-      factors: Object.fromEntries(value === null ? kept : [...kept, [factor, value]]),
+      factors: Object.fromEntries(
+        changed && input ? [...kept, [factor, scaleScore(changed.scale, input.value)]] : kept,
+      ),
+      inputs: Object.fromEntries(input ? [...keptInputs, [factor, input]] : keptInputs),
     });
-    if (changed) due.push({ customerId: id, at: changeOf(changed, summary, now) });
+    if (changed) due.push({ customerId: id, at: dueAt(score, changeOf(changed, summary, now), now) });
   }
   return { factors, due, wholeDue: whole.due };
 }
@@ -197,26 +235,28 @@ async function rescoreForRule(
   settings: Settings,
   now: number,
 ): Promise<void> {
-  let after: string | null = null;
-  for (;;) {
+  // A page's reads write nothing, and the next page's do not depend on this one's writes (the
+  // account's lock is held exclusively: no point or score moves meanwhile). They are sent first,
+  // so the database reads page N+1 while this process computes and writes page N.
+  const read = async (after: string | null) => {
     const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
-    if (ids.length === 0) return;
+    if (ids.length === 0) return null;
     const current = await tx.scoresForUpdate(accountId, ids);
-    const { factors, due, wholeDue } = await changedBy(
-      tx,
-      accountId,
-      current,
-      rules,
-      factor,
-      changed,
-      derived,
-      now,
-    );
-    await tx.setRederiveDue(accountId, due, { earlierOnly: true });
-    await tx.setRederiveDue(accountId, wholeDue);
-    await writeRederived(tx, accountId, factors, settings, 'rules_changed', now);
-    if (ids.length < PAGE) return;
-    after = ids.at(-1) as string;
+    const change = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
+    return { ...change, last: ids.length < PAGE ? null : (ids.at(-1) as string) };
+  };
+  for (let next = read(null); ; ) {
+    const page = await next;
+    if (!page) return;
+    if (page.last !== null) {
+      next = read(page.last);
+      // Should this page's writes fail, the read ahead fails with the transaction: not unhandled.
+      next.catch(() => {});
+    }
+    await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
+    await tx.setRederiveDue(accountId, page.wholeDue);
+    await writeRederived(tx, accountId, page.factors, settings, 'rules_changed', now);
+    if (page.last === null) return;
   }
 }
 

@@ -5,10 +5,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 export async function schemaSerializer<T>(
   schema: object,
   shape: (value: T) => unknown,
+  /** The schemas it refers to by $ref. */
+  refs: readonly object[] = [],
 ): Promise<{ app: FastifyInstance; serialize: (value: T) => Promise<string> }> {
   const { $id } = schema as { $id?: string };
   if (!$id) throw new Error('the schema needs an $id');
   const app = Fastify();
+  for (const ref of refs) app.addSchema(ref);
   app.addSchema(schema);
   let next: unknown;
   app.get('/value', { schema: { response: { 200: { $ref: `${$id}#` } } } }, async () => next);

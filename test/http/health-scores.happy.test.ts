@@ -82,9 +82,11 @@ describe('health scores: write and read', () => {
       'customer_id',
       'factors',
       'health_score',
+      'override',
       'status',
       'updated_at',
     ]);
+    assert.equal(res.body.override, null);
     assert.equal(res.body.customer_id, 'cus_read');
     assert.equal(res.body.health_score, 0.8);
     assert.deepEqual(res.body.factors, { usage: 0.8, support: 0.6, billing: 1 });

@@ -293,6 +293,8 @@ describe('plumbing', () => {
           '/api/customers/{customer_id}/health-score post,patch,get,head',
           '/api/customers/{customer_id}/health-score/history get,head',
           '/api/health-scores get,head',
+          '/api/customers/{customer_id}/health-score/explanation get,head',
+          '/api/customers/{customer_id}/health-score/override put,delete',
           '/api/health-scores/summary get,head',
           '/api/health-scores/distribution get,head',
           '/api/health-scores/trend get,head',

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { ScoreRecord } from '../../src/domain/health.ts';
 import { STATUSES } from '../../src/domain/scoring.ts';
-import { HealthScore, toHealthScore } from '../../src/http/health-scores.ts';
+import { HealthScore, OverrideSchema, toHealthScore } from '../../src/http/health-scores.ts';
 import { healthScoreJson } from '../../src/writes/score-json.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
 import { schemaSerializer } from '../helpers/serializer.ts';
@@ -24,6 +24,16 @@ const record = fc
     version: fc.integer({ min: 1, max: 1e6 }),
     updatedAt: fc.integer({ min: 0, max: 253_402_300_799_999 }),
     withText: fc.boolean(),
+    computed: unit,
+    override: fc.option(
+      fc.record({
+        score: unit,
+        reason: fc.string({ unit: 'binary', minLength: 1, maxLength: 500 }),
+        expiresAt: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+        setAt: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+        setBy: fc.string({ unit: 'binary', minLength: 1, maxLength: 80 }),
+      }),
+    ),
   })
   .map(
     ({ withText, ...r }): ScoreRecord => (withText ? { ...r, factorsJson: JSON.stringify(r.factors) } : r),
@@ -33,7 +43,7 @@ describe('health score JSON built by hand', () => {
   let reference: Awaited<ReturnType<typeof schemaSerializer<ScoreRecord>>>;
   let t: TestApp;
   before(async () => {
-    reference = await schemaSerializer(HealthScore, toHealthScore);
+    reference = await schemaSerializer(HealthScore, toHealthScore, [OverrideSchema]);
     t = await buildTestApp();
     assert.equal((await t.api.post('/api/customers', customerBody('scored'))).status, 201);
   });

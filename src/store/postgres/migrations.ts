@@ -333,3 +333,15 @@ MIGRATIONS.push(
   CREATE INDEX rederive_due_by_time ON rederive_due (due_at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 16: every version explained, and overrides (docs/scoring.md, "Why this score"). A score keeps
+     the score its factors give (computed, only while an override pins another), the override
+     (JSON) and what its derived factors came from (inputs, JSON); each history version keeps
+     those and the effective weights it was computed with. Older versions have them null. */ `
+  ALTER TABLE health_scores ADD COLUMN computed double precision, ADD COLUMN override json,
+    ADD COLUMN inputs json;
+  ALTER TABLE score_history ADD COLUMN computed double precision, ADD COLUMN override json,
+    ADD COLUMN weights json, ADD COLUMN inputs json;
+  `,
+);

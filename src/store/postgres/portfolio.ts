@@ -81,7 +81,7 @@ export async function listScores(
   // leads, so a page stops after its rows. PostgreSQL has no statistics for a metadata filter and
   // would otherwise guess it rare and sort the whole segment.
   const rows = await sql<Row[]>`
-    SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, c.name
+    SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, s.computed, s.override, c.name
     FROM health_scores s CROSS JOIN LATERAL (
       SELECT name, metadata FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id OFFSET 0
     ) c

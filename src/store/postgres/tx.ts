@@ -1,5 +1,12 @@
 import { bandOf } from '../bands.ts';
-import { ADD_TO_DAY, deliveriesFor, historyToDays, microsOf, subscribersByType } from '../shared.ts';
+import {
+  ADD_TO_DAY,
+  deliveriesFor,
+  explainedColumns,
+  historyToDays,
+  microsOf,
+  subscribersByType,
+} from '../shared.ts';
 import { hasNul, type Row } from '../sql/driver.ts';
 import {
   CUSTOMER_COLUMNS,
@@ -227,6 +234,7 @@ export class PgTx extends SqlTx {
     // Version 1 is a customer's first score; every later version replaces an existing row.
     // One statement per chunk: the new rows, the changed rows and their history.
     for (const part of chunks(scores)) {
+      const explained = part.map(explainedColumns);
       await this.sql`
         WITH input AS (
           SELECT * FROM unnest(
@@ -234,13 +242,19 @@ export class PgTx extends SqlTx {
             ${part.map((s) => s.score)}::float8[],
             ${part.map((s) => bandOf(s.status))}::int2[],
             ${part.map((s) => s.status)}::text[],
-            ${part.map((s) => JSON.stringify(s.factors))}::text[],
+            ${part.map((s) => s.factorsJson ?? JSON.stringify(s.factors))}::text[],
             ${part.map((s) => s.version)}::int4[],
-            ${part.map((s) => s.updatedAt)}::int8[]
-          ) AS t(customer_id, score, band, status, factors, version, updated_at)
+            ${part.map((s) => s.updatedAt)}::int8[],
+            ${explained.map((e) => e.computed)}::float8[],
+            ${explained.map((e) => e.override)}::text[],
+            ${explained.map((e) => e.inputs)}::text[],
+            ${explained.map((e) => e.weights)}::text[]
+          ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs, weights)
         ), inserted AS (
-          INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at)
-          SELECT ${accountId}, customer_id, score, band, factors::json, version, updated_at
+          INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
+            computed, override, inputs)
+          SELECT ${accountId}, customer_id, score, band, factors::json, version, updated_at,
+            computed, override::json, inputs::json
           FROM input WHERE version = 1
         ), previous AS (
           SELECT h.customer_id, h.score, h.band FROM health_scores h
@@ -248,12 +262,15 @@ export class PgTx extends SqlTx {
             AND h.customer_id IN (SELECT customer_id FROM input WHERE version <> 1)
         ), updated AS (
           UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors::json,
-            version = i.version, updated_at = i.updated_at
+            version = i.version, updated_at = i.updated_at, computed = i.computed,
+            override = i.override::json, inputs = i.inputs::json
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
         ), history AS (
-          INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
-          SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at
+          INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
+            computed, override, weights, inputs)
+          SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at,
+            computed, override::json, weights::json, inputs::json
           FROM input
         ), days AS (
           -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").

@@ -45,11 +45,13 @@ import * as metrics from './metrics.ts';
 import * as portfolio from './portfolio.ts';
 import {
   CUSTOMER_COLUMNS,
+  EXPLAINED_COLUMNS,
   SCORE_COLUMNS,
   SETTINGS_COLUMNS,
   toAttempt,
   toCustomer,
   toEvent,
+  toExplained,
   toHistory,
   toScore,
   toSettings,
@@ -150,6 +152,17 @@ export class SqlReader implements Reader {
       p.list,
     );
     return page(rows, opts.limit, toHistory);
+  }
+
+  async explainedVersions(accountId: string, customerId: string, versions: readonly number[]) {
+    if (hasNul(customerId) || versions.length === 0) return [];
+    const p = new Params(accountId, customerId);
+    const rows = await this.db.all(
+      `SELECT ${EXPLAINED_COLUMNS} FROM score_history
+       WHERE account_id = $1 AND customer_id = $2 AND version IN (${versions.map((v) => p.add(v)).join(', ')})`,
+      p.list,
+    );
+    return rows.map(toExplained);
   }
 
   listScores(

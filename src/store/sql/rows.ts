@@ -3,12 +3,15 @@
 // PostgreSQL (`parsed` takes either); booleans as 0/1 or true/false; free text through the
 // dialect's `fromText`.
 import type { EventType } from '../../domain/events.ts';
-import { DEFAULT_THRESHOLDS, type Status } from '../../domain/scoring.ts';
+import type { Override } from '../../domain/health.ts';
+import type { DerivedInputs } from '../../domain/rules.ts';
+import { DEFAULT_THRESHOLDS, type Status, type Weights } from '../../domain/scoring.ts';
 import { statusOf } from '../bands.ts';
 import type {
   AttemptRecord,
   CustomerRecord,
   EventRecord,
+  ExplainedVersion,
   HistoryRecord,
   ScoreReason,
   ScoreRecord,
@@ -65,7 +68,11 @@ export const reviveCustomer = (c: CustomerRecord): CustomerRecord =>
     same,
   );
 
-export const SCORE_COLUMNS = 'customer_id, score, band, factors, version, updated_at';
+export const SCORE_COLUMNS =
+  'customer_id, score, band, factors, version, updated_at, computed, override, inputs';
+
+/** A JSON column that may be null, parsed (either driver's form). */
+const parsedOrNull = <T>(v: unknown): T | null => (v == null ? null : (parsed(v) as T));
 
 export const toScore = (r: Row): ScoreRecord => {
   const factors = r.factors;
@@ -78,6 +85,9 @@ export const toScore = (r: Row): ScoreRecord => {
     ...(typeof factors === 'string' ? { factorsJson: factors } : {}),
     version: r.version as number,
     updatedAt: r.updated_at as number,
+    computed: (r.computed as number | null | undefined) ?? null,
+    override: parsedOrNull<Override>(r.override),
+    inputs: parsedOrNull<DerivedInputs>(r.inputs),
   };
 };
 
@@ -88,6 +98,17 @@ export const toHistory = (r: Row): HistoryRecord => ({
   factors: parsed(r.factors),
   reason: r.reason as ScoreReason,
   createdAt: r.created_at as number,
+});
+
+/** The columns toExplained reads. */
+export const EXPLAINED_COLUMNS = `version, score, status, factors, reason, created_at, computed, override, weights, inputs`;
+
+export const toExplained = (r: Row): ExplainedVersion => ({
+  ...toHistory(r),
+  computed: (r.computed as number | null) ?? null,
+  override: parsedOrNull<Override>(r.override),
+  weights: parsedOrNull<Weights>(r.weights),
+  inputs: parsedOrNull<DerivedInputs>(r.inputs),
 });
 
 export const toEvent = (r: Row): EventRecord => ({

@@ -363,3 +363,18 @@ MIGRATIONS.push(
   CREATE INDEX rederive_due_by_time ON rederive_due (due_at);
   `,
 );
+
+MIGRATIONS.push(
+  /* 16: every version explained, and overrides (docs/scoring.md, "Why this score"). A score keeps
+     the score its factors give (computed, only while an override pins another), the override
+     (JSON) and what its derived factors came from (inputs, JSON); each history version keeps
+     those and the effective weights it was computed with. Older versions have them null. */ `
+  ALTER TABLE health_scores ADD COLUMN computed REAL;
+  ALTER TABLE health_scores ADD COLUMN override TEXT;
+  ALTER TABLE health_scores ADD COLUMN inputs TEXT;
+  ALTER TABLE score_history ADD COLUMN computed REAL;
+  ALTER TABLE score_history ADD COLUMN override TEXT;
+  ALTER TABLE score_history ADD COLUMN weights TEXT;
+  ALTER TABLE score_history ADD COLUMN inputs TEXT;
+  `,
+);

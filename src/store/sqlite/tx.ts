@@ -1,7 +1,7 @@
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
 import { bandOf, statusOf } from '../bands.ts';
 import { customerJsonOf } from '../customer-json.ts';
-import { ADD_DAY, deliveriesFor, historyToDays, subscribersByType } from '../shared.ts';
+import { ADD_DAY, deliveriesFor, explainedColumns, historyToDays, subscribersByType } from '../shared.ts';
 import { toScore } from '../sql/rows.ts';
 import { SqlTx } from '../sql/tx.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord } from '../store.ts';
@@ -26,7 +26,8 @@ export class SqliteTx extends SqlTx {
     // One writer at a time: nothing to lock, and a point lookup per id is as cheap as a join.
     const found = new Map<string, ScoreRecord | null>();
     const lookup = this.conn.statement(
-      `SELECT c.id AS id, h.customer_id, h.score, h.band, h.factors, h.version, h.updated_at
+      `SELECT c.id AS id, h.customer_id, h.score, h.band, h.factors, h.version, h.updated_at, h.computed,
+         h.override, h.inputs
        FROM customers c LEFT JOIN health_scores h ON h.account_id = c.account_id AND h.customer_id = c.id
        WHERE c.account_id = ? AND c.id = ?`,
     );
@@ -97,21 +98,24 @@ export class SqliteTx extends SqlTx {
   async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
     // Version 1 is a customer's first score; every later version replaces an existing row.
     const insert = this.conn.statement(
-      `INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
+         computed, override, inputs)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const update = this.conn.statement(
-      `UPDATE health_scores SET score = ?, band = ?, factors = ?, version = ?, updated_at = ?
+      `UPDATE health_scores SET score = ?, band = ?, factors = ?, version = ?, updated_at = ?,
+         computed = ?, override = ?, inputs = ?
        WHERE account_id = ? AND customer_id = ?`,
     );
     // A recomputation carries the stored factor text: the factors column is left as it is.
     const rescore = this.conn.statement(
-      `UPDATE health_scores SET score = ?, band = ?, version = ?, updated_at = ?
+      `UPDATE health_scores SET score = ?, band = ?, version = ?, updated_at = ?, computed = ?, override = ?
        WHERE account_id = ? AND customer_id = ?`,
     );
     const history = this.conn.statement(
-      `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
+         computed, override, weights, inputs)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const previous = this.conn.statement(
       'SELECT score, band FROM health_scores WHERE account_id = ? AND customer_id = ?',
@@ -120,6 +124,7 @@ export class SqliteTx extends SqlTx {
     for (const s of scores) {
       const factors = s.factorsJson ?? JSON.stringify(s.factors);
       const band = bandOf(s.status);
+      const { computed, override, inputs, weights } = explainedColumns(s);
       const before = s.version === 1 ? undefined : previous.get(accountId, s.customerId);
       addChange(
         days,
@@ -128,11 +133,47 @@ export class SqliteTx extends SqlTx {
         s,
       );
       if (s.version === 1)
-        insert.run(accountId, s.customerId, s.score, band, factors, s.version, s.updatedAt);
+        insert.run(
+          accountId,
+          s.customerId,
+          s.score,
+          band,
+          factors,
+          s.version,
+          s.updatedAt,
+          computed,
+          override,
+          inputs,
+        );
       else if (s.factorsJson !== undefined)
-        rescore.run(s.score, band, s.version, s.updatedAt, accountId, s.customerId);
-      else update.run(s.score, band, factors, s.version, s.updatedAt, accountId, s.customerId);
-      history.run(accountId, s.customerId, s.version, s.score, s.status, factors, reason, s.updatedAt);
+        rescore.run(s.score, band, s.version, s.updatedAt, computed, override, accountId, s.customerId);
+      else
+        update.run(
+          s.score,
+          band,
+          factors,
+          s.version,
+          s.updatedAt,
+          computed,
+          override,
+          inputs,
+          accountId,
+          s.customerId,
+        );
+      history.run(
+        accountId,
+        s.customerId,
+        s.version,
+        s.score,
+        s.status,
+        factors,
+        reason,
+        s.updatedAt,
+        computed,
+        override,
+        weights,
+        inputs,
+      );
     }
     const add = this.conn.statement(ADD_DAY);
     for (const d of days.values()) {

@@ -1,0 +1,270 @@
+// Why a score is what it is, and overrides (docs/scoring.md, "Why this score" and "Overrides";
+// docs/api.md, "Explanations and overrides"): the explanation reads two versions of the history
+// and puts them side by side (../domain/explain.ts); an override is set and removed by
+// ../writes/overrides.ts.
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { notFound } from '../domain/errors.ts';
+import { contributionChanges, effectiveWeights, explainFactors } from '../domain/explain.ts';
+import { computedOf, overrideEnded, type ScoreRecord, withoutOverride } from '../domain/health.ts';
+import { AGGREGATES } from '../domain/rules.ts';
+import { round6, STATUSES, type Weights } from '../domain/scoring.ts';
+import { iso } from '../domain/time.ts';
+import type { ExplainedVersion, Store } from '../store/store.ts';
+import { deleteOverride, MAX_REASON, putOverride } from '../writes/overrides.ts';
+import { healthScoreJson } from '../writes/score-json.ts';
+import { sendJson } from './customers.ts';
+import { HistoryEntry, toOverride } from './health-scores.ts';
+import { errorResponses, instantOf, Timestamp } from './schemas.ts';
+
+const IdParams = Type.Object({ customer_id: Type.String() });
+
+export const ExplanationQuery = Type.Object(
+  {
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        description: 'A version of the history; the current one unless given.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Contribution = Type.Number({ description: 'weight × score, 6 decimal places.' });
+
+const ExplainedFactorSchema = Type.Object({
+  factor: Type.String(),
+  score: Type.Number(),
+  weight: Type.Number({
+    description:
+      'The effective weight this version used: w/Σw over the weighted factors present, 1/n for a plain mean, 0 if left out.',
+  }),
+  contribution: Contribution,
+  source: Type.Union([Type.Literal('posted'), Type.Literal('metric')]),
+  metric: Type.Optional(
+    Type.Object(
+      {
+        name: Type.String(),
+        aggregate: Type.Enum(AGGREGATES),
+        window_days: Type.Union([Type.Integer(), Type.Null()]),
+        value: Type.Number({ description: 'The aggregate the scale turned into the score.' }),
+        points: Type.Integer({ description: 'Points the aggregate read.' }),
+        newest_at: Type.Union([Timestamp, Type.Null()]),
+      },
+      { description: 'For a derived factor: what it was computed from, as of this version.' },
+    ),
+  ),
+});
+
+export const Explanation = Type.Object(
+  {
+    customer_id: Type.String(),
+    version: Type.Integer(),
+    health_score: Type.Number({ description: 'The score shown: the override while one stands.' }),
+    computed_score: Type.Number({ description: 'What the factors give; the contributions sum to it.' }),
+    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    reason: HistoryEntry.properties.reason,
+    updated_at: Timestamp,
+    override: Type.Union([Type.Ref('Override'), Type.Null()]),
+    factors: Type.Array(ExplainedFactorSchema, { description: 'By factor name.' }),
+    change: Type.Union([
+      Type.Object({
+        from_version: Type.Integer(),
+        previous_score: Type.Number(),
+        delta: Type.Number({ description: 'health_score − previous_score.' }),
+        factors: Type.Array(
+          Type.Object({
+            factor: Type.String(),
+            previous_contribution: Type.Number(),
+            contribution: Type.Number(),
+            delta: Type.Number(),
+          }),
+          { description: 'Every factor whose contribution moved, biggest |delta| first.' },
+        ),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { $id: 'Explanation' },
+);
+
+export const OverrideBody = Type.Object(
+  {
+    health_score: Type.Number({ minimum: 0, maximum: 1, description: 'The score to show, in [0, 1].' }),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: MAX_REASON,
+      description: `Why (1-${MAX_REASON} characters): what the team knows that the signals do not.`,
+    }),
+    expires_at: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'When it ends: ISO 8601, in the future, at most 365 days ahead; 30 days unless given.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+interface Deps {
+  store: Store;
+  now: () => number;
+}
+
+/** The customer's current score; 404 customer_not_found or health_score_not_found. */
+async function currentScore(store: Store, accountId: string, customerId: string): Promise<ScoreRecord> {
+  const score = await store.getScore(accountId, customerId);
+  if (score) return score;
+  if (!(await store.getCustomer(accountId, customerId))) throw notFound.customer(customerId);
+  throw notFound.healthScore(customerId);
+}
+
+function explanation(
+  customerId: string,
+  at: ExplainedVersion,
+  before: ExplainedVersion | undefined,
+  accountWeights: Weights,
+) {
+  const explained = (v: ExplainedVersion) =>
+    explainFactors(v.factors, v.weights ?? effectiveWeights(v.factors, accountWeights), v.inputs);
+  const factors = explained(at);
+  return {
+    customer_id: customerId,
+    version: at.version,
+    health_score: at.score,
+    computed_score: computedOf(at),
+    status: at.status,
+    reason: at.reason,
+    updated_at: iso(at.createdAt),
+    override: toOverride(at),
+    factors: factors.map((f) => ({
+      factor: f.factor,
+      score: f.score,
+      weight: f.weight,
+      contribution: f.contribution,
+      source: f.input ? ('metric' as const) : ('posted' as const),
+      ...(f.input
+        ? {
+            metric: {
+              name: f.input.metric,
+              aggregate: f.input.aggregate,
+              window_days: f.input.windowDays,
+              value: f.input.value,
+              points: f.input.points,
+              newest_at: f.input.newestAt === null ? null : iso(f.input.newestAt),
+            },
+          }
+        : {}),
+    })),
+    change: before
+      ? {
+          from_version: before.version,
+          previous_score: before.score,
+          delta: round6(at.score - before.score),
+          factors: contributionChanges(explained(before), factors).map((c) => ({
+            factor: c.factor,
+            previous_contribution: c.previous,
+            contribution: c.contribution,
+            delta: c.delta,
+          })),
+        }
+      : null,
+  };
+}
+
+function explain(app: FastifyInstance, { store, now }: Deps): void {
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof ExplanationQuery> }>(
+    '/customers/:customer_id/health-score/explanation',
+    {
+      schema: {
+        tags: ['health scores'],
+        summary: 'Why a version of the score is what it is, and what moved it from the version before',
+        params: IdParams,
+        querystring: ExplanationQuery,
+        response: { 200: Type.Ref('Explanation'), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (req) => {
+      const { customer_id } = req.params;
+      const clock = now();
+      const current = await currentScore(store, req.accountId, customer_id);
+      const version = req.query.version ?? current.version;
+      if (version > current.version) throw notFound.version(customer_id, version);
+      const rows = await store.explainedVersions(
+        req.accountId,
+        customer_id,
+        version > 1 ? [version, version - 1] : [version],
+      );
+      let at = rows.find((r) => r.version === version);
+      if (!at) throw notFound.version(customer_id, version);
+      // Versions kept before explanations were have no weights (the account's current ones stand
+      // in), and the current version of a score whose override has ended shows as GET shows it.
+      const ended = version === current.version && overrideEnded(at, clock);
+      const settings =
+        ended || rows.some((r) => r.weights === null) ? await store.getSettings(req.accountId) : null;
+      if (ended && settings) at = withoutOverride(at, settings.thresholds);
+      const before = rows.find((r) => r.version === version - 1);
+      return explanation(customer_id, at, before, settings?.weights ?? {});
+    },
+  );
+}
+
+function setOverride(app: FastifyInstance, { store, now }: Deps): void {
+  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof OverrideBody> }>(
+    '/customers/:customer_id/health-score/override',
+    {
+      config: { area: 'customers' },
+      schema: {
+        tags: ['health scores'],
+        summary:
+          'Pin the score everything shows, with a reason and an end; the computed score keeps moving underneath',
+        params: IdParams,
+        body: OverrideBody,
+        response: { 200: Type.Ref('HealthScore'), ...errorResponses(400, 401, 404, 413, 415) },
+      },
+    },
+    async (req, reply) => {
+      const { body } = req;
+      const expiresAt = body.expires_at === undefined ? null : instantOf(body.expires_at, 'expires_at');
+      const record = await store.run(
+        putOverride,
+        req.accountId,
+        req.params.customer_id,
+        { score: body.health_score, reason: body.reason, expiresAt, setBy: req.actor?.label ?? 'unknown' },
+        now(),
+      );
+      return sendJson(reply, healthScoreJson(record));
+    },
+  );
+}
+
+function removeOverride(app: FastifyInstance, { store, now }: Deps): void {
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/customers/:customer_id/health-score/override',
+    {
+      config: { area: 'customers' },
+      schema: {
+        tags: ['health scores'],
+        summary: 'Remove the override: the computed score shows again',
+        params: IdParams,
+        response: { 200: Type.Ref('HealthScore'), ...errorResponses(401, 404) },
+      },
+    },
+    async (req, reply) => {
+      const record = await store.run(deleteOverride, req.accountId, req.params.customer_id, now());
+      return sendJson(reply, healthScoreJson(record));
+    },
+  );
+}
+
+/** In this order: the OpenAPI document lists the routes as they are registered. */
+const ROUTES = [explain, setOverride, removeOverride];
+
+export const explanationRoutes =
+  (store: Store, now: () => number): FastifyPluginAsync =>
+  async (app) => {
+    const deps: Deps = { store, now };
+    for (const route of ROUTES) route(app, deps);
+  };
