@@ -121,6 +121,15 @@ const PROBES: Probe[] = [
     path: '/api/customers/{c}/health-score/history?limit=100&starting_after=2',
     code: 'customer_not_found',
   },
+  { method: 'GET', path: '/api/customers/{c}/health-score/explanation', code: 'customer_not_found' },
+  { method: 'GET', path: '/api/customers/{c}/health-score/explanation?version=1', code: 'customer_not_found' },
+  {
+    method: 'PUT',
+    path: '/api/customers/{c}/health-score/override',
+    body: { health_score: 0, reason: 'stolen' },
+    code: 'customer_not_found',
+  },
+  { method: 'DELETE', path: '/api/customers/{c}/health-score/override', code: 'customer_not_found' },
   { method: 'GET', path: '/api/events/{e}', code: 'event_not_found' },
   { method: 'GET', path: '/api/webhooks/{w}', code: 'webhook_not_found' },
   {
