@@ -286,6 +286,30 @@ describe('overrides', () => {
     );
   });
 
+  test('a parallel burst of overrides, removals and factor writes: each its own version, none lost or doubled', async () => {
+    await customer('ov_burst', { usage: 0.5 });
+    const sends = Array.from({ length: 30 }, (_, i) => {
+      if (i % 3 === 0) return override('ov_burst', { health_score: (i % 10) / 10, reason: `burst ${i}` });
+      if (i % 3 === 1)
+        return t.api.post('/api/customers/ov_burst/health-score', { factors: { usage: (i % 7) / 7 } });
+      return t.api.request('DELETE', '/api/customers/ov_burst/health-score/override');
+    });
+    const answers = await Promise.all(sends);
+    const applied = answers.filter((r) => r.status === 200).length;
+    for (const r of answers)
+      assert.ok(r.status === 200 || r.body.error?.code === 'override_not_found', r.raw);
+    const history = (await t.api.get('/api/customers/ov_burst/health-score/history?limit=100')).body.data;
+    assert.deepEqual(
+      history.map((h: { version: number }) => h.version),
+      Array.from({ length: applied + 1 }, (_, i) => applied + 1 - i),
+      'versions 1…n, one per applied write',
+    );
+    const shown = (await t.api.get('/api/customers/ov_burst/health-score')).body;
+    const e = (await explain('ov_burst')).body;
+    assert.equal(e.version, applied + 1);
+    assert.equal(e.health_score, shown.health_score);
+  });
+
   test('refusals name their field and change nothing', async () => {
     await customer('ov_r', { usage: 0.6 });
     await customer('ov_none');
