@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // vitals serve | migrate | keys create|list|revoke | users create|list|remove | backup PATH
-//        | import customers|scores|metrics FILE | export customers|scores|metrics [FILE]   (USAGE below says it all)
-// Each command loads only what it uses: import and export are HTTP clients and load no server.
+//        | import customers|scores|metrics FILE | export customers|scores|metrics [FILE]
+//        | explain CUSTOMER_ID   (USAGE below says it all)
+// Each command loads only what it uses: import, export and explain are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
@@ -32,6 +33,11 @@ const USAGE = `Usage: vitals <command>
     both: [--url URL] (http://localhost:3000) [--key KEY] ($VITALS_API_KEY)
           [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv;
                                  import from -: ndjson if the input starts with {, else csv)
+  explain CUSTOMER_ID [--version N]
+                                 why a running Vitals scores the customer as it does (version N
+                                 of the score, else the current one): each factor's weight and
+                                 contribution, the override, and what moved since the version before
+        [--url URL] [--key KEY]    as for import and export
 
 Configuration comes from the environment; see README.md.`;
 
@@ -61,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
       merge: { type: 'boolean' },
       'batch-size': { type: 'string' },
       concurrency: { type: 'string' },
+      version: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -91,6 +98,11 @@ async function main(argv: string[]): Promise<number> {
         concurrency: values.concurrency,
       };
       return command === 'import' ? runImport(args) : runExport(args);
+    }
+    case 'explain': {
+      if (positionals.length !== 2) break;
+      const { runExplain } = await import('./transfer/explain.ts');
+      return runExplain({ customerId: sub, version: values.version, url: values.url, key: values.key });
     }
     case 'migrate': {
       const version = await withStore((s) => s.migrate());

@@ -16,6 +16,8 @@ import type {
   DistributionParams,
   Event,
   EventListParams,
+  Explanation,
+  ExplanationParams,
   FactorRule,
   FactorRuleInput,
   FactorRulePreview,
@@ -32,6 +34,7 @@ import type {
   MetricsWrite,
   Movers,
   MoversParams,
+  OverrideParams,
   Page,
   PortfolioEntry,
   PortfolioParams,
@@ -109,6 +112,21 @@ export class HealthScores {
 
   retrieve(customerId: string): Promise<HealthScore> {
     return this.#http.get(path`/customers/${customerId}/health-score`);
+  }
+
+  /** Why the score (the current version, or `version`) is what it is, and what moved it from the one before. */
+  explain(customerId: string, params: ExplanationParams = {}): Promise<Explanation> {
+    return this.#http.get(path`/customers/${customerId}/health-score/explanation`, params);
+  }
+
+  /** Pins the score every read shows, with a reason, until `expires_at` (default in 30 days). */
+  setOverride(customerId: string, body: OverrideParams, opts?: WriteOptions): Promise<HealthScore> {
+    return this.#http.put(path`/customers/${customerId}/health-score/override`, body, opts);
+  }
+
+  /** Removes the override: the computed score shows again. */
+  removeOverride(customerId: string, opts?: WriteOptions): Promise<HealthScore> {
+    return this.#http.delete(path`/customers/${customerId}/health-score/override`, opts);
   }
 
   /** Every version of the customer's score, newest first. */

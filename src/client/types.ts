@@ -10,6 +10,11 @@ import type {
   UpdateBody as CustomerUpdateBody,
 } from '../http/customers.ts';
 import type { ListQuery as EventListQuery, EventSchema } from '../http/events.ts';
+import type {
+  ExplanationQuery,
+  Explanation as ExplanationSchema,
+  OverrideBody,
+} from '../http/explanations.ts';
 import type { RuleBody, RulePreviewAnswer, Rule as RuleSchema } from '../http/factor-rules.ts';
 import type {
   FactorsPatch,
@@ -17,6 +22,7 @@ import type {
   HealthScore as HealthScoreSchema,
   HistoryEntry as HistoryEntrySchema,
   HistoryQuery,
+  OverrideSchema,
   PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
 } from '../http/health-scores.ts';
@@ -72,13 +78,26 @@ export type CustomerBatchItem = Static<typeof CustomerItem>;
 export type Status = NonNullable<Static<typeof PortfolioQuery>['status']>;
 export type Factors = Static<typeof FactorsSchema>;
 export type FactorsChange = Static<typeof FactorsPatch>;
-// HealthScore's status is a union built from an array, which Static reads as `never`.
-export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status'> & { status: Status };
+/** An override (docs/scoring.md, "Overrides"): the score pinned, why, until when and by whom. */
+export type Override = Static<typeof OverrideSchema>;
+// HealthScore's status is a union built from an array, which Static reads as `never`; its override
+// is a $ref to Override, which Static cannot follow (`unknown`).
+type Shown = { status: Status; override: Override | null };
+export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status' | 'override'> & Shown;
 export type HistoryEntry = Omit<Static<typeof HistoryEntrySchema>, 'status'> & { status: Status };
 export type HistoryParams = Static<typeof HistoryQuery>;
 export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
 /** An entry of the portfolio's list: a health score with its customer's name. */
-export type PortfolioEntry = Omit<Static<typeof PortfolioEntrySchema>, 'status'> & { status: Status };
+export type PortfolioEntry = Omit<Static<typeof PortfolioEntrySchema>, 'status' | 'override'> & Shown;
+/** Why a version of a score is what it is, and what moved it from the version before. */
+export type Explanation = Omit<Static<typeof ExplanationSchema>, 'status' | 'override'> & Shown;
+/** One factor of an explanation: its score, effective weight, contribution and where it came from. */
+export type ExplainedFactor = Explanation['factors'][number];
+/** What moved the score from the version before (null on version 1). */
+export type ScoreChange = NonNullable<Explanation['change']>;
+export type ExplanationParams = Static<typeof ExplanationQuery>;
+/** An override to set: the score to show, why, and when it ends (default in 30 days). */
+export type OverrideParams = Static<typeof OverrideBody>;
 export type ScoreBatchItem = Static<typeof ScoreItem> | Static<typeof ScoreMergeItem>;
 export type SummaryParams = Static<typeof SummaryQuery> & SegmentParams;
 export type Summary = Static<typeof SummaryAnswer>;

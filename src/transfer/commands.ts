@@ -1,6 +1,7 @@
 // The CLI's `import` and `export` (docs/cli.md, "Import and export"): they talk to a running
 // Vitals over HTTP with the typed client, so they work against any server, local or not. Exit
-// status: 0 done, 1 some rows refused or the work failed, 2 a usage mistake.
+// status: 0 done, 1 some rows refused or the work failed, 2 a usage mistake. `vitals explain`
+// (./explain.ts) is such a client too, and shares `connect`, `run` and their messages.
 import { createReadStream, createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { VitalsClient, VitalsError } from '../client/index.ts';
@@ -22,29 +23,32 @@ export interface TransferArgs {
   concurrency: string | undefined;
 }
 
-class UsageError extends Error {}
+/** A mistake in the command line: exit status 2, with a pointer to --help. */
+export class UsageError extends Error {}
 
 const KINDS: readonly string[] = ['customers', 'scores', 'metrics'];
 
-function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format: Format | undefined } {
-  if (!args.kind || !KINDS.includes(args.kind))
-    throw new UsageError("say what to move: 'customers', 'scores' or 'metrics'");
+/** The client for --url (or the local default) and --key (or VITALS_API_KEY). */
+export function connect(args: { url: string | undefined; key: string | undefined }): VitalsClient {
   const key = args.key ?? process.env.VITALS_API_KEY;
   if (!key) throw new UsageError('give an API key with --key or in VITALS_API_KEY');
   const url = serverUrl(args);
   if (!/^https?:\/\/[^/]/.test(url))
     throw new UsageError(`--url must be an http(s) URL like http://localhost:3000 (got '${url}')`);
+  return new VitalsClient({ url, key });
+}
+
+function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format: Format | undefined } {
+  if (!args.kind || !KINDS.includes(args.kind))
+    throw new UsageError("say what to move: 'customers', 'scores' or 'metrics'");
+  const client = connect(args);
   if (args.format !== undefined && args.format !== 'csv' && args.format !== 'ndjson') {
     throw new UsageError("--format must be 'csv' or 'ndjson'");
   }
-  return {
-    kind: args.kind as Kind,
-    client: new VitalsClient({ url, key }),
-    format: args.format as Format | undefined,
-  };
+  return { kind: args.kind as Kind, client, format: args.format as Format | undefined };
 }
 
-function positive(value: string | undefined, name: string, max: number): number | undefined {
+export function positive(value: string | undefined, name: string, max: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max)
@@ -87,7 +91,7 @@ function errorCode(err: unknown): string | undefined {
 }
 
 /** Runs `fn`, turning what goes wrong into a message and an exit status. */
-async function run(command: string, url: string, fn: () => Promise<number>): Promise<number> {
+export async function run(command: string, url: string, fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
   } catch (error) {
@@ -110,7 +114,7 @@ async function run(command: string, url: string, fn: () => Promise<number>): Pro
 }
 
 /** Where the commands send their requests: --url, or the local default. */
-const serverUrl = (args: TransferArgs) => args.url ?? 'http://localhost:3000';
+export const serverUrl = (args: { url: string | undefined }) => args.url ?? 'http://localhost:3000';
 
 export const runImport = (args: TransferArgs) =>
   run('import', serverUrl(args), async () => {

@@ -28,7 +28,7 @@ const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
  * `name` is its customer's, which a scores import does not change). */
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
-  scores: ['name', 'health_score', 'status', 'updated_at'],
+  scores: ['name', 'health_score', 'status', 'updated_at', 'override'],
   metrics: ['health_score'],
 };
 
