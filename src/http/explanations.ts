@@ -73,6 +73,9 @@ export const Explanation = Type.Object(
       Type.Object({
         from_version: Type.Integer(),
         previous_score: Type.Number(),
+        previous_computed_score: Type.Number({
+          description: 'What the factors gave then: the contributions moved from it to computed_score.',
+        }),
         delta: Type.Number({ description: 'health_score − previous_score.' }),
         factors: Type.Array(
           Type.Object({
@@ -162,6 +165,7 @@ function explanation(
       ? {
           from_version: before.version,
           previous_score: before.score,
+          previous_computed_score: computedOf(before),
           delta: round6(at.score - before.score),
           factors: contributionChanges(explained(before), factors).map((c) => ({
             factor: c.factor,

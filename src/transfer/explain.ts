@@ -46,7 +46,7 @@ export function formatExplanation(e: Explanation): string {
   else
     lines.push(...table(['factor', 'score', 'weight', 'contribution', 'source'], e.factors.map(factorRow)));
   lines.push('');
-  lines.push(...changeLines(e.change, e.health_score));
+  lines.push(...changeLines(e.change, e.health_score, e.computed_score));
   return `${lines.join('\n')}\n`;
 }
 
@@ -64,11 +64,20 @@ function source(f: ExplainedFactor): string {
   return `metric ${m.name} ${m.aggregate}${window} = ${m.value} (${points}, ${newest})`;
 }
 
-function changeLines(change: ScoreChange | null, score: number): string[] {
+function changeLines(change: ScoreChange | null, score: number, computed: number): string[] {
   if (!change) return ['no version before this one'];
   const lines = [
     `since version ${change.from_version}: ${num(change.previous_score)} ${ARROW} ${num(score)} (${signed(change.delta)})`,
   ];
+  // Under an override the factors move the computed score, not the one shown: say so.
+  if (change.previous_computed_score !== change.previous_score || computed !== score) {
+    const before = change.previous_computed_score;
+    lines.push(
+      computed === before
+        ? `  computed score unchanged at ${num(computed)}`
+        : `  computed ${num(before)} ${ARROW} ${num(computed)} (${signed(computed - before)})`,
+    );
+  }
   if (change.factors.length === 0) lines.push('  no factor moved');
   const width = Math.max(0, ...change.factors.map((f) => f.factor.length));
   for (const f of change.factors) {

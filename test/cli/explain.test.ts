@@ -113,7 +113,10 @@ test('an override: its line under the score, and a version in which no factor mo
       'health score 0.2000 critical  (computed 0.5000)',
       `OVERRIDE 0.2000 until ${o.expires_at} by ${o.set_by} — "Champion left"`,
     ]);
-    assert.match(run.stdout, /\nsince version 4: 0\.5000 → 0\.2000 \(−0\.3000\)\n {2}no factor moved\n$/);
+    assert.match(
+      run.stdout,
+      /\nsince version 4: 0\.5000 → 0\.2000 \(−0\.3000\)\n {2}computed score unchanged at 0\.5000\n {2}no factor moved\n$/,
+    );
   } finally {
     await client.healthScores.removeOverride('acme_corp');
   }

@@ -63,6 +63,7 @@ test('explain: each factor with its weight and contribution, what moved since th
   assert.deepEqual(now.change, {
     from_version: 1,
     previous_score: 0.75,
+    previous_computed_score: 0.75,
     delta: -0.12,
     factors: [
       { factor: 'usage', previous_contribution: 0.5625, contribution: 0.25, delta: -0.3125 },
@@ -144,7 +145,13 @@ test('setOverride pins the score every read shows; explain shows both; removeOve
   assert.equal(e.health_score, 0.2);
   assert.equal(e.computed_score, 0.9);
   assert.deepEqual(e.override, pinned);
-  assert.deepEqual(e.change, { from_version: 1, previous_score: 0.9, delta: -0.7, factors: [] });
+  assert.deepEqual(e.change, {
+    from_version: 1,
+    previous_score: 0.9,
+    previous_computed_score: 0.9,
+    delta: -0.7,
+    factors: [],
+  });
 
   // Without expires_at: 30 days.
   const again = await client.healthScores.setOverride('acme', {

@@ -71,6 +71,7 @@ describe('explanations', () => {
     assert.equal(e.version, 2);
     assert.equal(e.change.from_version, 1);
     assert.equal(e.change.previous_score, 0.75);
+    assert.equal(e.change.previous_computed_score, 0.75);
     assert.equal(e.change.delta, Math.round((e.health_score - 0.75) * 1e6) / 1e6);
     assert.deepEqual(
       e.change.factors.map((f: { factor: string }) => f.factor),
@@ -224,6 +225,10 @@ describe('overrides', () => {
     assert.equal(e.health_score, 0.2);
     assert.equal(e.computed_score, 0.5);
     assert.equal(e.override.reason, 'Champion left last week');
+    assert.equal(e.change.delta, 0, 'the score shown did not move');
+    assert.equal(e.change.previous_computed_score, 0.9, 'the computed one did: 0.9 → 0.5');
+    const moved = e.change.factors.reduce((a: number, f: { delta: number }) => a + f.delta, 0);
+    assert.ok(Math.abs(moved - (0.5 - 0.9)) < 1e-5);
 
     clock.advance(1000);
     const removed = await t.api.request('DELETE', '/api/customers/ov_a/health-score/override');
