@@ -40,4 +40,19 @@ export const REASON_LABEL: Record<string, string> = {
   metrics_updated: 'metrics updated',
   rules_changed: 'factor rules changed',
   time_passed: 'time passed',
+  override_set: 'override set',
+  override_removed: 'override removed',
+  override_expired: 'override ended',
 };
+
+/** A change of a score or contribution, its sign always written: +0.200, −0.140 (a minus sign), ±0.000. */
+export const signed = (n: number) => {
+  // Halves round up, as toFixed rounds the exact contributions (0.1875 → 0.188): 0.188 − 0.150 reads −0.038.
+  const text = (Math.round(Math.abs(n) * 1000) / 1000).toFixed(3);
+  if (text === '0.000') return '±0.000';
+  return `${n < 0 ? '−' : '+'}${text}`;
+};
+
+const mediumDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+/** A date for a person: Apr 30, 2026. */
+export const date = (iso: string | number) => mediumDate.format(new Date(iso));

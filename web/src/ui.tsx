@@ -1,8 +1,8 @@
 // Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, STATUSES, type Status } from './api.ts';
-import { count, STATUS_LABEL } from './format.ts';
+import { ApiError, type Override, STATUSES, type Status } from './api.ts';
+import { count, date, STATUS_LABEL, score } from './format.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -96,6 +96,22 @@ export function Loading({ what }: { what: string }) {
 
 export function StatusBadge({ status }: { status: Status }) {
   return <span class={`badge ${status}`}>{STATUS_LABEL[status]}</span>;
+}
+
+/**
+ * Marks a score a person pinned (docs/scoring.md, "Overrides"): "pinned", with the computed score
+ * beside it unless `computed` is false (where the text around says it), and the rest on hover.
+ */
+export function PinnedBadge({ override, computed = true }: { override: Override; computed?: boolean }) {
+  return (
+    <span
+      class="pinned-mark"
+      title={`Pinned by a person until ${date(override.expires_at)}: “${override.reason}”. The factors compute ${score(override.computed_score)}.`}
+    >
+      <span class="badge pinned">pinned</span>
+      {computed && <span class="computed">computed {score(override.computed_score)}</span>}
+    </span>
+  );
 }
 
 /** Previous / next over a keyset-paginated list. */

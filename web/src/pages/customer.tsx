@@ -1,5 +1,5 @@
 import { Fragment } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import {
   ApiError,
   api,
@@ -16,11 +16,13 @@ import {
   type WeightsAnswer,
 } from '../api.ts';
 import { HistoryChart, Sparkline } from '../charts.tsx';
-import { count, day, REASON_LABEL, score, when } from '../format.ts';
+import { count, date, day, REASON_LABEL, score, when } from '../format.ts';
 import { Link, paths } from '../router.tsx';
 import { aggregateWords, plain, windowDaysOf } from '../rules.ts';
-import { ErrorMessage, Loading, Notice, Page, StatusBadge, useLoad } from '../ui.tsx';
+import { ErrorMessage, Loading, Notice, Page, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 import { EditCustomer } from './customer-edit.tsx';
+import { WhyPanel } from './customer-explain.tsx';
+import { OverrideForm } from './customer-override.tsx';
 
 /** The chart pages through the history, newest first, up to this many changes. */
 const HISTORY_CAP = 1000;
@@ -57,6 +59,16 @@ export function CustomerPage({ id }: { id: string }) {
   const loaded = useLoad((signal) => loadCustomer(id, signal), [id]);
   const history = useLoad((signal) => loadHistory(id, signal), [id]);
   const [saved, setSaved] = useState(false);
+  // The version "Why this score" explains (null: the current one), and a round that reloads it.
+  const [version, setVersion] = useState<number | null>(null);
+  const [round, setRound] = useState(0);
+  const [pinned, setPinned] = useState<string>();
+  const whyHeading = useRef<HTMLHeadingElement>(null);
+  const explain = (v: number | null) => {
+    setVersion(v === history.data?.entries[0]?.version ? null : v);
+    whyHeading.current?.scrollIntoView({ block: 'start' });
+    whyHeading.current?.focus();
+  };
 
   if (loaded.error) {
     const missing = loaded.error instanceof ApiError && loaded.error.status === 404;
@@ -117,12 +129,47 @@ export function CustomerPage({ id }: { id: string }) {
           )}
         </section>
       </div>
+      {current && (
+        <WhyPanel
+          customerId={customer.id}
+          version={version}
+          round={round}
+          onCurrent={() => explain(null)}
+          headingRef={whyHeading}
+        />
+      )}
       <section aria-labelledby="history-title" class="card">
         <h2 id="history-title">Score history</h2>
         <ErrorMessage error={history.error} />
         {history.loading && !history.data && <Loading what="the history" />}
-        {history.data && <History {...history.data} thresholds={thresholds} />}
+        {history.data && (
+          <History
+            {...history.data}
+            thresholds={thresholds}
+            selected={version ?? history.data.entries[0]?.version}
+            onSelect={explain}
+          />
+        )}
       </section>
+      {current && can('edit customers') && (
+        <section aria-labelledby="override-title" class="card">
+          <h2 id="override-title">Override</h2>
+          {pinned && <Notice>{pinned}</Notice>}
+          <OverrideForm
+            // A new override (or none) starts the form again from what now stands.
+            key={current.override?.set_at ?? 'none'}
+            customerId={customer.id}
+            current={current}
+            onChanged={(score, message) => {
+              loaded.set({ ...data, current: score });
+              setPinned(message);
+              setVersion(null);
+              setRound((r) => r + 1);
+              history.reload();
+            }}
+          />
+        </section>
+      )}
       {can('edit customers') && (
         <section aria-labelledby="edit-title" class="card">
           <h2 id="edit-title">Edit customer</h2>
@@ -165,7 +212,17 @@ function CurrentScore(props: {
           {score(current.health_score)}
         </span>
         <StatusBadge status={current.status} />
+        {current.override && <PinnedBadge override={current.override} computed={false} />}
       </p>
+      {current.override && (
+        <p class="pinned-note" data-testid="pinned-note">
+          <strong>
+            Pinned by a person: {score(current.override.health_score)} until{' '}
+            {date(current.override.expires_at)}
+          </strong>{' '}
+          — computed {score(current.override.computed_score)} — reason “{current.override.reason}”
+        </p>
+      )}
       <p class="hint">Updated {when(current.updated_at)}</p>
       <div class="table-wrap">
         <table class="factors">
@@ -225,6 +282,8 @@ function CurrentScore(props: {
         </table>
       </div>
       <p class="hint">
+        {current.override &&
+          `These factors compute ${score(current.override.computed_score)}; the score shown is pinned. `}
         {weighted.length === 0
           ? 'No weight covers these factors, so the score is their plain mean.'
           : 'The score is the weighted mean of the factors that have a weight; the weights are rescaled over the factors present.'}{' '}
@@ -282,7 +341,14 @@ function FactorMetric({ customerId, rule }: { customerId: string; rule: FactorRu
 
 const plural = (n: number) => `${count(n)} ${n === 1 ? 'point' : 'points'}`;
 
-function History(props: { entries: HistoryEntry[]; capped: boolean; thresholds: Thresholds }) {
+function History(props: {
+  entries: HistoryEntry[];
+  capped: boolean;
+  thresholds: Thresholds;
+  /** The version "Why this score" shows. */
+  selected: number | undefined;
+  onSelect: (version: number) => void;
+}) {
   const points = props.entries
     .map((e) => ({
       t: Date.parse(e.created_at),
@@ -300,8 +366,8 @@ function History(props: { entries: HistoryEntry[]; capped: boolean; thresholds: 
           : `${count(props.entries.length)} ${props.entries.length === 1 ? 'change' : 'changes'}. Shaded bands are today's thresholds; dots are coloured by the band each score had.`}
       </p>
       {props.entries.length > 0 && (
-        <details>
-          <summary>Latest changes as a table</summary>
+        <details open>
+          <summary>Latest changes as a table: choose a version to see why it scored what it did</summary>
           <div class="table-wrap">
             <table>
               <thead>
@@ -313,20 +379,44 @@ function History(props: { entries: HistoryEntry[]; capped: boolean; thresholds: 
                   <th scope="col" class="num">
                     Score
                   </th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Why</th>
+                  <th scope="col" class="wide-only">
+                    Status
+                  </th>
+                  <th scope="col" class="wide-only">
+                    Why
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {props.entries.slice(0, 20).map((e) => (
-                  <tr key={e.version}>
-                    <td class="num">{e.version}</td>
-                    <td>{when(e.created_at)}</td>
-                    <td class="num">{score(e.health_score)}</td>
+                  <tr
+                    key={e.version}
+                    class={e.version === props.selected ? 'pickable selected' : 'pickable'}
+                    aria-current={e.version === props.selected ? 'true' : undefined}
+                    onClick={(ev) => {
+                      if (!(ev.target as Element).closest('button')) props.onSelect(e.version);
+                    }}
+                  >
+                    <td class="num">
+                      <button
+                        type="button"
+                        class="link"
+                        aria-label={`Explain version ${e.version}`}
+                        onClick={() => props.onSelect(e.version)}
+                      >
+                        {e.version}
+                      </button>
+                    </td>
                     <td>
+                      {when(e.created_at)}
+                      {/* On a phone the Why column gives way: the reason goes under the date. */}
+                      <span class="sub phone-only">{REASON_LABEL[e.reason] ?? e.reason}</span>
+                    </td>
+                    <td class="num">{score(e.health_score)}</td>
+                    <td class="wide-only">
                       <StatusBadge status={e.status} />
                     </td>
-                    <td>{REASON_LABEL[e.reason] ?? e.reason}</td>
+                    <td class="wide-only">{REASON_LABEL[e.reason] ?? e.reason}</td>
                   </tr>
                 ))}
               </tbody>

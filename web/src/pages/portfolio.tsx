@@ -17,7 +17,7 @@ import { Histogram } from '../charts.tsx';
 import { count, STATUS_LABEL, score, when } from '../format.ts';
 import { CsvImport } from '../import.tsx';
 import { Link, paths } from '../router.tsx';
-import { ErrorMessage, Loading, Page, Pager, StatusBadge, useLoad } from '../ui.tsx';
+import { ErrorMessage, Loading, Page, Pager, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 import { DropsPanel, SegmentPicker, TrendPanel } from './portfolio-panels.tsx';
 
 const PAGE_SIZE = 20;
@@ -201,7 +201,10 @@ function ScoreList({
                     <Link href={paths.customer(r.customer_id)}>{r.name}</Link>
                     <span class="sub">{r.customer_id}</span>
                   </td>
-                  <td class="num">{score(r.health_score)}</td>
+                  <td class="num">
+                    {score(r.health_score)}
+                    {r.override && <PinnedBadge override={r.override} />}
+                  </td>
                   <td>
                     <StatusBadge status={r.status} />
                   </td>

@@ -1,0 +1,223 @@
+// "Why this score" on the customer page (docs/scoring.md, "Why this score"): a version of the
+// score explained by the server, each factor's contribution (weight × score) as a bar, and what
+// moved since the version before in words. The history's rows choose the version shown.
+import type { Ref } from 'preact';
+import { api, customerPath, type ExplainedFactor, type Explanation, query } from '../api.ts';
+import { count, date, REASON_LABEL, score, signed, when } from '../format.ts';
+import { aggregateWords, plain } from '../rules.ts';
+import { ErrorMessage, Loading, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
+
+/** Contributions are rounded to 6 places each: a pin is told from rounding by more than this. */
+const SAME = 1e-5;
+
+export function WhyPanel(props: {
+  customerId: string;
+  /** The version to explain; null: the current one. */
+  version: number | null;
+  /** A new round loads the explanation again (an override set or removed makes a version). */
+  round: number;
+  onCurrent: () => void;
+  headingRef: Ref<HTMLHeadingElement>;
+}) {
+  const { customerId, version } = props;
+  const loaded = useLoad(
+    (signal) =>
+      api.get<Explanation>(
+        `${customerPath(customerId)}/health-score/explanation${query({ version })}`,
+        signal,
+      ),
+    [customerId, version, props.round],
+  );
+  // While the next version loads, the one before stays (dimmed), so the page does not jump.
+  const e = loaded.data;
+  return (
+    <section
+      aria-labelledby="why-title"
+      class="card why"
+      data-testid="why-panel"
+      data-version={e?.version}
+      aria-busy={loaded.loading}
+    >
+      <div class="section-head">
+        <h2 id="why-title" tabIndex={-1} ref={props.headingRef} aria-describedby="why-version">
+          Why this score
+        </h2>
+        {version !== null && (
+          <button type="button" class="secondary small" onClick={props.onCurrent}>
+            Back to the current score
+          </button>
+        )}
+      </div>
+      <ErrorMessage error={loaded.error} />
+      {loaded.loading && !e && <Loading what="the explanation" />}
+      {e && (
+        <div class={loaded.loading ? 'why-body stale' : 'why-body'}>
+          <p
+            id="why-version"
+            class={version === null ? 'version-line' : 'version-line older'}
+            data-testid="why-version"
+          >
+            {version === null ? (
+              <>The current score, version {e.version}</>
+            ) : (
+              <>
+                <strong>An earlier score:</strong> version {e.version}, not the current one
+              </>
+            )}
+            {` · ${when(e.updated_at)} · ${REASON_LABEL[e.reason] ?? e.reason}`}
+          </p>
+          {/* The current score is in the card above; an earlier one is said here. */}
+          {version !== null && (
+            <p class="why-score">
+              <span class="value">{score(e.health_score)}</span>
+              <StatusBadge status={e.status} />
+              {e.override && <PinnedBadge override={e.override} computed={false} />}
+            </p>
+          )}
+          {e.override && (
+            <p class="pinned-words">
+              Pinned by a person at {score(e.override.health_score)} (until {date(e.override.expires_at)}):
+              the factors below compute <strong>{score(e.computed_score)}</strong>.
+            </p>
+          )}
+          <h3 id="why-factors-title">What each factor adds</h3>
+          <Contributions explanation={e} />
+          <h3 id="why-change-title">What changed</h3>
+          <ChangeWords explanation={e} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+const percent = (weight: number) => `${Math.round(weight * 1000) / 10}%`;
+
+/** "logins, sum over 30 days = 10 (2 points, the newest on Mar 30)" */
+function metricWords(metric: NonNullable<ExplainedFactor['metric']>): string {
+  const points = `${count(metric.points)} ${metric.points === 1 ? 'point' : 'points'}`;
+  const newest = metric.newest_at === null ? '' : `, the newest on ${date(metric.newest_at)}`;
+  return `${metric.name}, ${aggregateWords(metric)} = ${plain(metric.value)} (${points}${newest})`;
+}
+
+/**
+ * A bar per factor on one scale from 0 to 1: filled, what it adds (weight × score); pale, the most
+ * it could add (its weight). The fills laid end to end make the computed score.
+ */
+function Contributions({ explanation: e }: { explanation: Explanation }) {
+  if (e.factors.length === 0) return <p>This version has no factors.</p>;
+  const plainMean = e.factors.every((f) => Math.abs(f.weight - 1 / e.factors.length) < SAME);
+  return (
+    <>
+      <ul class="contributions" aria-labelledby="why-factors-title">
+        {e.factors.map((f) => (
+          <li key={f.factor} data-factor={f.factor}>
+            <span class="name">
+              <span class="mono">{f.factor}</span>{' '}
+              <span
+                class={`tag ${f.source === 'metric' ? 'derived' : 'posted'}`}
+                title={
+                  f.source === 'metric' ? 'Derived from a metric by a factor rule' : 'Posted through the API'
+                }
+              >
+                {f.source === 'metric' ? 'derived' : 'posted'}
+              </span>
+            </span>
+            <span class="bar" aria-hidden="true">
+              <span class="reach" style={{ width: `${f.weight * 100}%` }} />
+              <span class="fill" style={{ width: `${f.contribution * 100}%` }} />
+            </span>
+            <span class="amount" data-testid={`contribution-${f.factor}`}>
+              {score(f.contribution)}
+            </span>
+            <span class="how">
+              {f.weight === 0
+                ? `scores ${score(f.score)}, but has no weight: it adds nothing`
+                : `scores ${score(f.score)} × weight ${percent(f.weight)}`}
+              {f.metric && (
+                <>
+                  {' '}
+                  <span class="from">from {metricWords(f.metric)}</span>
+                </>
+              )}
+            </span>
+          </li>
+        ))}
+      </ul>
+      <p class="hint">
+        Each bar runs from 0 to 1: the dark part is what the factor adds to the score (its score × its
+        weight), the pale part the most it could add.{' '}
+        {plainMean
+          ? 'No weight covers these factors, so each counts the same.'
+          : 'Weights are rescaled over the weighted factors present.'}{' '}
+        Together they make the computed score, <strong>{score(e.computed_score)}</strong>.
+      </p>
+    </>
+  );
+}
+
+/** What moved since the version before, in words: the score shown, the computed one under a pin, each contribution. */
+function ChangeWords({ explanation: e }: { explanation: Explanation }) {
+  const change = e.change;
+  if (!change)
+    return <p data-testid="why-change">Version {e.version} is the first score: nothing came before it.</p>;
+  const reason = REASON_LABEL[e.reason] ?? e.reason;
+  const previousComputed = change.previous_computed_score;
+  const moved = e.computed_score - previousComputed;
+  const pinnedBefore = Math.abs(change.previous_score - previousComputed) > SAME;
+  const pinnedNow = e.override !== null;
+  const computedMoved = Math.abs(moved) > SAME;
+  const present = new Set(e.factors.map((f) => f.factor));
+  return (
+    <>
+      <p class="change-summary" data-testid="why-change">
+        {Math.abs(change.delta) < SAME ? (
+          <>
+            Score unchanged at <strong>{score(e.health_score)}</strong> since version {change.from_version} (
+            {reason}).
+          </>
+        ) : (
+          <>
+            Score{' '}
+            <strong>
+              {score(change.previous_score)} → {score(e.health_score)}
+            </strong>{' '}
+            ({signed(change.delta)}) since version {change.from_version} ({reason}).
+          </>
+        )}
+      </p>
+      {(pinnedBefore || pinnedNow) && (
+        <p data-testid="why-pin-change">
+          {computedMoved ? (
+            <>
+              Underneath, the factors' score went {score(previousComputed)} → {score(e.computed_score)} (
+              {signed(moved)});{' '}
+              {pinnedNow
+                ? `the score shown ${pinnedBefore ? 'stays' : 'is'} pinned at ${score(e.health_score)}.`
+                : 'the score shown is theirs again: no override stands.'}
+            </>
+          ) : (
+            <>
+              The factors give {score(e.computed_score)} as before:{' '}
+              {pinnedNow
+                ? `a person pinned the score shown at ${score(e.health_score)}.`
+                : 'the override no longer stands, so the score shown is theirs again.'}
+            </>
+          )}
+        </p>
+      )}
+      {change.factors.length === 0 ? (
+        <p class="hint">No factor's contribution moved.</p>
+      ) : (
+        <ul class="moves" aria-labelledby="why-change-title">
+          {change.factors.map((f) => (
+            <li key={f.factor} data-factor={f.factor} class={f.delta < 0 ? 'down' : 'up'}>
+              <span class="mono">{f.factor}</span>'s contribution {f.delta < 0 ? 'fell' : 'rose'} from{' '}
+              {score(f.previous_contribution)} to {score(f.contribution)} ({signed(f.delta)})
+              {!present.has(f.factor) && ': it left the score'}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
