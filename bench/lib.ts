@@ -72,6 +72,12 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** The most resident memory a process has had so far, in MB (Linux: VmHWM). */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return percentile(sorted, 50);

@@ -1,7 +1,9 @@
 // The morning reads at scale (issue 14): 100,000 customers with 30 history entries each (3M
 // history rows, spread over the last 180 days), then the trend over 90 days, the movers, the
 // summary (grouped by a metadata key), the score distribution and segment-filtered list pages, each timed over repeated
-// requests against a real Vitals process (as shipped). Any non-2xx is an error.
+// requests against a real Vitals process (as shipped). Any non-2xx is an error. With one outcome
+// per customer (issue 30) in the last 60 days, churned more often the lower its score, the
+// calibration report at 0 and 90 days, and the server's peak resident memory after it.
 // Usage: node bench/portfolio.ts [--customers 100000] [--entries 30] [--runs 20]
 //        [--backend sqlite|postgres|both] [--keep (the seeded database, to look at queries)]
 import { parseArgs } from 'node:util';
@@ -9,9 +11,9 @@ import postgres from 'postgres';
 import { scoreFactors } from '../src/domain/health.ts';
 import { newId } from '../src/domain/ids.ts';
 import { DAY_MS } from '../src/domain/portfolio.ts';
-import type { ScoreRecord, Store } from '../src/store/store.ts';
+import type { OutcomeRecord, ScoreRecord, Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { median, percentile, startServer } from './lib.ts';
+import { median, peakRssMb, percentile, startServer } from './lib.ts';
 import { customerId } from './seed.ts';
 
 const { values } = parseArgs({
@@ -79,6 +81,23 @@ async function seed(store: Store, accountId: string): Promise<void> {
     }
     current = next;
   }
+  // One outcome per customer, in the last 60 days: churned with a chance that falls as its base
+  // score rises, so the report has a signal to find.
+  for (let i = 0; i < N; i += CHUNK) {
+    const outcomes: OutcomeRecord[] = [];
+    for (let j = i; j < Math.min(N, i + CHUNK); j++) {
+      const base = (j % 97) / 97;
+      outcomes.push({
+        id: newId.outcome(),
+        customerId: customerId(j),
+        outcome: noise(j, 7777) < 0.6 - 0.5 * base ? ('churned' as const) : ('retained' as const),
+        at: Date.now() - Math.floor(noise(j, 8888) * 60 * DAY_MS),
+        note: null,
+        createdAt: Date.now(),
+      });
+    }
+    await store.transaction((tx) => tx.insertOutcomes(accountId, outcomes));
+  }
 }
 
 async function timed(url: string, headers: Record<string, string>): Promise<{ p50: number; p90: number }> {
@@ -119,6 +138,13 @@ const SCENARIOS: [string, string, string][] = [
     '/api/health-scores/trend?days=90&metadata%5Bplan%5D=team',
     '—',
   ],
+  [
+    'calibration, 100,000 outcomes, horizon 0',
+    '/api/health-scores/calibration',
+    '< 2 s SQLite, < 3 s PostgreSQL',
+  ],
+  ['calibration, horizon 90 days', '/api/health-scores/calibration?horizon_days=90', '—'],
+  ['calibration of a segment', '/api/health-scores/calibration?horizon_days=90&metadata%5Bplan%5D=team', '—'],
 ];
 
 const rows: string[] = [];
@@ -151,8 +177,13 @@ for (const backend of backends) {
   const headers = { authorization: `Bearer ${key}` };
   try {
     for (const [name, path, target] of SCENARIOS) {
+      const before = peakRssMb(server.proc.pid as number);
       const { p50, p90 } = await timed(server.url + path, headers);
-      const figure = `${p50.toFixed(1)} ms (p90 ${p90.toFixed(1)})`;
+      const peak = peakRssMb(server.proc.pid as number);
+      const memory = name.startsWith('calibration')
+        ? `, server peak RSS ${peak.toFixed(0)} MB (was ${before.toFixed(0)})`
+        : '';
+      const figure = `${p50.toFixed(1)} ms (p90 ${p90.toFixed(1)})${memory}`;
       rows.push(`| ${backend} | ${name} | ${figure} | ${target} |`);
       console.log(`  ${name}: ${figure} (target ${target})`);
     }

@@ -26,6 +26,7 @@ export const ERRORS = {
   user_not_found: { status: 404, type: 'invalid_request_error' },
   factor_rule_not_found: { status: 404, type: 'invalid_request_error' },
   override_not_found: { status: 404, type: 'invalid_request_error' },
+  outcome_not_found: { status: 404, type: 'invalid_request_error' },
   version_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
@@ -84,6 +85,7 @@ export const notFound = {
   user: (id: string) => new ApiError('user_not_found', `No user with id '${id}'.`),
   override: (id: string) =>
     new ApiError('override_not_found', `Customer '${id}' has no override on its health score.`),
+  outcome: (id: string) => new ApiError('outcome_not_found', `No outcome with id '${id}'.`),
   version: (id: string, version: number) =>
     new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

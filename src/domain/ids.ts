@@ -90,6 +90,7 @@ export const newId = {
   event: monotonic('evt_'),
   delivery: monotonic('dlv_'),
   audit: monotonic('aud_'),
+  outcome: monotonic('out_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

@@ -34,6 +34,7 @@ import { registerIdempotency } from './idempotency.ts';
 import { trackMethods } from './methods.ts';
 import { metricsRoutes } from './metrics.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
+import { OutcomeSchema, outcomesRoutes } from './outcomes.ts';
 import { portfolioRoutes } from './portfolio.ts';
 import { ErrorSchema } from './schemas.ts';
 import { registerSessions } from './sessions.ts';
@@ -192,6 +193,7 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
   for (const schema of [
     Customer,
     OverrideSchema,
+    OutcomeSchema,
     HealthScore,
     PortfolioEntry,
     Explanation,
@@ -276,6 +278,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     });
     await api.register(healthScoresRoutes(deps.store, writer, now));
     await api.register(explanationRoutes(deps.store, now));
+    await api.register(outcomesRoutes(deps.store, now));
     await api.register(portfolioRoutes(deps.store, now));
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));

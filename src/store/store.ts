@@ -2,6 +2,7 @@
 // there is no "find by id" without it. Backends live in sqlite/ and postgres/ and are
 // proven by one contract suite (test/store/contract.test.ts).
 import type { DropRule, DropWatch } from '../domain/alerts.ts';
+import type { Outcome } from '../domain/calibration.ts';
 import type { EventRecord, EventType, SubscribableEventType } from '../domain/events.ts';
 import type { Override, ScoreRecord } from '../domain/health.ts';
 import type { UserRole } from '../domain/people.ts';
@@ -10,6 +11,24 @@ import type { DerivedInputs, FactorRule, MetricPoint, PointSummary } from '../do
 import type { Factors, Status, Thresholds, Weights } from '../domain/scoring.ts';
 
 export type { EventRecord, FactorRule, MetricPoint, ScoreRecord };
+
+/** What happened to a customer at a renewal (docs/scoring.md, "Does the score predict churn?"). */
+export interface OutcomeRecord {
+  id: string;
+  customerId: string;
+  outcome: Outcome;
+  at: number;
+  note: string | null;
+  createdAt: number;
+}
+
+/** An outcome with the computed score and factors it is judged by; null: no version then. */
+export interface JudgedOutcome {
+  id: string;
+  outcome: Outcome;
+  score: number | null;
+  factors: Factors | null;
+}
 
 /** One point of one of a customer's metrics. */
 export interface MetricPointRecord extends MetricPoint {
@@ -282,6 +301,20 @@ export interface Reader {
    * A customer's metric points, newest first (then by metric name); `metric`: of that metric only;
    * `after`: the page goes on after this point.
    */
+  /** A customer's outcomes, the newest `at` first; `after`: the last id of the page before. */
+  listOutcomes(
+    accountId: string,
+    customerId: string,
+    opts: { after?: string | undefined; limit: number },
+  ): Promise<Page<OutcomeRecord>>;
+  /**
+   * A page of the account's outcomes by id (after `after`; of a segment), each with the computed
+   * score and factors of its customer's newest version at or before `at − horizonMs` (null: none).
+   */
+  judgedOutcomes(
+    accountId: string,
+    opts: { horizonMs: number; segment?: Segment | undefined; after: string | null; limit: number },
+  ): Promise<JudgedOutcome[]>;
   listMetricPoints(
     accountId: string,
     customerId: string,
@@ -428,6 +461,10 @@ export interface Tx extends Reader {
   ): Promise<void>;
   /** Of these customers, the ones still due at `now`, locked for this transaction; rows other transactions hold are skipped. */
   claimRederiveDue(accountId: string, customerIds: readonly string[], now: number): Promise<string[]>;
+  /** Stores the outcomes (their customers exist: the caller has checked). */
+  insertOutcomes(accountId: string, outcomes: readonly OutcomeRecord[]): Promise<void>;
+  /** Deletes one of a customer's outcomes; false when it has none of that id. */
+  deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean>;
   /** Stores the points; a point of a customer's metric at an instant it already has replaces it. */
   insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;

@@ -119,9 +119,15 @@ export async function answerItems<T extends { customerId: string }, R>(
 }
 
 /** Stores the answer of the request's Idempotency-Key claim, in the write's transaction. */
-export async function recordAnswer(tx: Tx, accountId: string, claim: Claim, body: string): Promise<void> {
+export async function recordAnswer(
+  tx: Tx,
+  accountId: string,
+  claim: Claim,
+  body: string,
+  status = 200,
+): Promise<void> {
   if (!claim) return;
-  if (!(await tx.recordIdempotentAnswer(accountId, claim.key, claim.claimedAt, { status: 200, body }))) {
+  if (!(await tx.recordIdempotentAnswer(accountId, claim.key, claim.claimedAt, { status, body }))) {
     throw idempotencyInProgress();
   }
 }

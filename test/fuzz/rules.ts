@@ -118,6 +118,10 @@ export async function snapshot(api: Client) {
       (v) => `starting_after=${v.version}`,
     );
   }
+  const outcomes: Record<string, unknown[]> = {};
+  for (const c of customers) {
+    outcomes[c.id] = await pages(api, `/api/customers/${encodeURIComponent(c.id)}/outcomes`, id);
+  }
   const webhooks = (await ok(api, '/api/webhooks')).webhooks as { id: string }[];
   const deliveries: Record<string, unknown[]> = {};
   for (const w of webhooks) deliveries[w.id] = await pages(api, `/api/webhooks/${w.id}/deliveries`, id);
@@ -125,6 +129,7 @@ export async function snapshot(api: Client) {
     customers,
     scores,
     history,
+    outcomes,
     summary: await ok(api, '/api/health-scores/summary'),
     weights: await ok(api, '/api/settings/health-score/weights'),
     thresholds: await ok(api, '/api/settings/health-score/thresholds'),

@@ -19,8 +19,16 @@ const A_SECRETS = {
 let t: TestApp;
 let a: Client;
 let b: Client;
-const A: { customer: string; event: string; webhook: string; delivery: string; secret: string } = {
+const A: {
+  customer: string;
+  event: string;
+  webhook: string;
+  delivery: string;
+  secret: string;
+  outcome: string;
+} = {
   customer: 'cus_secret',
+  outcome: '',
   event: '',
   webhook: '',
   delivery: '',
@@ -65,6 +73,12 @@ before(async () => {
     a.post(`/api/customers/${A.customer}/health-score`, { factors: { usage: 0.123456, support: 0.9 } }),
   );
   await ok(a.patch(`/api/customers/${A.customer}/health-score`, { factors: { billing: 0.654321 } }));
+  A.outcome = (
+    await ok(
+      a.post(`/api/customers/${A.customer}/outcomes`, { outcome: 'churned', note: A_SECRETS.description }),
+      201,
+    )
+  ).body.id;
   A.event = (await ok(a.get('/api/events?limit=1'))).body.data[0].id;
   A.delivery = (await ok(a.get(`/api/webhooks/${A.webhook}/deliveries?limit=1`))).body.data[0].id;
   bWebhook = (
@@ -122,7 +136,11 @@ const PROBES: Probe[] = [
     code: 'customer_not_found',
   },
   { method: 'GET', path: '/api/customers/{c}/health-score/explanation', code: 'customer_not_found' },
-  { method: 'GET', path: '/api/customers/{c}/health-score/explanation?version=1', code: 'customer_not_found' },
+  {
+    method: 'GET',
+    path: '/api/customers/{c}/health-score/explanation?version=1',
+    code: 'customer_not_found',
+  },
   {
     method: 'PUT',
     path: '/api/customers/{c}/health-score/override',
@@ -130,6 +148,14 @@ const PROBES: Probe[] = [
     code: 'customer_not_found',
   },
   { method: 'DELETE', path: '/api/customers/{c}/health-score/override', code: 'customer_not_found' },
+  {
+    method: 'POST',
+    path: '/api/customers/{c}/outcomes',
+    body: { outcome: 'churned' },
+    code: 'customer_not_found',
+  },
+  { method: 'GET', path: '/api/customers/{c}/outcomes', code: 'customer_not_found' },
+  { method: 'DELETE', path: '/api/customers/{c}/outcomes/{o}', code: 'customer_not_found' },
   { method: 'GET', path: '/api/events/{e}', code: 'event_not_found' },
   { method: 'GET', path: '/api/webhooks/{w}', code: 'webhook_not_found' },
   {
@@ -152,10 +178,11 @@ const NEVER: Record<string, string> = {
   '{e}': 'evt_000000000000000000000000',
   '{w}': 'whk_000000000000000000000000',
   '{d}': 'dlv_000000000000000000000000',
+  '{o}': 'out_000000000000000000000000',
 };
 
 function fill(path: string, ids: Record<string, string>): string {
-  return path.replace(/\{(c|e|w|d|bw)\}/g, (m) => ids[m] as string);
+  return path.replace(/\{(c|e|w|d|o|bw)\}/g, (m) => ids[m] as string);
 }
 
 describe('another account probes every route with A’s ids', () => {
@@ -166,6 +193,7 @@ describe('another account probes every route with A’s ids', () => {
         '{e}': A.event,
         '{w}': A.webhook,
         '{d}': A.delivery,
+        '{o}': A.outcome,
         '{bw}': bWebhook,
       };
       const res = await b.request(p.method, fill(p.path, real), p.body);

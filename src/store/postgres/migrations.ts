@@ -345,3 +345,21 @@ MIGRATIONS.push(
     ADD COLUMN weights json, ADD COLUMN inputs json;
   `,
 );
+
+MIGRATIONS.push(
+  /* 17: what happened to each customer at a renewal (churned or retained), against which the score
+     is measured (docs/scoring.md, "Does the score predict churn?"). Outcomes go with their customer. */ `
+  CREATE TABLE outcomes (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    outcome text NOT NULL,
+    at bigint NOT NULL,
+    note text,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX outcomes_by_customer ON outcomes (account_id, customer_id, at);
+  `,
+);

@@ -42,6 +42,7 @@ import type {
 } from '../store.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, type Row, segmentWhere } from './driver.ts';
 import * as metrics from './metrics.ts';
+import * as outcomes from './outcomes.ts';
 import * as portfolio from './portfolio.ts';
 import {
   CUSTOMER_COLUMNS,
@@ -222,6 +223,14 @@ export class SqlReader implements Reader {
 
   listFactorRules(accountId: string): Promise<FactorRule[]> {
     return metrics.listFactorRules(this.db, accountId);
+  }
+
+  listOutcomes(...args: Parameters<Reader['listOutcomes']>): ReturnType<Reader['listOutcomes']> {
+    return outcomes.listOutcomes(this.db, ...args);
+  }
+
+  judgedOutcomes(...args: Parameters<Reader['judgedOutcomes']>): ReturnType<Reader['judgedOutcomes']> {
+    return outcomes.judgedOutcomes(this.db, ...args);
   }
 
   listMetricPoints(...args: Parameters<Reader['listMetricPoints']>): Promise<Page<MetricPointRecord>> {

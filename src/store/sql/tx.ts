@@ -13,6 +13,7 @@ import type {
   CustomerRecord,
   EventRecord,
   MetricPointRecord,
+  OutcomeRecord,
   ScoreReason,
   ScoreRecord,
   Tx,
@@ -20,6 +21,7 @@ import type {
 } from '../store.ts';
 import { hasNul, Params } from './driver.ts';
 import * as metrics from './metrics.ts';
+import * as outcomes from './outcomes.ts';
 import { SqlReader } from './reader.ts';
 import { SCORE_COLUMNS, toScore } from './rows.ts';
 
@@ -108,6 +110,16 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async claimRederiveDue(accountId: string, customerIds: readonly string[], now: number) {
     await this.lockAccount(accountId, 'shared');
     return metrics.claimRederiveDue(this.db, accountId, customerIds, now);
+  }
+
+  async insertOutcomes(accountId: string, list: readonly OutcomeRecord[]): Promise<void> {
+    await this.lockAccount(accountId, 'shared');
+    await outcomes.insertOutcomes(this.db, accountId, list);
+  }
+
+  async deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean> {
+    await this.lockAccount(accountId, 'shared');
+    return outcomes.deleteOutcome(this.db, accountId, customerId, id);
   }
 
   async insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void> {

@@ -378,3 +378,21 @@ MIGRATIONS.push(
   ALTER TABLE score_history ADD COLUMN inputs TEXT;
   `,
 );
+
+MIGRATIONS.push(
+  /* 17: what happened to each customer at a renewal (churned or retained), against which the score
+     is measured (docs/scoring.md, "Does the score predict churn?"). Outcomes go with their customer. */ `
+  CREATE TABLE outcomes (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    note TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX outcomes_by_customer ON outcomes (account_id, customer_id, at);
+  `,
+);
