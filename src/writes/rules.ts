@@ -241,7 +241,10 @@ async function rescoreForRule(
   const read = async (after: string | null) => {
     const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
     if (ids.length === 0) return null;
-    const current = await tx.scoresForUpdate(accountId, ids);
+    // Read unlocked: the account's exclusive lock keeps every other writer out already, and on
+    // PostgreSQL a row lock per customer would write to every customer's row.
+    const scores = await tx.scoresOf(accountId, ids);
+    const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
     const change = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
     return { ...change, last: ids.length < PAGE ? null : (ids.at(-1) as string) };
   };
