@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { calibrate, type Judged, OUTCOMES } from '../domain/calibration.ts';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
 import { DAY_MS } from '../domain/rules.ts';
 import { STATUSES, type Weights } from '../domain/scoring.ts';
 import type { Segment, Store } from '../store/store.ts';
@@ -183,9 +183,18 @@ function listOutcomes(app: FastifyInstance, { store }: Deps): void {
         after: req.query.starting_after,
         limit: req.query.limit ?? 10,
       });
-      // Outcomes go with their customer: only an empty page asks whether the customer exists.
-      if (page.data.length === 0 && !(await store.getCustomer(req.accountId, customer_id))) {
-        throw new ApiError('customer_not_found', `No customer with id '${customer_id}'.`);
+      // Outcomes go with their customer: only an empty page asks whether the customer exists, and
+      // whether the page it goes on from is one of its outcomes (an empty page otherwise says nothing).
+      if (page.data.length === 0) {
+        if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
+        const after = req.query.starting_after;
+        if (after !== undefined && !(await store.getOutcome(req.accountId, customer_id, after))) {
+          throw new ApiError(
+            'parameter_invalid',
+            `'starting_after' must be the id of one of this customer's outcomes; '${after}' is not.`,
+            'starting_after',
+          );
+        }
       }
       return {
         data: page.data.map((o) => ({

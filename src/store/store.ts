@@ -301,6 +301,8 @@ export interface Reader {
    * A customer's metric points, newest first (then by metric name); `metric`: of that metric only;
    * `after`: the page goes on after this point.
    */
+  /** One of a customer's outcomes; null when it has none of that id. */
+  getOutcome(accountId: string, customerId: string, id: string): Promise<OutcomeRecord | null>;
   /** A customer's outcomes, the newest `at` first; `after`: the last id of the page before. */
   listOutcomes(
     accountId: string,

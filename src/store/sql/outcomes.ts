@@ -33,6 +33,15 @@ export async function deleteOutcome(db: Driver, accountId: string, customerId: s
   );
 }
 
+export async function getOutcome(db: Driver, accountId: string, customerId: string, id: string) {
+  if (hasNul(customerId) || hasNul(id)) return null;
+  const row = await db.get(
+    'SELECT id, customer_id, outcome, at, note, created_at FROM outcomes WHERE account_id = $1 AND customer_id = $2 AND id = $3',
+    [accountId, customerId, id],
+  );
+  return row ? toOutcome(row, db) : null;
+}
+
 /** A customer's outcomes, the newest `at` first (ties: the later id first); `after`: the last id of the page before. */
 export async function listOutcomes(
   db: Driver,

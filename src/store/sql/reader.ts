@@ -225,6 +225,10 @@ export class SqlReader implements Reader {
     return metrics.listFactorRules(this.db, accountId);
   }
 
+  getOutcome(...args: Parameters<Reader['getOutcome']>): ReturnType<Reader['getOutcome']> {
+    return outcomes.getOutcome(this.db, ...args);
+  }
+
   listOutcomes(...args: Parameters<Reader['listOutcomes']>): ReturnType<Reader['listOutcomes']> {
     return outcomes.listOutcomes(this.db, ...args);
   }
