@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // vitals serve | migrate | keys create|list|revoke | users create|list|remove | backup PATH
-//        | import customers|scores|metrics FILE | export customers|scores|metrics [FILE]
+//        | import customers|scores|metrics|outcomes FILE
+//        | export customers|scores|metrics|outcomes [FILE]
 //        | explain CUSTOMER_ID   (USAGE below says it all)
 // Each command loads only what it uses: import, export and explain are HTTP clients and load no server.
 import { existsSync } from 'node:fs';
@@ -22,14 +23,14 @@ const USAGE = `Usage: vitals <command>
   users remove EMAIL             remove a user; their sessions end at once
   backup PATH [--force]          write a consistent copy of the SQLite database to PATH, also while
                                  the server runs (--force replaces an existing PATH)
-  import customers|scores|metrics FILE
+  import customers|scores|metrics|outcomes FILE
                                  send a CSV or NDJSON file (- for stdin) to a running Vitals in
                                  batches; refused rows go to FILE.rejected.ndjson
         [--merge]                  scores: merge factors instead of replacing them
         [--batch-size N] [--concurrency N]   rows per request (1000), requests in flight (4)
-  export customers|scores|metrics [FILE]
-                                 write every customer, score or metric point as CSV or NDJSON
-                                 (default stdout)
+  export customers|scores|metrics|outcomes [FILE]
+                                 write every customer, score, metric point or outcome as CSV or
+                                 NDJSON (default stdout)
     both: [--url URL] (http://localhost:3000) [--key KEY] ($VITALS_API_KEY)
           [--format csv|ndjson] (by FILE's extension: .ndjson/.jsonl, else csv;
                                  import from -: ndjson if the input starts with {, else csv)

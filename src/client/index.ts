@@ -1,13 +1,14 @@
 // `vitals/client`: a typed client for the Vitals API and webhook verification (docs/client.md).
 // No runtime dependencies: the global fetch and node:crypto.
 import { type ClientOptions, Transport } from './client.ts';
-import { Customers, Events, HealthScores, Metrics, Settings } from './resources.ts';
+import { Customers, Events, HealthScores, Metrics, Outcomes, Settings } from './resources.ts';
 import { Webhooks } from './webhook-resources.ts';
 
 export class VitalsClient {
   readonly customers: Customers;
   readonly healthScores: HealthScores;
   readonly metrics: Metrics;
+  readonly outcomes: Outcomes;
   readonly settings: Settings;
   readonly events: Events;
   readonly webhooks: Webhooks;
@@ -17,6 +18,7 @@ export class VitalsClient {
     this.customers = new Customers(http);
     this.healthScores = new HealthScores(http);
     this.metrics = new Metrics(http);
+    this.outcomes = new Outcomes(http);
     this.settings = new Settings(http);
     this.events = new Events(http);
     this.webhooks = new Webhooks(http);

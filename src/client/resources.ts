@@ -4,6 +4,8 @@ import { paginate, path, type Transport } from './client.ts';
 import type {
   AlertsChange,
   AlertsSettings,
+  Calibration,
+  CalibrationParams,
   Customer,
   CustomerBatchItem,
   CustomerCreate,
@@ -34,6 +36,11 @@ import type {
   MetricsWrite,
   Movers,
   MoversParams,
+  Outcome,
+  OutcomeBatchItem,
+  OutcomeCreate,
+  OutcomeListParams,
+  OutcomesBatch,
   OverrideParams,
   Page,
   PortfolioEntry,
@@ -172,6 +179,11 @@ export class HealthScores {
     return this.#http.get('/health-scores/movers', params);
   }
 
+  /** Each outcome judged by the customer's score `horizon_days` before it (of a segment): AUC, bands, factors. */
+  calibration(params: CalibrationParams = {}): Promise<Calibration> {
+    return this.#http.get('/health-scores/calibration', params);
+  }
+
   /** Sets (or, with `merge: true`, merges) up to 1,000 factor sets in order; each item has its own result. */
   batch(items: ScoreBatchItem[], opts?: WriteOptions): Promise<ScoresBatch> {
     return this.#http.post('/health-scores/batch', { scores: items }, opts);
@@ -275,6 +287,44 @@ export class Metrics {
     params: MetricListParams = {},
   ): Promise<{ data: MetricPoint[]; has_more: boolean }> {
     return this.#http.get(path`/customers/${customerId}/metrics`, params);
+  }
+}
+
+export class Outcomes {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** Records what happened to the customer at a renewal: `churned` or `retained`, at `at` (default now). */
+  create(customerId: string, body: OutcomeCreate, opts?: WriteOptions): Promise<Outcome> {
+    return this.#http.post(path`/customers/${customerId}/outcomes`, body, opts);
+  }
+
+  /** Every outcome of the customer, the newest `at` first; `limit` is the page size. */
+  list(customerId: string, params: OutcomeListParams = {}): AsyncGenerator<Outcome, void, undefined> {
+    return paginate<Outcome, string>(async (after) => {
+      const page = await this.listPage(customerId, {
+        ...params,
+        starting_after: after ?? params.starting_after,
+      });
+      return { items: page.data, next: page.has_more ? page.data.at(-1)?.id : undefined };
+    });
+  }
+
+  listPage(customerId: string, params: OutcomeListParams = {}): Promise<Page<Outcome>> {
+    return this.#http.get(path`/customers/${customerId}/outcomes`, params);
+  }
+
+  /** Deletes an outcome recorded by mistake. */
+  delete(customerId: string, outcomeId: string, opts?: WriteOptions): Promise<Deleted> {
+    return this.#http.delete(path`/customers/${customerId}/outcomes/${outcomeId}`, opts);
+  }
+
+  /** Records up to 1,000 outcomes in order; each item has its own result. */
+  batch(items: OutcomeBatchItem[], opts?: WriteOptions): Promise<OutcomesBatch> {
+    return this.#http.post('/outcomes/batch', { outcomes: items }, opts);
   }
 }
 

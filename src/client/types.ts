@@ -2,6 +2,7 @@
 // Type-only imports: at run time the client loads nothing of the server. Where a schema's Static
 // is unusable, or the shape is written inline in a route, the type is written here by hand.
 import type { Static } from 'typebox';
+import type { Outcome as OutcomeKindOf } from '../domain/calibration.ts';
 import type { CustomerItem, ScoreItem, ScoreMergeItem } from '../http/batch-schemas.ts';
 import type {
   CreateBody as CustomerCreateBody,
@@ -27,6 +28,14 @@ import type {
   PortfolioQuery,
 } from '../http/health-scores.ts';
 import type { MetricItem, MetricsAnswer, MetricsBody, MetricsQuery } from '../http/metrics.ts';
+import type {
+  CalibrationQuery,
+  CalibrationSchema,
+  OutcomeBody,
+  OutcomeItem,
+  OutcomeSchema,
+  OutcomesQuery,
+} from '../http/outcomes.ts';
 import type {
   DistributionAnswer,
   DistributionQuery,
@@ -132,6 +141,26 @@ export type MetricsBatchResult = ({ status: 200 } & MetricsRecorded) | BatchRefu
 export type MetricsBatch = { results: MetricsBatchResult[] };
 export type MetricPoint = { metric: string; value: number; at: string };
 export type MetricListParams = Static<typeof MetricsQuery>;
+
+// Outcome's `outcome` and a calibration band's `status` are unions built from arrays, which Static
+// reads as `never`.
+/** What happened to a customer at a renewal: `churned` or `retained`. */
+export type OutcomeKind = OutcomeKindOf;
+type Kinded<T> = Omit<T, 'outcome'> & { outcome: OutcomeKind };
+/** An outcome as the API answers it (docs/api.md, "Outcomes and calibration"). */
+export type Outcome = Kinded<Static<typeof OutcomeSchema>>;
+/** An outcome to record: `at` (default now) may not be in the future; `note` up to 500 characters. */
+export type OutcomeCreate = Kinded<Static<typeof OutcomeBody>>;
+export type OutcomeBatchItem = Kinded<Static<typeof OutcomeItem>>;
+export type OutcomeListParams = Static<typeof OutcomesQuery>;
+export type OutcomesBatchResult = { customer_id: string; status: 201; outcome: Outcome } | BatchRefusal;
+export type OutcomesBatch = { results: OutcomesBatchResult[] };
+export type CalibrationParams = Static<typeof CalibrationQuery> & SegmentParams;
+type CalibrationAnswer = Static<typeof CalibrationSchema>;
+/** One band of the calibration report: the outcomes whose judged score falls in it, and how many churned. */
+export type CalibrationBand = Omit<CalibrationAnswer['bands'][number], 'status'> & { status: Status };
+/** The calibration report (docs/scoring.md, "Does the score predict churn?"). */
+export type Calibration = Omit<CalibrationAnswer, 'bands'> & { bands: CalibrationBand[] };
 
 export type Event = Omit<Static<typeof EventSchema>, 'data'> & { data: FreeForm };
 export type EventType = Event['type'];

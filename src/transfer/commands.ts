@@ -26,7 +26,7 @@ export interface TransferArgs {
 /** A mistake in the command line: exit status 2, with a pointer to --help. */
 export class UsageError extends Error {}
 
-const KINDS: readonly string[] = ['customers', 'scores', 'metrics'];
+const KINDS: readonly string[] = ['customers', 'scores', 'metrics', 'outcomes'];
 
 /** The client for --url (or the local default) and --key (or VITALS_API_KEY). */
 export function connect(args: { url: string | undefined; key: string | undefined }): VitalsClient {
@@ -40,7 +40,7 @@ export function connect(args: { url: string | undefined; key: string | undefined
 
 function common(args: TransferArgs): { kind: Kind; client: VitalsClient; format: Format | undefined } {
   if (!args.kind || !KINDS.includes(args.kind))
-    throw new UsageError("say what to move: 'customers', 'scores' or 'metrics'");
+    throw new UsageError("say what to move: 'customers', 'scores', 'metrics' or 'outcomes'");
   const client = connect(args);
   if (args.format !== undefined && args.format !== 'csv' && args.format !== 'ndjson') {
     throw new UsageError("--format must be 'csv' or 'ndjson'");
@@ -165,7 +165,9 @@ export const runImport = (args: TransferArgs) =>
         ? `${summary.created} created, ${summary.updated} updated`
         : kind === 'metrics'
           ? `${summary.updated} recorded`
-          : `${summary.updated} scored`;
+          : kind === 'outcomes'
+            ? `${summary.created} recorded`
+            : `${summary.updated} scored`;
     const where = summary.refused > 0 ? ` (${rejectedPath ? `see ${rejectedPath}` : 'listed above'})` : '';
     const source = stdin ? 'standard input' : file;
     // A file that stops being readable before its first row (a misspelt header): that, once.

@@ -1,7 +1,8 @@
-// `vitals export customers|scores|metrics` (docs/cli.md, "Import and export"): every customer (by id)
-// or every current score (the portfolio's order) through the typed client's list iterators, as
-// CSV (csv-stringify) or NDJSON, streamed with backpressure: memory stays flat for any account.
-// The CSV has the columns an import reads back (metadata and factors as JSON text).
+// `vitals export customers|scores|metrics|outcomes` (docs/cli.md, "Import and export"): every customer
+// (by id), every current score (the portfolio's order), or each customer's metric points or outcomes,
+// through the typed client's list iterators, as CSV (csv-stringify) or NDJSON, streamed with
+// backpressure: memory stays flat for any account. The CSV has the columns an import reads back
+// (metadata and factors as JSON text).
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
@@ -14,6 +15,7 @@ export const CSV_COLUMNS: Record<Kind, string[]> = {
   customers: ['customer_id', 'name', 'email', 'metadata', 'created_at', 'updated_at'],
   scores: ['customer_id', 'health_score', 'status', 'factors', 'updated_at'],
   metrics: ['customer_id', 'at', 'values'],
+  outcomes: ['customer_id', 'outcome', 'at', 'note', 'id', 'created_at'],
 };
 
 /** The API's largest page: fewest round trips. */
@@ -46,6 +48,15 @@ async function* records(client: VitalsClient, kind: Kind, format: Format): Async
         row.values[p.metric] = p.value;
       }
       yield* flush();
+    }
+    return;
+  }
+  if (kind === 'outcomes') {
+    // Each customer's outcomes, newest first: the API lists outcomes per customer only.
+    for await (const c of client.customers.list({ limit: PAGE })) {
+      for await (const o of client.outcomes.list(c.id, { limit: PAGE })) {
+        yield format === 'ndjson' ? o : [o.customer_id, o.outcome, o.at, o.note, o.id, o.created_at];
+      }
     }
     return;
   }

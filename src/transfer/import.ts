@@ -1,6 +1,6 @@
-// `vitals import customers|scores|metrics FILE` (docs/cli.md, "Import and export"): rows read as a
-// stream and sent through the typed client by a Sender (batching.ts: batches of up to 1,000, a
-// few in flight, rows of one customer in file order), each refused row told with its error.
+// `vitals import customers|scores|metrics|outcomes FILE` (docs/cli.md, "Import and export"): rows
+// read as a stream and sent through the typed client by a Sender (batching.ts: batches of up to
+// 1,000, a few in flight, rows of one customer in file order), each refused row told with its error.
 import type { VitalsClient } from '../client/index.ts';
 import { VitalsError } from '../client/index.ts';
 import { type ItemError, Sender } from './batching.ts';
@@ -63,7 +63,9 @@ export async function importRows(opts: ImportOptions): Promise<ImportSummary> {
         ? (await client.customers.batch(items as never)).results
         : kind === 'metrics'
           ? (await client.metrics.batch(items as never)).results
-          : (await client.healthScores.batch(items as never)).results,
+          : kind === 'outcomes'
+            ? (await client.outcomes.batch(items as never)).results
+            : (await client.healthScores.batch(items as never)).results,
     refusedWhole: (error) =>
       error instanceof VitalsError && (error.status === 400 || error.status === 413)
         ? { status: error.status, error: error.envelope.error }

@@ -2,7 +2,7 @@
 // columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
 // import (web/) reads CSV files with these same rules.
 
-export type Kind = 'customers' | 'scores' | 'metrics';
+export type Kind = 'customers' | 'scores' | 'metrics' | 'outcomes';
 
 /** A field of a row the API would refuse before it is sent: the row's own error, in the API's envelope. */
 export interface RowError {
@@ -16,7 +16,7 @@ export type Converted = { item: Record<string, unknown> } | { error: RowError };
 
 /** What a header column means, or why it cannot be read. */
 export type Column =
-  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' | 'values' | 'at' }
+  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' | 'values' | 'at' | 'outcome' | 'note' }
   | { to: 'metadata_key'; key: string }
   | { to: 'factor'; name: string }
   | { to: 'metric'; name: string }
@@ -25,11 +25,13 @@ export type Column =
 const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** Columns an export writes that an import reads past: they are the server's to set (a score's
- * `name` is its customer's, which a scores import does not change). */
+ * `name` is its customer's, which a scores import does not change; an outcome's `id` is new on
+ * each import). */
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
   scores: ['name', 'health_score', 'status', 'updated_at', 'override'],
   metrics: ['health_score'],
+  outcomes: ['id', 'created_at'],
 };
 
 export const COLUMN_RULES: Record<Kind, string> = {
@@ -38,6 +40,7 @@ export const COLUMN_RULES: Record<Kind, string> = {
     'customer_id, factors (a JSON object) or a factor name (lowercase letters, digits and _, 1-64, from a letter)',
   metrics:
     'customer_id, at (ISO 8601), values (a JSON object) or a metric name (lowercase letters, digits and _, 1-64, from a letter)',
+  outcomes: 'customer_id, outcome (churned or retained), at (ISO 8601, not in the future), note',
 };
 
 export class HeaderError extends Error {
@@ -54,7 +57,7 @@ export function readHeader(kind: Kind, header: readonly string[]): Column[] {
     const column = columnOf(kind, name);
     if (!column) {
       throw new HeaderError(
-        `column ${i + 1} ('${name}') is not a ${kind} column; the columns are ${COLUMN_RULES[kind]}`,
+        `column ${i + 1} ('${name}') is not ${kind === 'outcomes' ? 'an' : 'a'} ${kind} column; the columns are ${COLUMN_RULES[kind]}`,
       );
     }
     return column;
@@ -74,6 +77,9 @@ function columnOf(kind: Kind, name: string): Column | null {
   if (kind === 'metrics') {
     if (name === 'at' || name === 'values') return { to: name };
     return FACTOR.test(name) ? { to: 'metric', name } : null;
+  }
+  if (kind === 'outcomes') {
+    return name === 'outcome' || name === 'at' || name === 'note' ? { to: name } : null;
   }
   if (name === 'factors') return { to: 'factors' };
   return FACTOR.test(name) ? { to: 'factor', name } : null;
@@ -98,6 +104,8 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
       case 'name':
       case 'email':
       case 'at':
+      case 'outcome':
+      case 'note':
         item[column.to] = cell;
         break;
       case 'metadata':
@@ -147,6 +155,8 @@ export function fromJson(kind: Kind, value: unknown): Converted {
     delete item.id;
   }
   for (const field of READ_ONLY[kind]) delete item[field];
+  // An Outcome as the API answers it says "no note" with null, which a write refuses: not sent.
+  if (kind === 'outcomes' && item.note === null) delete item.note;
   return { item };
 }
 

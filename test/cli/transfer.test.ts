@@ -251,6 +251,151 @@ describe('import and export metrics', () => {
   });
 });
 
+describe('import and export outcomes', () => {
+  const now = Date.now();
+  const day = (n: number) => new Date(now - n * 86_400_000).toISOString();
+  const soon = () => new Date(Date.now() + 86_400_000).toISOString();
+  /** What an outcome says, without what the server set (its id and when it was recorded). */
+  const said = (o: { customer_id: string; outcome: string; at: string; note: string | null }) => ({
+    customer_id: o.customer_id,
+    outcome: o.outcome,
+    at: o.at,
+    note: o.note,
+  });
+  async function withCustomers(...ids: string[]) {
+    const made = await account();
+    for (const id of ids) {
+      await made.client.customers.create({ customer_id: id, name: id, email: `${id}@example.com` });
+    }
+    return made;
+  }
+
+  test('a CSV: each row one outcome, refused rows alone in FILE.rejected.ndjson; exported and imported back', async () => {
+    const { key, client } = await withCustomers('acme', 'globex');
+    const path = file(
+      'outcomes.csv',
+      [
+        'customer_id,outcome,at,note',
+        `acme,retained,${day(400)},"renewed, 2 more seats"`,
+        `acme,churned,${day(1)},`,
+        `globex,lost,${day(2)},not a kind`,
+        `globex,churned,${soon()},in the future`,
+        `nobody,churned,${day(1)},`,
+        'globex,retained,,',
+        '',
+      ].join('\n'),
+    );
+    const run = await vitals(key, ['import', 'outcomes', path]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /Imported outcomes: 6 rows in .*: 3 recorded, 3 refused \(see .*rejected\.ndjson\)\./,
+    );
+    const refusals = rejected(path).sort((a, b) => a.line - b.line);
+    assert.deepEqual(
+      refusals.map((r) => [r.line, r.customer_id, r.status, r.error.code, r.error.param ?? null]),
+      [
+        [4, 'globex', 400, 'parameter_invalid', 'outcome'],
+        [5, 'globex', 400, 'parameter_invalid', 'at'],
+        [6, 'nobody', 404, 'customer_not_found', null],
+      ],
+    );
+    assert.deepEqual(refusals[0].item, {
+      customer_id: 'globex',
+      outcome: 'lost',
+      at: day(2),
+      note: 'not a kind',
+    });
+    const acme = await all(client.outcomes.list('acme'));
+    assert.deepEqual(acme.map(said), [
+      { customer_id: 'acme', outcome: 'churned', at: day(1), note: null },
+      { customer_id: 'acme', outcome: 'retained', at: day(400), note: 'renewed, 2 more seats' },
+    ]);
+    const globex = await all(client.outcomes.list('globex'));
+    assert.deepEqual(
+      globex.map((o) => [o.outcome, o.note]),
+      [['retained', null]],
+      'an empty at is now, an empty note none',
+    );
+
+    // Export as CSV and as NDJSON; each imports into another account as it was (ids are new).
+    for (const ext of ['csv', 'ndjson']) {
+      const out = join(dir, `${++files}-outcomes.${ext}`);
+      const exported = await vitals(key, ['export', 'outcomes', out]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.match(exported.stderr, /Exported 3 outcomes\./);
+      if (ext === 'csv')
+        assert.match(readFileSync(out, 'utf8'), /^customer_id,outcome,at,note,id,created_at\n/);
+      const other = await withCustomers('acme', 'globex');
+      const back = await vitals(other.key, ['import', 'outcomes', out]);
+      assert.equal(back.code, 0, back.stderr);
+      assert.match(back.stderr, /3 recorded, 0 refused\./);
+      assert.deepEqual((await all(other.client.outcomes.list('acme'))).map(said), acme.map(said));
+      assert.deepEqual((await all(other.client.outcomes.list('globex'))).map(said), globex.map(said));
+    }
+  });
+
+  test('a misspelt column stops the import before anything is sent, naming the columns', async () => {
+    const { key, client } = await withCustomers('acme');
+    const path = file('typo.csv', `customer_id,result,at\nacme,churned,${day(1)}\n`);
+    const run = await vitals(key, ['import', 'outcomes', path]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /line 1: column 2 \('result'\) is not an outcomes column; the columns are customer_id, outcome \(churned or retained\), at .*, note\. Nothing was imported\./,
+    );
+    assert.deepEqual(await all(client.outcomes.list('acme')), []);
+  });
+
+  test('NDJSON: batch items or Outcome objects as the API answers them; refused lines alone', async () => {
+    const { key, client } = await withCustomers('acme', 'globex');
+    const answered = await client.outcomes.create('globex', { outcome: 'retained', at: day(30) });
+    const path = file(
+      'outcomes.ndjson',
+      [
+        JSON.stringify({ customer_id: 'acme', outcome: 'retained', at: day(10), note: 'three-year deal' }),
+        JSON.stringify({ customer_id: 'acme', outcome: 'churned', at: soon() }),
+        // An Outcome as the API answers it: its id, created_at and null note are read past.
+        JSON.stringify({ ...answered, at: day(20) }),
+        JSON.stringify({ customer_id: 'nobody', outcome: 'retained' }),
+        JSON.stringify({ customer_id: 'acme', outcome: 'renewed', at: day(5) }),
+        JSON.stringify({ customer_id: 'acme', outcome: 'churned', reason: 'price' }),
+        'not json',
+        JSON.stringify({ customer_id: 'acme', outcome: 'churned', at: day(1) }),
+      ].join('\n'),
+    );
+    const run = await vitals(key, ['import', 'outcomes', path, '--batch-size', '2']);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /Imported outcomes: 8 rows in .*: 3 recorded, 5 refused/);
+    assert.deepEqual(
+      rejected(path)
+        .sort((a, b) => a.line - b.line)
+        .map((r) => [r.line, r.status ?? null, r.error.code, r.error.param ?? null]),
+      [
+        [2, 400, 'parameter_invalid', 'at'],
+        [4, 404, 'customer_not_found', null],
+        [5, 400, 'parameter_invalid', 'outcome'],
+        [6, 400, 'parameter_unknown', 'reason'],
+        [7, null, 'parameter_invalid', null],
+      ],
+    );
+    assert.deepEqual(
+      (await all(client.outcomes.list('acme'))).map((o) => [o.outcome, o.at, o.note]),
+      [
+        ['churned', day(1), null],
+        ['retained', day(10), 'three-year deal'],
+      ],
+    );
+    assert.deepEqual(
+      (await all(client.outcomes.list('globex'))).map((o) => [o.outcome, o.at, o.note, o.id === answered.id]),
+      [
+        ['retained', day(20), null, false],
+        ['retained', day(30), null, true],
+      ],
+    );
+  });
+});
+
 describe('standard input without --format: NDJSON if its first non-blank character is {, else CSV', () => {
   test('NDJSON scores and customers are imported, exit 0', async () => {
     const { key, client } = await account();
@@ -547,7 +692,12 @@ test('export to a reader that stops early (| head) ends quietly with status 0', 
 describe('usage', () => {
   const cases: [string, string[], string | undefined, RegExp][] = [
     ['no key', ['import', 'customers', 'x.csv'], '', /give an API key/],
-    ['an unknown kind', ['import', 'webhooks', 'x.csv'], 'vk_x', /'customers', 'scores' or 'metrics'/],
+    [
+      'an unknown kind',
+      ['import', 'webhooks', 'x.csv'],
+      'vk_x',
+      /'customers', 'scores', 'metrics' or 'outcomes'/,
+    ],
     ['no file', ['import', 'customers'], 'vk_x', /give the file/],
     ['a bad --format', ['export', 'customers', '--format', 'xml'], 'vk_x', /--format must be/],
     ['--merge on customers', ['import', 'customers', 'x.csv', '--merge'], 'vk_x', /--merge is for scores/],

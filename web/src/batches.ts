@@ -2,11 +2,15 @@
 // of up to 1,000 rows, rows of one customer in file order, a batch refused whole halved), two
 // requests in flight, each with an Idempotency-Key of its own.
 import { type ItemResult, type Row, Sender } from '../../src/transfer/batching.ts';
-import type { Kind } from '../../src/transfer/rows.ts';
+import type { Kind as TransferKind } from '../../src/transfer/rows.ts';
 import { ApiError, request } from './api.ts';
 
-/** What the dashboard imports: customers, health scores or metric points, as the CLI does. */
-export type { Kind, Row };
+/**
+ * What the dashboard imports: customers, health scores or metric points, as the CLI does. Outcomes
+ * (which the CLI imports too) are recorded on the customer page.
+ */
+export type Kind = Exclude<TransferKind, 'outcomes'>;
+export type { Row };
 
 const IN_FLIGHT = 2;
 
