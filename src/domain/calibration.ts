@@ -78,6 +78,8 @@ export interface Calibration {
   auc: number | null;
   bands: BandReport[];
   factors: FactorReport[];
+  /** Today's weights applied to the same outcomes' factors: what the suggestion is measured against. */
+  currentWeightsAuc: number | null;
   suggestedWeights: Weights | null;
   suggestedAuc: number | null;
 }
@@ -118,12 +120,9 @@ export function calibrate(
       (a, b) => (b.auc ?? -1) - (a.auc ?? -1) || b.outcomes - a.outcomes || (a.factor < b.factor ? -1 : 1),
     );
 
-  const suggestion = suggestWeights(
-    judged,
-    settings.weights,
-    [...byFactor].filter(([, f]) => f.scores.length * 2 >= judged.length).map(([name]) => name),
-    nChurned,
-  );
+  const currentWeightsAuc = aucWith(judged, settings.weights);
+  const common = [...byFactor].filter(([, f]) => f.scores.length * 2 >= judged.length).map(([name]) => name);
+  const suggestion = suggestWeights(judged, settings.weights, currentWeightsAuc, common, nChurned);
   return {
     churned: nChurned,
     retained: judged.length - nChurned,
@@ -133,6 +132,7 @@ export function calibrate(
     ),
     bands,
     factors,
+    currentWeightsAuc,
     ...suggestion,
   };
 }
@@ -152,6 +152,7 @@ export function aucWith(judged: readonly Judged[], weights: Weights): number | n
 function suggestWeights(
   judged: readonly Judged[],
   current: Weights,
+  currentAuc: number | null,
   names: readonly string[],
   nChurned: number,
 ): { suggestedWeights: Weights | null; suggestedAuc: number | null } {
@@ -160,7 +161,6 @@ function suggestWeights(
   }
   const fitted = fitWeights(judged, [...names].sort());
   const fittedAuc = fitted ? aucWith(judged, fitted) : null;
-  const currentAuc = aucWith(judged, current);
   if (fitted && fittedAuc !== null && (currentAuc === null || fittedAuc > currentAuc)) {
     return { suggestedWeights: fitted, suggestedAuc: fittedAuc };
   }

@@ -18,6 +18,7 @@ const PAGES = [
   '/set-password',
   '/people',
   '/audit-log',
+  '/calibration',
   '/customers/:customer_id',
   '/settings',
   '/webhooks',

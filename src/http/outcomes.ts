@@ -112,6 +112,10 @@ export const CalibrationSchema = Type.Object({
   factors: Type.Array(Type.Object({ factor: Type.String(), outcomes: Type.Integer(), auc: Auc }), {
     description: 'Each factor’s own AUC over the outcomes whose version had it, best first.',
   }),
+  current_weights_auc: Type.Union([Type.Number(), Type.Null()], {
+    description:
+      'The AUC of today’s weights applied to the same outcomes’ factors: what the suggestion must beat.',
+  }),
   suggested_weights: Type.Union([Type.Record(Type.String(), Type.Number()), Type.Null()], {
     description:
       'Weights fitted to the outcomes (never worse than today’s over them); null with fewer than 20 of either kind.',
@@ -318,6 +322,7 @@ export async function calibration(
       churn_rate: b.churnRate,
     })),
     factors: report.factors,
+    current_weights_auc: report.currentWeightsAuc,
     suggested_weights: report.suggestedWeights as Weights | null,
     suggested_auc: report.suggestedAuc,
   };

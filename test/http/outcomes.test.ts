@@ -166,6 +166,7 @@ describe('calibration', () => {
       r.bands.map((b: { status: string }) => b.status),
       ['healthy', 'at_risk', 'critical'],
     );
+    assert.equal(r.current_weights_auc, 1, 'no weights: the plain mean of the same factors ranks them alike');
     assert.equal(r.suggested_weights, null, 'fewer than 20 of either kind');
     assert.equal(r.suggested_auc, null);
     assert.ok(r.factors.some((f: { factor: string; auc: number }) => f.factor === 'usage' && f.auc === 1));
