@@ -10,6 +10,7 @@ import type {
   FactorRuleInput,
   FactorRulePreview,
   Movers,
+  OutcomeKind,
   Status,
   ThresholdsSettings,
   Webhook as WebhookOnly,
@@ -35,6 +36,7 @@ export const EVENT_TYPES = [
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 export type {
+  Calibration,
   Customer,
   Delivery,
   Distribution,
@@ -43,6 +45,9 @@ export type {
   HealthScore,
   HistoryEntry,
   MetricPoint,
+  Outcome,
+  OutcomeCreate as OutcomeInput,
+  OutcomeKind,
   Override,
   OverrideParams as OverrideInput,
   Page,
@@ -59,6 +64,9 @@ export type { FactorRule, FactorRuleInput, FactorRulePreview };
 /** A webhook as any of its answers has it: the secret only from create and rotate-secret, the backlog only from retrieve. */
 export type Webhook = WebhookOnly & Partial<WebhookWithSecret & WebhookWithBacklog>;
 export type Attempt = Delivery['attempts'][number];
+
+/** What happened at a renewal, in the order the outcome form offers them. */
+export const OUTCOME_KINDS = ['retained', 'churned'] as const satisfies readonly OutcomeKind[];
 
 /**
  * A segment (docs/api.md, "Segments, trends and movers"): the customers whose metadata `key` is
@@ -206,6 +214,7 @@ export function query(params: Record<string, string | number | null | undefined>
 export const customerPath = (id: string) => `/api/customers/${encodeURIComponent(id)}`;
 export const factorRulePath = (factor: string) =>
   `/api/settings/health-score/factors/${encodeURIComponent(factor)}`;
+export const outcomesPath = (customerId: string) => `${customerPath(customerId)}/outcomes`;
 export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;
 
 /** Sends one webhook.test event to the webhook; the answer is its delivery (pending, most likely). */

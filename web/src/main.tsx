@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { can, onUnauthorized, request, session, type User } from './api.ts';
 import { AuditPage } from './pages/audit.tsx';
+import { CalibrationPage } from './pages/calibration.tsx';
 import { CustomerPage } from './pages/customer.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
@@ -16,6 +17,7 @@ import './styles.css';
 
 const NAV = [
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
+  { href: paths.calibration, label: 'Calibration', pages: ['calibration'], admin: false },
   { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
   { href: paths.people, label: 'People', pages: ['people'], admin: true },
@@ -53,6 +55,8 @@ function Content({ route }: { route: Route }) {
       return <PeoplePage />;
     case 'audit':
       return <AuditPage />;
+    case 'calibration':
+      return <CalibrationPage />;
     case 'not-found':
       return <NotFoundPage />;
   }

@@ -9,6 +9,7 @@ export type Route =
   | { page: 'set-password' }
   | { page: 'people' }
   | { page: 'audit' }
+  | { page: 'calibration' }
   | { page: 'customer'; id: string }
   | { page: 'settings' }
   | { page: 'webhooks' }
@@ -21,6 +22,7 @@ export const paths = {
   setPassword: '/set-password',
   people: '/people',
   audit: '/audit-log',
+  calibration: '/calibration',
   settings: '/settings',
   webhooks: '/webhooks',
   customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
@@ -34,6 +36,7 @@ export function parse(pathname: string): Route {
   if (path === '/set-password') return { page: 'set-password' };
   if (path === '/people') return { page: 'people' };
   if (path === '/audit-log') return { page: 'audit' };
+  if (path === '/calibration') return { page: 'calibration' };
   if (path === '/settings') return { page: 'settings' };
   if (path === '/webhooks') return { page: 'webhooks' };
   const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);

@@ -22,6 +22,7 @@ import { aggregateWords, plain, windowDaysOf } from '../rules.ts';
 import { ErrorMessage, Loading, Notice, Page, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 import { EditCustomer } from './customer-edit.tsx';
 import { WhyPanel } from './customer-explain.tsx';
+import { OutcomesCard } from './customer-outcomes.tsx';
 import { OverrideForm } from './customer-override.tsx';
 
 /** The chart pages through the history, newest first, up to this many changes. */
@@ -151,6 +152,7 @@ export function CustomerPage({ id }: { id: string }) {
           />
         )}
       </section>
+      <OutcomesCard customerId={customer.id} />
       {current && can('edit customers') && (
         <section aria-labelledby="override-title" class="card">
           <h2 id="override-title">Override</h2>
