@@ -38,6 +38,7 @@ interface Report {
   auc: number;
   bands: { status: string; outcomes: number; churned: number; churn_rate: number | null }[];
   factors: { factor: string; outcomes: number; auc: number }[];
+  current_weights_auc: number;
   suggested_weights: Record<string, number>;
   suggested_auc: number;
 }
