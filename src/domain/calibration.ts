@@ -109,7 +109,10 @@ export function calibrate(
   for (const j of judged) {
     for (const [name, value] of Object.entries(j.factors)) {
       let f = byFactor.get(name);
-      if (!f) byFactor.set(name, (f = { scores: [], churned: [] }));
+      if (!f) {
+        f = { scores: [], churned: [] };
+        byFactor.set(name, f);
+      }
       f.scores.push(value);
       f.churned.push(j.churned);
     }
