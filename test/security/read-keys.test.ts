@@ -25,6 +25,8 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/events?limit=100',
     `/api/webhooks/${ids.webhook_id}/deliveries?limit=100`,
     '/api/users',
+    `/api/customers/${ids.customer_id}/outcomes?limit=100`,
+    `/api/customers/${ids.customer_id}/health-score/history?limit=100`,
   ];
   return Promise.all(paths.map(async (p) => (await api.get(p)).body));
 }
@@ -53,6 +55,9 @@ before(async () => {
   ids.delivery_id = (await api.get(`/api/webhooks/${ids.webhook_id}/deliveries?limit=1`)).body.data[0].id;
   ids.event_id = (await api.get('/api/events?limit=1')).body.data[0].id;
   ids.user_id = (await api.post('/api/users', { email: 'ro@example.com', role: 'viewer' })).body.user.id;
+  ids.outcome_id = (
+    await api.post(`/api/customers/${ids.customer_id}/outcomes`, { outcome: 'retained' })
+  ).body.id;
   ids.factor = 'engagement';
   const rule = { metric: 'logins', aggregate: 'sum', scale: { type: 'linear', from: 0, to: 10 } };
   assert.equal(
