@@ -225,6 +225,8 @@ export class PgTx extends SqlTx {
       SELECT 1 FROM customers WHERE account_id = ${accountId} AND id = ${id} FOR UPDATE`;
     if (!found) return false;
     await this.sql.unsafe(UNDO_HISTORY, [accountId, id]);
+    // The history has no foreign key to cascade by (migration 18): it goes here.
+    await this.sql`DELETE FROM score_history WHERE account_id = ${accountId} AND customer_id = ${id}`;
     const result = await this.sql`DELETE FROM customers WHERE account_id = ${accountId} AND id = ${id}`;
     return result.count === 1;
   }
@@ -292,20 +294,29 @@ export class PgTx extends SqlTx {
     return portfolio.dropWatch(this.sql, accountId, customerIds, since);
   }
 
+  /** Each account's subscribers, read (and locked) once per transaction: see insertEvents. */
+  readonly #subscribers = new Map<string, Promise<Map<string, string[]>>>();
+
   async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
     if (events.length === 0) return;
     // KEY SHARE (what the deliveries' foreign key takes anyway), taken now: a webhook being
-    // deleted at this moment is waited for and then left out, instead of failing the insert.
-    const subscribers = subscribersByType(
-      await this.sql<{ event_type: string; webhook_id: string }[]>`
+    // deleted at this moment is waited for and then left out, instead of failing the insert. The
+    // lock holds to the end of the transaction, so one read serves every page of a rescore.
+    let subscribing = this.#subscribers.get(accountId);
+    if (!subscribing) {
+      subscribing = this.sql<{ event_type: string; webhook_id: string }[]>`
         SELECT s.event_type, s.webhook_id FROM webhook_subscriptions s
         JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
         WHERE s.account_id = ${accountId} AND w.enabled
-        FOR KEY SHARE OF w`,
-    );
+        FOR KEY SHARE OF w`.then(subscribersByType);
+      this.#subscribers.set(accountId, subscribing);
+    }
+    const subscribers = await subscribing;
+    // Every statement sent at once, in order (the connection runs them one after another).
+    const sent: Promise<unknown>[] = [];
     for (const part of chunks(events)) {
       // WITH ORDINALITY ... ORDER BY: seq follows the order of the list, as on SQLite.
-      await this.sql`
+      sent.push(this.sql`
         INSERT INTO events (id, account_id, type, data, created_at)
         SELECT id, ${accountId}, type, data::json, created_at
         FROM unnest(
@@ -314,11 +325,11 @@ export class PgTx extends SqlTx {
           ${part.map((e) => JSON.stringify(e.data))}::text[],
           ${part.map((e) => e.createdAt)}::int8[]
         ) WITH ORDINALITY AS t(id, type, data, created_at, n)
-        ORDER BY n`;
+        ORDER BY n`);
     }
     const deliveries = deliveriesFor(events, subscribers);
     for (const part of chunks(deliveries)) {
-      await this.sql`
+      sent.push(this.sql`
         INSERT INTO deliveries (id, account_id, webhook_id, event_id, status, attempts, next_attempt_at,
           created_at, updated_at)
         SELECT id, ${accountId}, webhook_id, event_id, 'pending', 0, at, at, at
@@ -327,8 +338,9 @@ export class PgTx extends SqlTx {
           ${part.map((d) => d.webhookId)}::text[],
           ${part.map((d) => d.eventId)}::text[],
           ${part.map((d) => d.at)}::int8[]
-        ) AS t(id, webhook_id, event_id, at)`;
+        ) AS t(id, webhook_id, event_id, at)`);
     }
+    await Promise.all(sent);
     if (deliveries.length > 0) this.deliveriesDue = true;
   }
 }
