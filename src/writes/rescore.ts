@@ -15,6 +15,7 @@ import {
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { pipelined } from './pipeline.ts';
 
 /** What a weights change would do, without saving it. */
 /** What a settings or rule change would do, computed and written nowhere (weights and rule previews). */
@@ -72,7 +73,8 @@ async function* scorePages(tx: Tx, accountId: string): AsyncGenerator<ScoreRecor
 
 /**
  * Every stored score follows the new settings at once, with history and events for those that
- * moved, all in the caller's transaction; read, computed and written a page at a time.
+ * moved, all in the caller's transaction; read, computed and written a page at a time, pipelined
+ * (the caller holds the account exclusively).
  */
 export async function rescore(
   tx: Tx,
@@ -81,19 +83,27 @@ export async function rescore(
   reason: ScoreReason,
   now: number,
 ): Promise<void> {
-  for await (const scores of scorePages(tx, accountId)) {
-    const updates = rescoreAll(scores, settings, now);
-    if (updates.length === 0) continue;
-    await tx.writeScores(
-      accountId,
-      updates.map((u) => u.record),
-      reason,
-    );
-    await tx.insertEvents(
-      accountId,
-      updates.flatMap((u) => u.events),
-    );
-  }
+  await pipelined(
+    async (after) => {
+      const scores = await tx.scoresAfter(accountId, after, RESCORE_PAGE);
+      if (scores.length === 0) return null;
+      const last = scores.length < RESCORE_PAGE ? null : (scores.at(-1) as ScoreRecord).customerId;
+      return { page: scores, after: last };
+    },
+    (scores) => rescoreAll(scores, settings, now),
+    async (updates) => {
+      if (updates.length === 0) return;
+      await tx.writeScores(
+        accountId,
+        updates.map((u) => u.record),
+        reason,
+      );
+      await tx.insertEvents(
+        accountId,
+        updates.flatMap((u) => u.events),
+      );
+    },
+  );
 }
 
 /** Replaces the account's weights and rescores; answers the settings as saved. */

@@ -19,6 +19,7 @@ import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { pipelined } from './pipeline.ts';
 import { countChange, type Preview } from './rescore.ts';
 
 /** The most rules an account may have. */
@@ -132,18 +133,47 @@ export async function writeRederived(
   // A customer's own signals moving its score may alert, as a factor write does; a rules change does not.
   const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
   const watch = alerts ? await tx.dropWatch(accountId, [...next.keys()], windowStart(alerts, now)) : null;
-  const written = new Map<string, ScoreRecord>();
-  const events: EventRecord[] = [];
-  const alerted: { customerId: string; at: number }[] = [];
-  const expired: ScoreRecord[] = [];
-  const record = (id: string, update: ScoreUpdate) => {
-    written.set(id, update.record);
-    events.push(...update.events);
+  const plan = planRederived(next, settings, reason, watch, now);
+  await persistRederived(tx, accountId, plan);
+  return plan.written;
+}
+
+/** What writeRederived writes, computed and not yet sent. */
+interface RederivedPlan {
+  reason: ScoreReason;
+  written: Map<string, ScoreRecord>;
+  changed: ScoreRecord[];
+  expired: ScoreRecord[];
+  events: EventRecord[];
+  alerted: { customerId: string; at: number }[];
+}
+
+/** writeRederived's computation (`watch`: the drop-alert peaks, null when no alert applies). */
+function planRederived(
+  next: ReadonlyMap<string, Derived>,
+  settings: Settings,
+  reason: ScoreReason,
+  watch: Awaited<ReturnType<Tx['dropWatch']>> | null,
+  now: number,
+): RederivedPlan {
+  const alerts = watch && settings.drop ? settings.drop : null;
+  const plan: RederivedPlan = {
+    reason,
+    written: new Map(),
+    changed: [],
+    expired: [],
+    events: [],
+    alerted: [],
+  };
+  const record = (id: string, update: ScoreUpdate, ended: boolean) => {
+    plan.written.set(id, update.record);
+    (ended ? plan.expired : plan.changed).push(update.record);
+    plan.events.push(...update.events);
     const seen = watch?.get(id);
     const dropped = seen && alerts ? dropAlert(seen, update.record, alerts) : null;
     if (dropped) {
-      events.push(dropped);
-      alerted.push({ customerId: id, at: update.record.updatedAt });
+      plan.events.push(dropped);
+      plan.alerted.push({ customerId: id, at: update.record.updatedAt });
     }
   };
   for (const [id, { current, factors, inputs }] of next) {
@@ -151,20 +181,21 @@ export async function writeRederived(
     if (unchanged) {
       // Nothing moved but time: an override that has ended is recorded as such (the rescore job).
       if (current?.override && !standingOverride(current, now)) {
-        const update = overrideVersion(current, null, settings, now);
-        expired.push(update.record);
-        record(id, update);
+        record(id, overrideVersion(current, null, settings, now), true);
       }
       continue;
     }
-    record(id, scoreFactors(id, current, factors, settings, now, inputs));
+    record(id, scoreFactors(id, current, factors, settings, now, inputs), false);
   }
-  const changed = [...written.values()].filter((r) => !expired.includes(r));
-  if (changed.length > 0) await tx.writeScores(accountId, changed, reason);
-  if (expired.length > 0) await tx.writeScores(accountId, expired, 'override_expired');
-  if (events.length > 0) await tx.insertEvents(accountId, events);
-  if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
-  return written;
+  return plan;
+}
+
+/** Sends what planRederived computed. */
+async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan): Promise<void> {
+  if (plan.changed.length > 0) await tx.writeScores(accountId, plan.changed, plan.reason);
+  if (plan.expired.length > 0) await tx.writeScores(accountId, plan.expired, 'override_expired');
+  if (plan.events.length > 0) await tx.insertEvents(accountId, plan.events);
+  if (plan.alerted.length > 0) await tx.recordDropAlerts(accountId, plan.alerted);
 }
 
 /**
@@ -236,31 +267,25 @@ async function rescoreForRule(
   now: number,
 ): Promise<void> {
   // A page's reads write nothing, and the next page's do not depend on this one's writes (the
-  // account's lock is held exclusively: no point or score moves meanwhile). They are sent first,
-  // so the database reads page N+1 while this process computes and writes page N.
-  const read = async (after: string | null) => {
-    const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
-    if (ids.length === 0) return null;
-    // Read unlocked: the account's exclusive lock keeps every other writer out already, and on
-    // PostgreSQL a row lock per customer would write to every customer's row.
-    const scores = await tx.scoresOf(accountId, ids);
-    const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-    const change = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
-    return { ...change, last: ids.length < PAGE ? null : (ids.at(-1) as string) };
-  };
-  for (let next = read(null); ; ) {
-    const page = await next;
-    if (!page) return;
-    if (page.last !== null) {
-      next = read(page.last);
-      // Should this page's writes fail, the read ahead fails with the transaction: not unhandled.
-      next.catch(() => {});
-    }
-    await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
-    await tx.setRederiveDue(accountId, page.wholeDue);
-    await writeRederived(tx, accountId, page.factors, settings, 'rules_changed', now);
-    if (page.last === null) return;
-  }
+  // account's lock is held exclusively: no point or score moves meanwhile), so pages pipeline.
+  await pipelined(
+    async (after) => {
+      const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
+      if (ids.length === 0) return null;
+      // Read unlocked: the account's exclusive lock keeps every other writer out already, and on
+      // PostgreSQL a row lock per customer would write to every customer's row.
+      const scores = await tx.scoresOf(accountId, ids);
+      const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
+      const page = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
+      return { page, after: ids.length < PAGE ? null : (ids.at(-1) as string) };
+    },
+    (page) => ({ page, plan: planRederived(page.factors, settings, 'rules_changed', null, now) }),
+    async ({ page, plan }) => {
+      await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
+      await tx.setRederiveDue(accountId, page.wholeDue);
+      await persistRederived(tx, accountId, plan);
+    },
+  );
 }
 
 /**

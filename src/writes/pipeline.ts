@@ -1,0 +1,48 @@
+// Pages of one transaction with the database and this process busy at once (docs/development.md,
+// "Pipelined pages"): a rescore of a whole account reads a page, computes its new versions and
+// writes them, and done one after another each side waits for the other most of the time.
+
+/** A page read, and the key the next one starts after (null: this is the last). */
+export interface PageRead<P> {
+  page: P;
+  after: string | null;
+}
+
+/** Pages whose writes may be in flight at once: the database writes one while this process sends the next. */
+const IN_FLIGHT = 2;
+
+/**
+ * Reads pages by key, plans each one's writes and sends them, overlapped: page N+1's reads are sent
+ * before page N is planned, and page N's writes go out without waiting for page N-1's, so this
+ * process plans and serializes a page while the database writes the one before (the connection
+ * keeps the statements in order). At most IN_FLIGHT pages' writes are pending, so memory stays
+ * bounded by a few pages.
+ *
+ * Sound only where no page's reads depend on another page's writes: the caller holds the account
+ * exclusively, and pages are disjoint sets of customers. A failure is thrown; the statements
+ * queued behind it fail with the transaction, and are awaited or caught, never left unhandled.
+ */
+export async function pipelined<P, W>(
+  read: (after: string | null) => Promise<PageRead<P> | null>,
+  plan: (page: P) => W | Promise<W>,
+  write: (work: W) => Promise<void>,
+): Promise<void> {
+  const handled = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => {});
+    return p;
+  };
+  const writing: Promise<void>[] = [];
+  try {
+    for (let next = handled(read(null)); ; ) {
+      const got = await next;
+      if (!got) return;
+      if (got.after !== null) next = handled(read(got.after));
+      const work = await plan(got.page);
+      if (writing.length >= IN_FLIGHT) await writing.shift();
+      writing.push(handled(write(work)));
+      if (got.after === null) return;
+    }
+  } finally {
+    for (const w of writing) await w;
+  }
+}
