@@ -1,44 +1,37 @@
 // Recomputation after a weights change: N stored scores, one PATCH, wall time of the request.
-// Usage: node bench/recompute.ts [--scores 100000] [--runs 3]
-import { rmSync } from 'node:fs';
+// Usage: node bench/recompute.ts [--scores 100000] [--runs 3] [--backend sqlite|postgres]
+// SQLite runs as shipped (synchronous=full); PostgreSQL needs VITALS_TEST_POSTGRES_URL and starts
+// from a vacuumed database.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { scoreFactors } from '../src/domain/health.ts';
+import postgres from 'postgres';
 import { buildApp } from '../src/http/app.ts';
 import { createApiKey } from '../src/keys.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { tempDir } from '../test/helpers/app.ts';
+import type { Store } from '../src/store/store.ts';
+import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { seed } from './seed.ts';
 
 const { values } = parseArgs({
-  options: { scores: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' } },
+  options: {
+    scores: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    backend: { type: 'string', default: 'sqlite' },
+  },
 });
 const n = Number(values.scores);
-const dir = tempDir();
-const store = new SqliteStore({ path: join(dir, 'vitals.db') });
+const backend = values.backend as Backend;
+const db = await createTestDatabase(backend);
+const store: Store =
+  backend === 'sqlite' ? new SqliteStore({ path: join(db.dir, 'vitals.db'), synchronous: 'full' }) : db.open();
 await store.migrate();
 const { key, account } = await createApiKey(store, 'default');
-
-const settings = await store.getSettings(account.id);
-await store.transaction(async (tx) => {
-  for (let i = 0; i < n; i += 1000) {
-    const batch = [];
-    for (let j = i; j < Math.min(n, i + 1000); j++) {
-      const id = `cus_${String(j).padStart(7, '0')}`;
-      const now = Date.now();
-      await tx.insertCustomer(account.id, {
-        id,
-        name: id,
-        email: `${id}@example.com`,
-        metadata: {},
-        createdAt: now,
-        updatedAt: now,
-      });
-      const factors = { usage: (j % 97) / 97, support: (j % 89) / 89, billing: (j % 83) / 83 };
-      batch.push(scoreFactors(id, null, factors, settings, now).record);
-    }
-    await tx.writeScores(account.id, batch, 'factors_updated');
-  }
-});
+await seed(store, account.id, n, { scores: true });
+if (db.url) {
+  const raw = postgres(db.url, { onnotice: () => {} });
+  await raw.unsafe('VACUUM ANALYZE');
+  await raw.end();
+}
 
 const app = await buildApp({
   store,
@@ -63,9 +56,8 @@ for (let r = 0; r < Number(values.runs); r++) {
   console.log(`run ${r + 1}: recomputed ${n} scores in ${ms.toFixed(0)} ms`);
 }
 times.sort((a, b) => a - b);
-console.log(
-  `median: ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms for ${n} scores (sqlite, synchronous=full)`,
-);
+const how = backend === 'sqlite' ? 'sqlite, synchronous=full' : 'postgres';
+console.log(`median: ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms for ${n} scores (${how})`);
 await app.close();
-await store.close();
-rmSync(dir, { recursive: true, force: true });
+if (backend === 'sqlite') await store.close();
+await db.drop();

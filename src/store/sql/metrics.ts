@@ -139,7 +139,9 @@ export async function metricSummaries(
     set.add(id);
     newestWanted.set(metric, set);
   };
-  for (const w of windows.values()) {
+  // Every window's query sent at once (on PostgreSQL they follow each other on the connection
+  // without a round trip between), and the rows taken as they come.
+  const read = [...windows.values()].map(async (w) => {
     const p = new Params(accountId);
     const metric = p.add(w.metric);
     const aggregates = (match: string) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total,
@@ -160,6 +162,15 @@ export async function metricSummaries(
       ),
       p.list,
     );
+    return { w, rows };
+  });
+  // Almost always none: one look along the index by instant says so for every customer at once.
+  const ahead = db.get('SELECT 1 AS found FROM metric_points WHERE at > $1 AND at <= $2 LIMIT 1', [
+    now,
+    until,
+  ]);
+  const [windowRows, aheadRow] = await Promise.all([Promise.all(read), ahead]);
+  for (const { w, rows } of windowRows) {
     const seen = new Set<string>();
     for (const r of rows) {
       const id = r.customer_id as string;
@@ -178,14 +189,9 @@ export async function metricSummaries(
     }
     for (const id of ids) if (!seen.has(id)) wantNewest(w.metric, id);
   }
-  // Almost always none: one look along the index by instant says so for every customer at once.
-  const ahead = await db.get('SELECT 1 AS found FROM metric_points WHERE at > $1 AND at <= $2 LIMIT 1', [
-    now,
-    until,
-  ]);
   // Points dated ahead of `now` (up to `until`): each metric's first, when it comes due. Read
   // apart, so the window's aggregates need no test per row.
-  for (const metric of ahead ? new Set(rules.map((r) => r.metric)) : []) {
+  for (const metric of aheadRow ? new Set(rules.map((r) => r.metric)) : []) {
     const next = await instants(db, accountId, ids, metric, 'MIN', now, until);
     for (const [id, at] of next) for (const s of summariesOf(found, rules, id, metric)) s.nextAt = at;
   }
