@@ -1,5 +1,5 @@
 // Pages of one transaction with the database and this process busy at once (docs/development.md,
-// "Pipelined pages"): a rescore of a whole account reads a page, computes its new versions and
+// "The store"): a rescore of a whole account reads a page, computes its new versions and
 // writes them, and done one after another each side waits for the other most of the time.
 
 /** A page read, and the key the next one starts after (null: this is the last). */
