@@ -60,14 +60,19 @@ export function checkWeightsSum(weights: Weights): void {
 /** Scores a recomputation holds at once: its memory is bounded by this, not by the account's size. */
 export const RESCORE_PAGE = 5000;
 
+/** One page of the account's stored scores after `after` (null: from the first), and where the next starts. */
+async function scorePage(tx: Tx, accountId: string, after: string | null) {
+  const scores = await tx.scoresAfter(accountId, after, RESCORE_PAGE);
+  if (scores.length === 0) return null;
+  const last = scores.length < RESCORE_PAGE ? null : (scores.at(-1) as ScoreRecord).customerId;
+  return { page: scores, after: last };
+}
+
 /** Every stored score of the account, a page at a time, in one transaction. */
 async function* scorePages(tx: Tx, accountId: string): AsyncGenerator<ScoreRecord[]> {
-  let after: string | null = null;
-  for (;;) {
-    const scores = await tx.scoresAfter(accountId, after, RESCORE_PAGE);
-    if (scores.length > 0) yield scores;
-    if (scores.length < RESCORE_PAGE) return;
-    after = (scores.at(-1) as ScoreRecord).customerId;
+  for (let got = await scorePage(tx, accountId, null); got; ) {
+    yield got.page;
+    got = got.after === null ? null : await scorePage(tx, accountId, got.after);
   }
 }
 
@@ -84,12 +89,7 @@ export async function rescore(
   now: number,
 ): Promise<void> {
   await pipelined(
-    async (after) => {
-      const scores = await tx.scoresAfter(accountId, after, RESCORE_PAGE);
-      if (scores.length === 0) return null;
-      const last = scores.length < RESCORE_PAGE ? null : (scores.at(-1) as ScoreRecord).customerId;
-      return { page: scores, after: last };
-    },
+    (after) => scorePage(tx, accountId, after),
     (scores) => rescoreAll(scores, settings, now),
     async (updates) => {
       if (updates.length === 0) return;

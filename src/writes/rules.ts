@@ -269,16 +269,7 @@ async function rescoreForRule(
   // A page's reads write nothing, and the next page's do not depend on this one's writes (the
   // account's lock is held exclusively: no point or score moves meanwhile), so pages pipeline.
   await pipelined(
-    async (after) => {
-      const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
-      if (ids.length === 0) return null;
-      // Read unlocked: the account's exclusive lock keeps every other writer out already, and on
-      // PostgreSQL a row lock per customer would write to every customer's row.
-      const scores = await tx.scoresOf(accountId, ids);
-      const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-      const page = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
-      return { page, after: ids.length < PAGE ? null : (ids.at(-1) as string) };
-    },
+    rulePages(tx, accountId, rules, factor, changed, derived, now),
     (page) => ({ page, plan: planRederived(page.factors, settings, 'rules_changed', null, now) }),
     async ({ page, plan }) => {
       await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
@@ -286,6 +277,31 @@ async function rescoreForRule(
       await persistRederived(tx, accountId, plan);
     },
   );
+}
+
+/**
+ * The reader of the pages of customers one rule's change may move (a score, or a point of the
+ * rule's metric), by id, each with what the change makes of it (changedBy).
+ */
+function rulePages(
+  tx: Tx,
+  accountId: string,
+  rules: readonly FactorRule[],
+  factor: string,
+  changed: FactorRule | null,
+  derived: ReadonlySet<string>,
+  now: number,
+) {
+  return async (after: string | null) => {
+    const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
+    if (ids.length === 0) return null;
+    // Read unlocked: the account's exclusive lock keeps every other writer out already (a preview
+    // writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
+    const scores = await tx.scoresOf(accountId, ids);
+    const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
+    const page = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
+    return { page, after: ids.length < PAGE ? null : (ids.at(-1) as string) };
+  };
 }
 
 /**
@@ -306,22 +322,18 @@ export const previewRule = write(
       bandChanges: 0,
       bands: await tx.countScoresByStatus(accountId),
     };
-    let after: string | null = null;
-    for (;;) {
-      const ids = await tx.rederiveTargets(accountId, [rule.metric], after, PAGE);
-      const scores = await tx.scoresOf(accountId, ids);
-      const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-      const { factors } = await changedBy(tx, accountId, current, next, rule.factor, rule, derived, now);
-      preview.customers += ids.length;
+    const read = rulePages(tx, accountId, next, rule.factor, rule, derived, now);
+    for (let got = await read(null); got; got = got.after === null ? null : await read(got.after)) {
+      const { factors } = got.page;
+      preview.customers += factors.size;
       for (const [id, change] of factors) {
         const score = change.current;
         if (Object.keys(change.factors).length === 0) continue;
         if (score && sameFactors(score.factors, change.factors)) continue;
         countChange(preview, score, scoreFactors(id, score, change.factors, settings, now).record);
       }
-      if (ids.length < PAGE) return preview;
-      after = ids.at(-1) as string;
     }
+    return preview;
   },
 );
 
