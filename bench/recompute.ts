@@ -23,7 +23,9 @@ const n = Number(values.scores);
 const backend = values.backend as Backend;
 const db = await createTestDatabase(backend);
 const store: Store =
-  backend === 'sqlite' ? new SqliteStore({ path: join(db.dir, 'vitals.db'), synchronous: 'full' }) : db.open();
+  backend === 'sqlite'
+    ? new SqliteStore({ path: join(db.dir, 'vitals.db'), synchronous: 'full' })
+    : db.open();
 await store.migrate();
 const { key, account } = await createApiKey(store, 'default');
 await seed(store, account.id, n, { scores: true });
