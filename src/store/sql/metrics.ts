@@ -262,9 +262,13 @@ export async function rederiveTargets(
       ? ''
       : ` OR EXISTS (SELECT 1 FROM metric_points m WHERE m.account_id = c.account_id AND m.customer_id = c.id
            AND m.metric ${db.inList(p, metrics)})`;
+  // The score by a join, not a second EXISTS: PostgreSQL answers an EXISTS beside an OR with a hash
+  // of every score of the account, built again for each page (a rule change over 100,000
+  // customers spent 6 to 13 s here); the join probes the key of each customer the page walks.
   const rows = await db.all(
-    `SELECT c.id FROM customers c WHERE c.account_id = $1 AND c.id > $2
-       AND (EXISTS (SELECT 1 FROM health_scores h WHERE h.account_id = c.account_id AND h.customer_id = c.id)${points})
+    `SELECT c.id FROM customers c
+       LEFT JOIN health_scores h ON h.account_id = c.account_id AND h.customer_id = c.id
+     WHERE c.account_id = $1 AND c.id > $2 AND (h.customer_id IS NOT NULL${points})
      ORDER BY c.id LIMIT ${p.add(limit)}`,
     p.list,
   );
