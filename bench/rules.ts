@@ -241,6 +241,7 @@ for (const backend of backends) {
     );
   }
   if (wanted('writes')) {
+    await settle();
     // Open loop: a write every 5 ms whatever the answers, for 10 s; each one's latency.
     const latencies: number[] = [];
     const pending: Promise<void>[] = [];

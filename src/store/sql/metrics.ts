@@ -327,13 +327,16 @@ export async function claimRederiveDue(
 ): Promise<string[]> {
   if (customerIds.length === 0) return [];
   const p = new Params(accountId, now);
-  // One probe per customer (perId): the due time's index would otherwise be walked against the list.
+  // One probe of the key per customer (perId). `due_at + 0`: the due time's index must not be
+  // used here. Statistics taken while every due time lay ahead (the job's own next times) tell
+  // PostgreSQL that none is due, and it walked that index for each customer, past every row due
+  // (841 ms a transaction of 500, against 2 ms; a 100,000-customer job 113 s).
   const rows = await db.all(
     `${db.perId(
       p,
       customerIds,
       (match) =>
-        `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND due_at <= $2 AND customer_id ${match}${db.skipLocked}`,
+        `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND customer_id ${match} AND due_at + 0 <= $2${db.skipLocked}`,
     )} ORDER BY customer_id`,
     p.list,
   );
