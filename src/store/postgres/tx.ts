@@ -50,9 +50,11 @@ const UNDO_HISTORY = historyToDays({
 });
 
 /**
- * writeScores' rows as one JSON array, which PostgreSQL reads with json_to_recordset: the JSON
- * columns travel as they are, nested (an array parameter per column quoted and escaped each of
- * them again, a third of this process's time in a rescore).
+ * writeScores' rows as one JSON array, which PostgreSQL reads with json_to_recordset (an array
+ * parameter per column quoted and escaped every JSON column again, a third of this process's time
+ * in a rescore). Factors, inputs and weights travel nested as they are: their names are patterned,
+ * their values numbers. The override holds free text, which may hold a NUL, and json_to_recordset
+ * refuses a nested \u0000 where a cast to json keeps it: it travels as a string, cast apart.
  */
 function scoreRows(part: readonly ScoreRecord[]): string {
   const rows: string[] = [];
@@ -62,7 +64,8 @@ function scoreRows(part: readonly ScoreRecord[]): string {
       `{"customer_id":${JSON.stringify(s.customerId)},"score":${s.score},"band":${bandOf(s.status)},` +
         `"status":"${s.status}","factors":${s.factorsJson ?? JSON.stringify(s.factors)},` +
         `"version":${s.version},"updated_at":${s.updatedAt},"computed":${e.computed ?? 'null'},` +
-        `"override":${e.override ?? 'null'},"inputs":${e.inputs ?? 'null'},"weights":${e.weights ?? 'null'}}`,
+        `"override":${e.override === null ? 'null' : JSON.stringify(e.override)},"inputs":${e.inputs ?? 'null'},` +
+        `"weights":${e.weights ?? 'null'}}`,
     );
   }
   return `[${rows.join(',')}]`;
@@ -259,12 +262,12 @@ export class PgTx extends SqlTx {
         WITH input AS (
           SELECT * FROM json_to_recordset(${scoreRows(part)}::text::json) AS t(customer_id text,
             score float8, band int2, status text, factors json, version int4, updated_at int8, computed float8,
-            override json, inputs json, weights json)
+            override text, inputs json, weights json)
         ), inserted AS (
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
             computed, override, inputs)
           SELECT ${accountId}, customer_id, score, band, factors, version, updated_at,
-            computed, override, inputs
+            computed, override::json, inputs
           FROM input WHERE version = 1
         ), previous AS (
           SELECT h.customer_id, h.score, h.band FROM health_scores h
@@ -273,14 +276,14 @@ export class PgTx extends SqlTx {
         ), updated AS (
           UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors,
             version = i.version, updated_at = i.updated_at, computed = i.computed,
-            override = i.override, inputs = i.inputs
+            override = i.override::json, inputs = i.inputs
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
         ), history AS (
           INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
             computed, override, weights, inputs)
           SELECT ${accountId}, customer_id, version, score, status, factors, ${reason}, updated_at,
-            computed, override, weights, inputs
+            computed, override::json, weights, inputs
           FROM input
         ), days AS (
           -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").
@@ -324,16 +327,17 @@ export class PgTx extends SqlTx {
     const sent: Promise<unknown>[] = [];
     for (const part of chunks(events)) {
       // WITH ORDINALITY ... ORDER BY: seq follows the order of the list, as on SQLite.
-      // One JSON array, as writeScores' rows (scoreRows): each event's data nested as it is.
+      // One JSON array, as writeScores' rows (scoreRows); the data, which holds free text, as a
+      // string cast apart (json_to_recordset refuses a nested \u0000).
       const rows = part.map(
         (e) =>
-          `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"data":${JSON.stringify(e.data)},"created_at":${e.createdAt}}`,
+          `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"data":${JSON.stringify(JSON.stringify(e.data))},"created_at":${e.createdAt}}`,
       );
       sent.push(this.sql`
         INSERT INTO events (id, account_id, type, data, created_at)
-        SELECT id, ${accountId}, type, data, created_at
+        SELECT id, ${accountId}, type, data::json, created_at
         FROM ROWS FROM (json_to_recordset(${`[${rows.join(',')}]`}::text::json)
-          AS (id text, type text, data json, created_at int8)) WITH ORDINALITY AS t(id, type, data, created_at, n)
+          AS (id text, type text, data text, created_at int8)) WITH ORDINALITY AS t(id, type, data, created_at, n)
         ORDER BY n`);
     }
     const deliveries = deliveriesFor(events, subscribers);

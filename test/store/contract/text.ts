@@ -36,6 +36,31 @@ export function textContract(c: ContractContext): void {
       assert.equal((await store.transaction((tx) => tx.getCustomer(a, 'odd_0')))?.name, '\u0000\uFFFF');
     });
 
+    test("an override's reason and an event's data round-trip, NULs included, written in bulk", async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      await seedCustomers(store, a, ['o1', 'o2']);
+      const override = (reason: string) => ({
+        score: 0.9,
+        reason,
+        expiresAt: T0 + 99,
+        setAt: T0,
+        setBy: 'k\u0000',
+      });
+      const written = ODD.slice(0, 2).map((reason, i) =>
+        score(`o${i + 1}`, 0.9, 1, { computed: 0.4, override: override(reason) }),
+      );
+      const events = ODD.map((name) => anEvent('customer.updated', T0, { name, metadata: { [name]: name } }));
+      await store.transaction(async (tx) => {
+        await tx.writeScores(a, written, 'override_set');
+        await tx.insertEvents(a, events);
+      });
+      for (const w of written) {
+        assert.deepEqual((await store.getScore(a, w.customerId))?.override, w.override);
+      }
+      for (const e of events) assert.deepEqual((await store.getEvent(a, e.id))?.data, e.data);
+    });
+
     test('webhook urls, descriptions and recorded answers round-trip', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
