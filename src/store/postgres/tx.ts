@@ -49,28 +49,6 @@ const UNDO_HISTORY = historyToDays({
   slot: SLOT,
 });
 
-/**
- * writeScores' rows as one JSON array, which PostgreSQL reads with json_to_recordset (an array
- * parameter per column quoted and escaped every JSON column again, a third of this process's time
- * in a rescore). Factors, inputs and weights travel nested as they are: their names are patterned,
- * their values numbers. The override holds free text, which may hold a NUL, and json_to_recordset
- * refuses a nested \u0000 where a cast to json keeps it: it travels as a string, cast apart.
- */
-function scoreRows(part: readonly ScoreRecord[]): string {
-  const rows: string[] = [];
-  for (const s of part) {
-    const e = explainedColumns(s);
-    rows.push(
-      `{"customer_id":${JSON.stringify(s.customerId)},"score":${s.score},"band":${bandOf(s.status)},` +
-        `"status":"${s.status}","factors":${s.factorsJson ?? JSON.stringify(s.factors)},` +
-        `"version":${s.version},"updated_at":${s.updatedAt},"computed":${e.computed ?? 'null'},` +
-        `"override":${e.override === null ? 'null' : JSON.stringify(e.override)},"inputs":${e.inputs ?? 'null'},` +
-        `"weights":${e.weights ?? 'null'}}`,
-    );
-  }
-  return `[${rows.join(',')}]`;
-}
-
 /** Rows per statement in bulk writes: large enough to amortise round trips, small enough to stream. */
 const CHUNK = 5000;
 
@@ -258,32 +236,43 @@ export class PgTx extends SqlTx {
     // Version 1 is a customer's first score; every later version replaces an existing row.
     // One statement per chunk: the new rows, the changed rows and their history.
     for (const part of chunks(scores)) {
+      const explained = part.map(explainedColumns);
       await this.sql`
         WITH input AS (
-          SELECT * FROM json_to_recordset(${scoreRows(part)}::text::json) AS t(customer_id text,
-            score float8, band int2, status text, factors json, version int4, updated_at int8, computed float8,
-            override text, inputs json, weights json)
+          SELECT * FROM unnest(
+            ${part.map((s) => s.customerId)}::text[],
+            ${part.map((s) => s.score)}::float8[],
+            ${part.map((s) => bandOf(s.status))}::int2[],
+            ${part.map((s) => s.status)}::text[],
+            ${part.map((s) => s.factorsJson ?? JSON.stringify(s.factors))}::text[],
+            ${part.map((s) => s.version)}::int4[],
+            ${part.map((s) => s.updatedAt)}::int8[],
+            ${explained.map((e) => e.computed)}::float8[],
+            ${explained.map((e) => e.override)}::text[],
+            ${explained.map((e) => e.inputs)}::text[],
+            ${explained.map((e) => e.weights)}::text[]
+          ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs, weights)
         ), inserted AS (
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
             computed, override, inputs)
-          SELECT ${accountId}, customer_id, score, band, factors, version, updated_at,
-            computed, override::json, inputs
+          SELECT ${accountId}, customer_id, score, band, factors::json, version, updated_at,
+            computed, override::json, inputs::json
           FROM input WHERE version = 1
         ), previous AS (
           SELECT h.customer_id, h.score, h.band FROM health_scores h
           WHERE h.account_id = ${accountId}
             AND h.customer_id IN (SELECT customer_id FROM input WHERE version <> 1)
         ), updated AS (
-          UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors,
+          UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors::json,
             version = i.version, updated_at = i.updated_at, computed = i.computed,
-            override = i.override::json, inputs = i.inputs
+            override = i.override::json, inputs = i.inputs::json
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
         ), history AS (
           INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
             computed, override, weights, inputs)
-          SELECT ${accountId}, customer_id, version, score, status, factors, ${reason}, updated_at,
-            computed, override::json, weights, inputs
+          SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at,
+            computed, override::json, weights::json, inputs::json
           FROM input
         ), days AS (
           -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").
@@ -327,17 +316,15 @@ export class PgTx extends SqlTx {
     const sent: Promise<unknown>[] = [];
     for (const part of chunks(events)) {
       // WITH ORDINALITY ... ORDER BY: seq follows the order of the list, as on SQLite.
-      // One JSON array, as writeScores' rows (scoreRows); the data, which holds free text, as a
-      // string cast apart (json_to_recordset refuses a nested \u0000).
-      const rows = part.map(
-        (e) =>
-          `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"data":${JSON.stringify(JSON.stringify(e.data))},"created_at":${e.createdAt}}`,
-      );
       sent.push(this.sql`
         INSERT INTO events (id, account_id, type, data, created_at)
         SELECT id, ${accountId}, type, data::json, created_at
-        FROM ROWS FROM (json_to_recordset(${`[${rows.join(',')}]`}::text::json)
-          AS (id text, type text, data text, created_at int8)) WITH ORDINALITY AS t(id, type, data, created_at, n)
+        FROM unnest(
+          ${part.map((e) => e.id)}::text[],
+          ${part.map((e) => e.type)}::text[],
+          ${part.map((e) => JSON.stringify(e.data))}::text[],
+          ${part.map((e) => e.createdAt)}::int8[]
+        ) WITH ORDINALITY AS t(id, type, data, created_at, n)
         ORDER BY n`);
     }
     const deliveries = deliveriesFor(events, subscribers);
