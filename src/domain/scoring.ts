@@ -27,19 +27,23 @@ export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0; // +
 export function computeScore(factors: Factors, weights: Weights): number {
   const names = Object.keys(factors).sort();
   if (names.length === 0) throw new RangeError('a health score needs at least one factor');
-  let weighted = 0;
   let weightSum = 0;
   let plain = 0;
   for (const name of names) {
-    const value = factors[name] as number;
-    plain += value;
+    plain += factors[name] as number;
     const w = weights[name];
-    if (w !== undefined && w > 0) {
-      weighted += w * value;
-      weightSum += w;
+    if (w !== undefined && w > 0) weightSum += w;
+  }
+  // Each weight over their sum first, as the explanation shows it (effectiveWeights): w × value
+  // summed before dividing underflows to 0 for a weight as small as 5e-324.
+  let weighted = 0;
+  if (weightSum > 0) {
+    for (const name of names) {
+      const w = weights[name];
+      if (w !== undefined && w > 0) weighted += (w / weightSum) * (factors[name] as number);
     }
   }
-  const score = weightSum > 0 ? weighted / weightSum : plain / names.length;
+  const score = weightSum > 0 ? weighted : plain / names.length;
   // Floating error must not push a score outside [0, 1].
   return round6(Math.min(1, Math.max(0, score)));
 }

@@ -40,6 +40,11 @@ describe('computeScore', () => {
     assert.equal(computeScore({ usage: 0.2, nps: 0.6 }, { usage: 0, billing: 1 }), 0.4);
   });
 
+  test('the only weighted factor counts whole, however small its weight (5e-324 does not underflow to 0)', () => {
+    assert.equal(computeScore({ usage: 0.0000105 }, { usage: 5e-324, support: 1 }), 0.000011);
+    assert.equal(computeScore({ usage: 0.4, support: 0.8 }, { usage: 5e-324, support: 5e-324 }), 0.6);
+  });
+
   test('plain mean when no weight names a supplied factor', () => {
     assert.equal(computeScore({ a: 0.1, b: 0.2 }, { usage: 1 }), 0.15);
   });
