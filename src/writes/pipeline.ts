@@ -8,6 +8,15 @@ export interface PageRead<P> {
   after: string | null;
 }
 
+/** Reads pages by key one after another, as pipelined does but for a reader alone (a preview). */
+export async function* pages<P>(
+  read: (after: string | null) => Promise<PageRead<P> | null>,
+): AsyncGenerator<P> {
+  for (let got = await read(null); got; got = got.after === null ? null : await read(got.after)) {
+    yield got.page;
+  }
+}
+
 /** Pages whose writes may be in flight at once: the database writes one while this process sends the next. */
 const IN_FLIGHT = 2;
 

@@ -15,7 +15,7 @@ import {
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { pipelined } from './pipeline.ts';
+import { pages, pipelined } from './pipeline.ts';
 
 /** What a weights change would do, without saving it. */
 /** What a settings or rule change would do, computed and written nowhere (weights and rule previews). */
@@ -66,14 +66,6 @@ async function scorePage(tx: Tx, accountId: string, after: string | null) {
   if (scores.length === 0) return null;
   const last = scores.length < RESCORE_PAGE ? null : (scores.at(-1) as ScoreRecord).customerId;
   return { page: scores, after: last };
-}
-
-/** Every stored score of the account, a page at a time, in one transaction. */
-async function* scorePages(tx: Tx, accountId: string): AsyncGenerator<ScoreRecord[]> {
-  for (let got = await scorePage(tx, accountId, null); got; ) {
-    yield got.page;
-    got = got.after === null ? null : await scorePage(tx, accountId, got.after);
-  }
 }
 
 /**
@@ -187,7 +179,7 @@ export const computePreview = write(
       bandChanges: 0,
       bands: await tx.countScoresByStatus(accountId),
     };
-    for await (const scores of scorePages(tx, accountId)) {
+    for await (const scores of pages((after) => scorePage(tx, accountId, after))) {
       preview.customers += scores.length;
       for (const old of scores) {
         const score = computeScore(old.factors, next.weights);

@@ -19,7 +19,7 @@ import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { pipelined } from './pipeline.ts';
+import { pages, pipelined } from './pipeline.ts';
 import { countChange, type Preview } from './rescore.ts';
 
 /** The most rules an account may have. */
@@ -199,21 +199,29 @@ async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan):
 }
 
 /**
- * What one rule's change makes of these customers' factors: `changed` is the rule put for
- * `factor`, null when it was deleted. A customer with a score keeps its other factors as they are
- * (their rules did not change; if time has moved them, the customer is already due for the rescore
- * job) and gets this one derived again, or taken out; one without a score is derived whole. Reads
- * only this rule's aggregate for the first, and writes nothing: `due` are the times this rule
- * alone gives (to lower a customer's due time, never to raise it), `wholeDue` exact ones.
+ * One rule's change: `changed` is the rule put for `factor`, null when it was deleted; `rules` the
+ * account's rules after it, `derived` every factor a rule derives (or derived, for a deleted one).
+ */
+interface RuleChange {
+  rules: readonly FactorRule[];
+  factor: string;
+  changed: FactorRule | null;
+  derived: ReadonlySet<string>;
+}
+
+/**
+ * What one rule's change makes of these customers' factors. A customer with a score keeps its
+ * other factors as they are (their rules did not change; if time has moved them, the customer is
+ * already due for the rescore job) and gets this one derived again, or taken out; one without a
+ * score is derived whole. Reads only this rule's aggregate for the first, and writes nothing:
+ * `due` are the times this rule alone gives (to lower a customer's due time, never to raise it),
+ * `wholeDue` exact ones.
  */
 async function changedBy(
   tx: Tx,
   accountId: string,
   current: ReadonlyMap<string, ScoreRecord | null>,
-  rules: readonly FactorRule[],
-  factor: string,
-  changed: FactorRule | null,
-  derived: ReadonlySet<string>,
+  { rules, factor, changed, derived }: RuleChange,
   now: number,
 ) {
   const scored = [...current].filter((e): e is [string, ScoreRecord] => e[1] !== null);
@@ -259,17 +267,14 @@ async function changedBy(
 async function rescoreForRule(
   tx: Tx,
   accountId: string,
-  rules: readonly FactorRule[],
-  factor: string,
-  changed: FactorRule | null,
-  derived: ReadonlySet<string>,
+  change: RuleChange,
   settings: Settings,
   now: number,
 ): Promise<void> {
   // A page's reads write nothing, and the next page's do not depend on this one's writes (the
   // account's lock is held exclusively: no point or score moves meanwhile), so pages pipeline.
   await pipelined(
-    rulePages(tx, accountId, rules, factor, changed, derived, now),
+    rulePages(tx, accountId, change, now),
     (page) => ({ page, plan: planRederived(page.factors, settings, 'rules_changed', null, now) }),
     async ({ page, plan }) => {
       await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
@@ -283,23 +288,16 @@ async function rescoreForRule(
  * The reader of the pages of customers one rule's change may move (a score, or a point of the
  * rule's metric), by id, each with what the change makes of it (changedBy).
  */
-function rulePages(
-  tx: Tx,
-  accountId: string,
-  rules: readonly FactorRule[],
-  factor: string,
-  changed: FactorRule | null,
-  derived: ReadonlySet<string>,
-  now: number,
-) {
+function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
+  const metrics = change.changed ? [change.changed.metric] : [];
   return async (after: string | null) => {
-    const ids = await tx.rederiveTargets(accountId, changed ? [changed.metric] : [], after, PAGE);
+    const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
     if (ids.length === 0) return null;
     // Read unlocked: the account's exclusive lock keeps every other writer out already (a preview
     // writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
     const scores = await tx.scoresOf(accountId, ids);
     const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-    const page = await changedBy(tx, accountId, current, rules, factor, changed, derived, now);
+    const page = await changedBy(tx, accountId, current, change, now);
     return { page, after: ids.length < PAGE ? null : (ids.at(-1) as string) };
   };
 }
@@ -322,9 +320,8 @@ export const previewRule = write(
       bandChanges: 0,
       bands: await tx.countScoresByStatus(accountId),
     };
-    const read = rulePages(tx, accountId, next, rule.factor, rule, derived, now);
-    for (let got = await read(null); got; got = got.after === null ? null : await read(got.after)) {
-      const { factors } = got.page;
+    const change = { rules: next, factor: rule.factor, changed: rule, derived };
+    for await (const { factors } of pages(rulePages(tx, accountId, change, now))) {
       preview.customers += factors.size;
       for (const [id, change] of factors) {
         const score = change.current;
@@ -359,7 +356,8 @@ export const putRule = write(
     await tx.putFactorRule(accountId, rule);
     const next = [...rules.filter((r) => r.factor !== rule.factor), rule];
     const derived = new Set(next.map((r) => r.factor));
-    await rescoreForRule(tx, accountId, next, rule.factor, rule, derived, settings, rule.updatedAt);
+    const change = { rules: next, factor: rule.factor, changed: rule, derived };
+    await rescoreForRule(tx, accountId, change, settings, rule.updatedAt);
     return rule;
   },
 );
@@ -375,7 +373,7 @@ export const deleteRule = write(
     }
     const next = rules.filter((r) => r.factor !== factor);
     const derived = new Set([...next.map((r) => r.factor), factor]);
-    await rescoreForRule(tx, accountId, next, factor, null, derived, settings, now);
+    await rescoreForRule(tx, accountId, { rules: next, factor, changed: null, derived }, settings, now);
   },
 );
 

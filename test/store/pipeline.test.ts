@@ -3,7 +3,7 @@
 // every page once, in order, at most two pages' writes pending, and a failure thrown, never lost.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pipelined } from '../../src/writes/pipeline.ts';
+import { pipelined, pages as readPages } from '../../src/writes/pipeline.ts';
 
 /** Pages of keys 'a'…: page i holds keys [i*size, (i+1)*size) of `total`. */
 function pages(total: number, size: number) {
@@ -129,4 +129,21 @@ test('a failed read is thrown after the writes already sent have finished', asyn
     (thrown) => thrown === error,
   );
   assert.deepEqual(written, ['k0000', 'k0010']);
+});
+
+test('pages reads every page once, in order, each read after the one before', async () => {
+  const page = pages(25, 10);
+  const log: string[] = [];
+  const seen: string[][] = [];
+  for await (const keys of readPages(async (after) => {
+    log.push(`read ${after}`);
+    return page(after);
+  })) {
+    seen.push(keys);
+  }
+  assert.deepEqual(log, ['read null', 'read k0009', 'read k0019']);
+  assert.deepEqual(
+    seen.map((keys) => `${keys[0]}..${keys.at(-1)}`),
+    ['k0000..k0009', 'k0010..k0019', 'k0020..k0024'],
+  );
 });
