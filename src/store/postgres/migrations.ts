@@ -376,3 +376,13 @@ MIGRATIONS.push(
   DROP INDEX events_by_account;
   `,
 );
+
+MIGRATIONS.push(
+  /* 19: events lose their foreign key to accounts (docs/postgresql.md, "Rescoring a whole
+     account"). Its check ran per inserted event and took a key-share lock on the account's row:
+     half of an event insert's time, and every writer of the account queued its lock on one row.
+     It never found anything: no account is ever deleted, and every event is written with the
+     account id its key authenticated. */ `
+  ALTER TABLE events DROP CONSTRAINT events_account_id_fkey;
+  `,
+);
