@@ -5,6 +5,7 @@
 // deliveries.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setImmediate } from 'node:timers/promises';
 import { newId } from '../../src/domain/ids.ts';
 import { createApiKey } from '../../src/keys.ts';
 import { customerBody } from '../helpers/app.ts';
@@ -92,7 +93,7 @@ describe('several processes on one PostgreSQL', {
     for (;;) {
       const ids = await scoreEventIds(api);
       if (ids.length >= n || Date.now() > deadline) return ids;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await setImmediate();
     }
   }
 
