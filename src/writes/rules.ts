@@ -20,14 +20,12 @@ import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { pages, pipelined } from './pipeline.ts';
-import { countChange, type Preview } from './rescore.ts';
+import { countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
 
 /** The most rules an account may have. */
 export const MAX_RULES = 50;
 /** How far ahead of the server's clock a metric point may be dated. */
 export const FUTURE_MS = 5 * 60_000;
-/** Customers a rescore by rules holds at once. */
-const PAGE = 1000;
 
 /** The factors of `factors` that no rule derives: the ones that were posted. */
 export function postedOf(factors: Factors, derived: ReadonlySet<string>): Factors {
@@ -291,14 +289,14 @@ async function rescoreForRule(
 function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
   const metrics = change.changed ? [change.changed.metric] : [];
   return async (after: string | null) => {
-    const ids = await tx.rederiveTargets(accountId, metrics, after, PAGE);
+    const ids = await tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE);
     if (ids.length === 0) return null;
     // Read unlocked: the account's exclusive lock keeps every other writer out already (a preview
     // writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
     const scores = await tx.scoresOf(accountId, ids);
     const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
     const page = await changedBy(tx, accountId, current, change, now);
-    return { page, after: ids.length < PAGE ? null : (ids.at(-1) as string) };
+    return { page, after: ids.length < RESCORE_PAGE ? null : (ids.at(-1) as string) };
   };
 }
 
