@@ -65,6 +65,21 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   };
 }
 
+/**
+ * CPU seconds spent so far (Linux): by process `pid` (all its threads), and by the whole machine
+ * (every process, the database's included; /proc/stat's busy time). A difference of two readings
+ * is the work a scenario cost, which is steadier than its wall time on a shared 2-core machine.
+ */
+export function cpuSeconds(pid: number): { process: number; machine: number } {
+  const TICK = 100; // USER_HZ
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const processTicks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  const cpu =
+    readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const busy = cpu.slice(0, 8).reduce((a, b) => a + b, 0) - (cpu[3] ?? 0) - (cpu[4] ?? 0); // less idle, iowait
+  return { process: processTicks / TICK, machine: busy / TICK };
+}
+
 /** Resident memory of a process in MB (Linux). */
 export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

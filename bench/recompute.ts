@@ -10,6 +10,7 @@ import { createApiKey } from '../src/keys.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { cpuSeconds } from './lib.ts';
 import { seed } from './seed.ts';
 
 const { values } = parseArgs({
@@ -44,7 +45,9 @@ const weightSets = [
   { usage: 0.2, support: 0.3, billing: 0.5 },
 ];
 const times: number[] = [];
+const cpus: { process: number; machine: number }[] = [];
 for (let r = 0; r < Number(values.runs); r++) {
+  const cpu0 = cpuSeconds(process.pid);
   const t0 = performance.now();
   const res = await app.inject({
     method: 'PATCH',
@@ -55,11 +58,18 @@ for (let r = 0; r < Number(values.runs); r++) {
   const ms = performance.now() - t0;
   if (res.statusCode !== 200) throw new Error(`PATCH failed: ${res.statusCode} ${res.body}`);
   times.push(ms);
-  console.log(`run ${r + 1}: recomputed ${n} scores in ${ms.toFixed(0)} ms`);
+  const cpu1 = cpuSeconds(process.pid);
+  const cpu = { process: cpu1.process - cpu0.process, machine: cpu1.machine - cpu0.machine };
+  cpus.push(cpu);
+  console.log(
+    `run ${r + 1}: recomputed ${n} scores in ${ms.toFixed(0)} ms (CPU: this process ${cpu.process.toFixed(2)} s, machine ${cpu.machine.toFixed(2)} s)`,
+  );
 }
-times.sort((a, b) => a - b);
 const how = backend === 'sqlite' ? 'sqlite, synchronous=full' : 'postgres';
-console.log(`median: ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms for ${n} scores (${how})`);
+const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+console.log(
+  `median: ${mid(times).toFixed(0)} ms for ${n} scores (${how}); CPU medians: this process ${mid(cpus.map((c) => c.process)).toFixed(2)} s, machine ${mid(cpus.map((c) => c.machine)).toFixed(2)} s`,
+);
 await app.close();
 if (backend === 'sqlite') await store.close();
 await db.drop();

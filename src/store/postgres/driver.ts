@@ -2,7 +2,7 @@
 // statement is sent as a named prepared statement, parsed once per connection.
 import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
 import { LOCKS, type Queryable } from './connection.ts';
-import { fromText, toText, toTextOrNull } from './text.ts';
+import { fromText, pgArray, toText, toTextOrNull } from './text.ts';
 
 export const POSTGRES: Dialect = {
   name: 'postgres',
@@ -14,10 +14,10 @@ export const POSTGRES: Dialect = {
   rowId: 'ctid',
   forUpdate: ' FOR UPDATE',
   skipLocked: ' FOR UPDATE SKIP LOCKED',
-  inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(ids)}::text[])`,
+  inList: (p: Params, ids: readonly string[]) => `= ANY(${p.add(pgArray(ids))}::text[])`,
   // OFFSET 0 keeps the subquery from being flattened into a join the planner may hash.
   perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
-    `SELECT q.* FROM unnest(${p.add(ids)}::text[]) AS ids(id) CROSS JOIN LATERAL (${select('= ids.id')} OFFSET 0) q`,
+    `SELECT q.* FROM unnest(${p.add(pgArray(ids))}::text[]) AS ids(id) CROSS JOIN LATERAL (${select('= ids.id')} OFFSET 0) q`,
   bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",

@@ -1,6 +1,7 @@
 // The portfolio's reads PostgreSQL plans its own way: the list, the movers and what a drop alert
 // needs to know (the tallies and the trend are shared, ../sql/portfolio.ts); the same answers as
 // ../sqlite/portfolio.ts, proven by the one contract suite. docs/api.md, "Segments, trends and movers".
+
 import type postgres from 'postgres';
 import type { DropWatch } from '../../domain/alerts.ts';
 import type { Status } from '../../domain/scoring.ts';
@@ -10,6 +11,7 @@ import { beforeNul, type Row } from '../sql/driver.ts';
 import { toScore } from '../sql/rows.ts';
 import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
+import { pgArray } from './text.ts';
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
@@ -112,6 +114,6 @@ export async function dropWatch(
             AND (h2.created_at <= ${since} OR h2.reason IN ('weights_changed', 'rules_changed'))), 0)) AS peak,
       (SELECT a.alerted_at FROM drop_alerts a WHERE a.account_id = ${accountId} AND a.customer_id = i.id)
         AS alerted_at
-    FROM unnest(${ids as string[]}::text[]) AS i(id)`;
+    FROM unnest(${pgArray(ids as string[])}::text[]) AS i(id)`;
   return new Map(rows.map((r) => [r.id, { peak: r.peak, alertedAt: r.alerted_at }]));
 }

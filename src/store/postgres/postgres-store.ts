@@ -20,7 +20,7 @@ import { MIGRATIONS } from './migrations.ts';
 import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
 import { pgReads } from './reader.ts';
-import { fromText } from './text.ts';
+import { fromText, pgArray } from './text.ts';
 import { PgTx } from './tx.ts';
 
 export interface PostgresOptions {
@@ -52,13 +52,13 @@ export class PostgresStore extends SqlStore implements Store {
     this.#customers = new PointReads(async (accountId, ids) => {
       const rows = await pool<Row[]>`
         SELECT ${pool.unsafe(CUSTOMER_COLUMNS)} FROM customers
-        WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])`;
+        WHERE account_id = ${accountId} AND id = ANY(${pgArray(ids)}::text[])`;
       return new Map(rows.map((r) => [r.id as string, toCustomer(r, fromText)]));
     });
     this.#scores = new PointReads(async (accountId, ids) => {
       const rows = await pool<Row[]>`
         SELECT ${pool.unsafe(SCORE_COLUMNS)} FROM health_scores
-        WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`;
+        WHERE account_id = ${accountId} AND customer_id = ANY(${pgArray(ids)}::text[])`;
       return new Map(rows.map((r) => [r.customer_id as string, toScore(r)]));
     });
   }

@@ -4,7 +4,7 @@ import type { EventType } from '../../domain/events.ts';
 import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
 import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import { LOCKS, type Queryable } from './connection.ts';
-import { fromText, toTextOrNull } from './text.ts';
+import { fromText, pgArray, toTextOrNull } from './text.ts';
 
 interface DetailRow {
   id: string;
@@ -63,8 +63,8 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
     const rows = await sql<DetailRow[]>`
       WITH chosen AS (
         SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts
-        FROM unnest(${col((q) => q.accountId)}::text[], ${col((q) => q.webhookId)}::text[],
-          ${col((q) => q.quota)}::int[]) AS p(account_id, webhook_id, quota)
+        FROM unnest(${pgArray(col((q) => q.accountId))}::text[], ${pgArray(col((q) => q.webhookId))}::text[],
+          ${pgArray(col((q) => q.quota))}::int[]) AS p(account_id, webhook_id, quota)
         CROSS JOIN LATERAL (
           SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts FROM deliveries d
           WHERE d.account_id = p.account_id AND d.webhook_id = p.webhook_id AND d.status = 'pending'
@@ -113,20 +113,20 @@ export async function recordAttempts(sql: Queryable, outcomes: AttemptOutcome[],
   await Promise.all([
     sql`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-      SELECT * FROM unnest(${ids}::text[], ${col((o) => o.attempt)}::int[],
-        ${col((o) => o.startedAt)}::bigint[], ${col((o) => o.durationMs)}::int[], ${col((o) => o.statusCode)}::int[],
-        ${col((o) => toTextOrNull(o.error))}::text[], ${col((o) => toTextOrNull(o.responseBody))}::text[])
+      SELECT * FROM unnest(${pgArray(ids)}::text[], ${pgArray(col((o) => o.attempt))}::int[],
+        ${pgArray(col((o) => o.startedAt))}::bigint[], ${pgArray(col((o) => o.durationMs))}::int[], ${pgArray(col((o) => o.statusCode))}::int[],
+        ${pgArray(col((o) => toTextOrNull(o.error)))}::text[], ${pgArray(col((o) => toTextOrNull(o.responseBody)))}::text[])
       ON CONFLICT DO NOTHING`,
     // Only the lease holder moves the delivery on; a dispatcher whose lease was taken over does not.
     sql`
       UPDATE deliveries d SET status = u.status, attempts = u.attempt, next_attempt_at = u.next_at, updated_at = ${now}
-      FROM unnest(${ids}::text[], ${owners}::text[],
-        ${col((o) => o.next.status)}::text[], ${col((o) => o.attempt)}::int[],
-        ${col((o) => (o.next.status === 'pending' ? o.next.at : null))}::bigint[]) AS u(id, owner, status, attempt, next_at)
+      FROM unnest(${pgArray(ids)}::text[], ${pgArray(owners)}::text[],
+        ${pgArray(col((o) => o.next.status))}::text[], ${pgArray(col((o) => o.attempt))}::int[],
+        ${pgArray(col((o) => (o.next.status === 'pending' ? o.next.at : null)))}::bigint[]) AS u(id, owner, status, attempt, next_at)
       WHERE d.id = u.id
         AND EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = u.id AND l.owner = u.owner)`,
     sql`
-      DELETE FROM delivery_leases l USING unnest(${ids}::text[], ${owners}::text[]) AS u(id, owner)
+      DELETE FROM delivery_leases l USING unnest(${pgArray(ids)}::text[], ${pgArray(owners)}::text[]) AS u(id, owner)
       WHERE l.delivery_id = u.id AND l.owner = u.owner`,
     ...outcomes
       .filter((x) => x.disableWebhook)

@@ -30,7 +30,7 @@ import { LOCKS, type Queryable } from './connection.ts';
 import { pgDriver } from './driver.ts';
 import * as portfolio from './portfolio.ts';
 import { pgReads } from './reader.ts';
-import { fromText, toText } from './text.ts';
+import { fromText, pgArray, toText } from './text.ts';
 
 /**
  * The rollup row a connection adds to: writers of one account on different connections add to
@@ -112,11 +112,11 @@ export class PgTx extends SqlTx {
     // the lock waited for have committed, where a join in the locking statement would not.
     const [locked, scores] = await Promise.all([
       this.sql<{ id: string }[]>`
-        SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])
+        SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${pgArray(ids)}::text[])
         ORDER BY id FOR NO KEY UPDATE`,
       this.sql<Row[]>`
         SELECT ${this.sql.unsafe(SCORE_COLUMNS)} FROM health_scores
-        WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::text[])`,
+        WHERE account_id = ${accountId} AND customer_id = ANY(${pgArray(ids)}::text[])`,
     ]);
     const byId = new Map(scores.map((r) => [r.customer_id, r]));
     for (const { id } of locked) {
@@ -154,7 +154,7 @@ export class PgTx extends SqlTx {
     // ORDER BY id: every batch locks its customers in one order, so two batches wait rather than deadlock.
     const rows = await this.sql<Row[]>`
       SELECT ${this.sql.unsafe(CUSTOMER_COLUMNS)} FROM customers
-      WHERE account_id = ${accountId} AND id = ANY(${wanted}::text[])
+      WHERE account_id = ${accountId} AND id = ANY(${pgArray(wanted)}::text[])
       ORDER BY id FOR NO KEY UPDATE`;
     for (const row of rows) found.set(row.id as string, toCustomer(row, fromText));
     return found;
@@ -180,8 +180,8 @@ export class PgTx extends SqlTx {
       const rows = await this.sql<{ id: string }[]>`
         INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
         SELECT ${accountId}, id, name, email, metadata::json, created_at, updated_at
-        FROM unnest(${id}::text[], ${name}::text[], ${email}::text[], ${metadata}::text[],
-          ${createdAt}::int8[], ${updatedAt}::int8[]) AS t(id, name, email, metadata, created_at, updated_at)
+        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[], ${pgArray(metadata)}::text[],
+          ${pgArray(createdAt)}::int8[], ${pgArray(updatedAt)}::int8[]) AS t(id, name, email, metadata, created_at, updated_at)
         ON CONFLICT DO NOTHING RETURNING id`;
       const inserted = new Set(rows.map((r) => r.id));
       for (const c of part) if (!inserted.has(c.id)) taken.push(c.id);
@@ -191,8 +191,8 @@ export class PgTx extends SqlTx {
       await this.sql`
         UPDATE customers c SET name = t.name, email = t.email, metadata = t.metadata::json,
           updated_at = t.updated_at
-        FROM unnest(${id}::text[], ${name}::text[], ${email}::text[], ${metadata}::text[],
-          ${updatedAt}::int8[]) AS t(id, name, email, metadata, updated_at)
+        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[], ${pgArray(metadata)}::text[],
+          ${pgArray(updatedAt)}::int8[]) AS t(id, name, email, metadata, updated_at)
         WHERE c.account_id = ${accountId} AND c.id = t.id`;
     }
     return taken;
@@ -240,17 +240,17 @@ export class PgTx extends SqlTx {
       await this.sql`
         WITH input AS (
           SELECT * FROM unnest(
-            ${part.map((s) => s.customerId)}::text[],
-            ${part.map((s) => s.score)}::float8[],
-            ${part.map((s) => bandOf(s.status))}::int2[],
-            ${part.map((s) => s.status)}::text[],
-            ${part.map((s) => s.factorsJson ?? JSON.stringify(s.factors))}::text[],
-            ${part.map((s) => s.version)}::int4[],
-            ${part.map((s) => s.updatedAt)}::int8[],
-            ${explained.map((e) => e.computed)}::float8[],
-            ${explained.map((e) => e.override)}::text[],
-            ${explained.map((e) => e.inputs)}::text[],
-            ${explained.map((e) => e.weights)}::text[]
+            ${pgArray(part.map((s) => s.customerId))}::text[],
+            ${pgArray(part.map((s) => s.score))}::float8[],
+            ${pgArray(part.map((s) => bandOf(s.status)))}::int2[],
+            ${pgArray(part.map((s) => s.status))}::text[],
+            ${pgArray(part.map((s) => s.factorsJson ?? JSON.stringify(s.factors)))}::text[],
+            ${pgArray(part.map((s) => s.version))}::int4[],
+            ${pgArray(part.map((s) => s.updatedAt))}::int8[],
+            ${pgArray(explained.map((e) => e.computed))}::float8[],
+            ${pgArray(explained.map((e) => e.override))}::text[],
+            ${pgArray(explained.map((e) => e.inputs))}::text[],
+            ${pgArray(explained.map((e) => e.weights))}::text[]
           ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs, weights)
         ), inserted AS (
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
@@ -320,10 +320,10 @@ export class PgTx extends SqlTx {
         INSERT INTO events (id, account_id, type, data, created_at)
         SELECT id, ${accountId}, type, data::json, created_at
         FROM unnest(
-          ${part.map((e) => e.id)}::text[],
-          ${part.map((e) => e.type)}::text[],
-          ${part.map((e) => JSON.stringify(e.data))}::text[],
-          ${part.map((e) => e.createdAt)}::int8[]
+          ${pgArray(part.map((e) => e.id))}::text[],
+          ${pgArray(part.map((e) => e.type))}::text[],
+          ${pgArray(part.map((e) => JSON.stringify(e.data)))}::text[],
+          ${pgArray(part.map((e) => e.createdAt))}::int8[]
         ) WITH ORDINALITY AS t(id, type, data, created_at, n)
         ORDER BY n`);
     }
@@ -334,10 +334,10 @@ export class PgTx extends SqlTx {
           created_at, updated_at)
         SELECT id, ${accountId}, webhook_id, event_id, 'pending', 0, at, at, at
         FROM unnest(
-          ${part.map((d) => d.id)}::text[],
-          ${part.map((d) => d.webhookId)}::text[],
-          ${part.map((d) => d.eventId)}::text[],
-          ${part.map((d) => d.at)}::int8[]
+          ${pgArray(part.map((d) => d.id))}::text[],
+          ${pgArray(part.map((d) => d.webhookId))}::text[],
+          ${pgArray(part.map((d) => d.eventId))}::text[],
+          ${pgArray(part.map((d) => d.at))}::int8[]
         ) AS t(id, webhook_id, event_id, at)`);
     }
     await Promise.all(sent);
