@@ -340,6 +340,8 @@ export interface Reader {
   ): Promise<string[]>;
   /** The customers due for the rescore job at `now`, oldest due first, at most `limit`, across accounts. */
   dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]>;
+  /** Of these customers, the ones due for the rescore job at `now` (their derived factors may be out of date). */
+  dueAmong(accountId: string, customerIds: readonly string[], now: number): Promise<Set<string>>;
   /**
    * Each rule's summary of each customer's points as of `now` (points up to `until` count as
    * dated ahead): summaries[i] is rules[i]'s, for every customer given, with points or not.

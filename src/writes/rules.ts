@@ -7,6 +7,7 @@ import type { EventRecord } from '../domain/events.ts';
 import { overrideVersion, type ScoreUpdate, scoreFactors, standingOverride } from '../domain/health.ts';
 import {
   changeOf,
+  type DerivedInput,
   type DerivedInputs,
   derivationsOf,
   emptySummary,
@@ -204,7 +205,30 @@ interface RuleChange {
   rules: readonly FactorRule[];
   factor: string;
   changed: FactorRule | null;
+  /** The rule `changed` replaces (null: none). */
+  before: FactorRule | null;
   derived: ReadonlySet<string>;
+}
+
+/** Whether two rules read the same aggregate of the same points (one is the other with a new scale at most). */
+const sameSource = (a: FactorRule, b: FactorRule): boolean =>
+  a.metric === b.metric &&
+  a.aggregate === b.aggregate &&
+  a.windowDays === b.windowDays &&
+  a.maxAgeDays === b.maxAgeDays;
+
+/**
+ * The input to `rule`'s factor that a customer's stored score holds: what its factor was made of
+ * (null: the score has no such factor), or undefined where the score does not say (read the points).
+ */
+function storedInput(score: ScoreRecord, rule: FactorRule): DerivedInput | null | undefined {
+  const input = score.inputs?.[rule.factor];
+  if (!input) return Object.hasOwn(score.factors, rule.factor) ? undefined : null;
+  const same =
+    input.metric === rule.metric &&
+    input.aggregate === rule.aggregate &&
+    input.windowDays === rule.windowDays;
+  return same ? input : undefined;
 }
 
 /**
@@ -213,13 +237,15 @@ interface RuleChange {
  * already due for the rescore job) and gets this one derived again, or taken out; one without a
  * score is derived whole. Reads only this rule's aggregate for the first, and writes nothing:
  * `due` are the times this rule alone gives (to lower a customer's due time, never to raise it),
- * `wholeDue` exact ones.
+ * `wholeDue` exact ones. A new scale alone (`sameSource`) reads no point for a customer whose
+ * stored aggregate is still its own, one the rescore job does not have due (docs/scoring.md,
+ * "Changing a rule"); that customer's due time stays as it is.
  */
 async function changedBy(
   tx: Tx,
   accountId: string,
   current: ReadonlyMap<string, ScoreRecord | null>,
-  { rules, factor, changed, derived }: RuleChange,
+  { rules, factor, changed, before, derived }: RuleChange,
   now: number,
 ) {
   const scored = [...current].filter((e): e is [string, ScoreRecord] => e[1] !== null);
@@ -228,32 +254,46 @@ async function changedBy(
     unscored.size > 0
       ? await deriveAll(tx, accountId, unscored, rules, derived, now)
       : { factors: new Map<string, Derived>(), due: [] };
+  // A new scale: each stored input still current goes on it as it is; the others are read.
+  const rescaled = changed && before && sameSource(changed, before) ? changed : null;
+  const kept = new Map<string, DerivedInput | null>();
+  if (rescaled) {
+    const dueNow = await tx.dueAmong(
+      accountId,
+      scored.map(([id]) => id),
+      now,
+    );
+    for (const [id, score] of scored) {
+      const input = dueNow.has(id) ? undefined : storedInput(score, rescaled);
+      if (input !== undefined) kept.set(id, input);
+    }
+  }
+  const toRead = scored.filter(([id]) => !kept.has(id)).map(([id]) => id);
   const summaries =
-    changed && scored.length > 0
-      ? await tx.metricSummaries(
-          accountId,
-          scored.map(([id]) => id),
-          [changed],
-          now,
-          now + FUTURE_MS,
-        )
+    changed && toRead.length > 0
+      ? await tx.metricSummaries(accountId, toRead, [changed], now, now + FUTURE_MS)
       : new Map<string, PointSummary[]>();
   const factors = new Map(whole.factors);
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of scored) {
-    const summary = summaries.get(id)?.[0] ?? emptySummary();
-    const input = changed ? inputOf(changed, summary, now) : null;
-    const kept = Object.entries(score.factors).filter(([name]) => name !== factor);
-    const keptInputs = Object.entries(score.inputs ?? {}).filter(([name]) => name !== factor);
+    let input: DerivedInput | null = null;
+    if (kept.has(id)) {
+      input = kept.get(id) ?? null;
+    } else if (changed) {
+      const summary = summaries.get(id)?.[0] ?? emptySummary();
+      input = inputOf(changed, summary, now);
+      due.push({ customerId: id, at: dueAt(score, changeOf(changed, summary, now), now) });
+    }
+    const others = Object.entries(score.factors).filter(([name]) => name !== factor);
+    const otherInputs = Object.entries(score.inputs ?? {}).filter(([name]) => name !== factor);
     // fromEntries defines own properties, so no factor name can reach the prototype.
     factors.set(id, {
       current: score,
       factors: Object.fromEntries(
-        changed && input ? [...kept, [factor, scaleScore(changed.scale, input.value)]] : kept,
+        changed && input ? [...others, [factor, scaleScore(changed.scale, input.value)]] : others,
       ),
-      inputs: Object.fromEntries(input ? [...keptInputs, [factor, input]] : keptInputs),
+      inputs: Object.fromEntries(input ? [...otherInputs, [factor, input]] : otherInputs),
     });
-    if (changed) due.push({ customerId: id, at: dueAt(score, changeOf(changed, summary, now), now) });
   }
   return { factors, due, wholeDue: whole.due };
 }
@@ -318,7 +358,8 @@ export const previewRule = write(
       bandChanges: 0,
       bands: await tx.countScoresByStatus(accountId),
     };
-    const change = { rules: next, factor: rule.factor, changed: rule, derived };
+    const before = rules.find((r) => r.factor === rule.factor) ?? null;
+    const change = { rules: next, factor: rule.factor, changed: rule, before, derived };
     for await (const { factors } of pages(rulePages(tx, accountId, change, now))) {
       preview.customers += factors.size;
       for (const [id, change] of factors) {
@@ -354,7 +395,7 @@ export const putRule = write(
     await tx.putFactorRule(accountId, rule);
     const next = [...rules.filter((r) => r.factor !== rule.factor), rule];
     const derived = new Set(next.map((r) => r.factor));
-    const change = { rules: next, factor: rule.factor, changed: rule, derived };
+    const change = { rules: next, factor: rule.factor, changed: rule, before: before ?? null, derived };
     await rescoreForRule(tx, accountId, change, settings, rule.updatedAt);
     return rule;
   },
@@ -371,7 +412,13 @@ export const deleteRule = write(
     }
     const next = rules.filter((r) => r.factor !== factor);
     const derived = new Set([...next.map((r) => r.factor), factor]);
-    await rescoreForRule(tx, accountId, { rules: next, factor, changed: null, derived }, settings, now);
+    await rescoreForRule(
+      tx,
+      accountId,
+      { rules: next, factor, changed: null, before: null, derived },
+      settings,
+      now,
+    );
   },
 );
 

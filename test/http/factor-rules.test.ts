@@ -212,6 +212,59 @@ describe('a rule change derives only its own factor, and brings a due time forwa
   });
 });
 
+describe('a new scale alone puts each stored aggregate on it, reading again only what time has moved', () => {
+  test('a customer the rescore job has not yet seen since a point left its window is read again; the others keep their inputs', async () => {
+    const rule = {
+      metric: 'sessions',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 0, to: 20 },
+    };
+    await customer('s_fresh', { support: 0.5 });
+    await customer('s_due', { support: 0.5 });
+    await customer('s_quiet', { support: 0.5 });
+    await points('s_fresh', 'sessions', [[1, 10]]);
+    await points('s_due', 'sessions', [
+      [1, 4],
+      [29, 6],
+    ]);
+    clock.advance(1000);
+    assert.equal((await put(t.api, 'sessions_month', rule)).status, 200);
+    const factors = async (id: string) => (await t.api.get(`/api/customers/${id}/health-score`)).body.factors;
+    assert.equal((await factors('s_fresh')).sessions_month, 0.5);
+    assert.equal((await factors('s_due')).sessions_month, 0.5);
+
+    // Two days on, s_due's older point has left the window; the rescore job has not run.
+    clock.advance(2 * DAY);
+    const due = await t.store.dueForRederive(clock.ms, 1000);
+    assert.deepEqual(
+      due.filter((d) => d.accountId === accountId && d.customerId.startsWith('s_')).map((d) => d.customerId),
+      ['s_due'],
+    );
+    const wider = { ...rule, scale: { type: 'linear', from: 0, to: 40 } };
+    const preview = await t.api.post('/api/settings/health-score/factors/sessions_month/preview', wider);
+    assert.equal(preview.status, 200, preview.raw);
+    assert.equal((await put(t.api, 'sessions_month', wider)).status, 200);
+    assert.equal((await factors('s_fresh')).sessions_month, 0.25, 'its sum of 10 on the new scale');
+    assert.equal((await factors('s_due')).sessions_month, 0.1, 'read again: a sum of 4, not the stored 10');
+    assert.deepEqual(await factors('s_quiet'), { support: 0.5 }, 'no point, still no factor');
+    const why = async (id: string) => (await t.api.get(`/api/customers/${id}/health-score/explanation`)).body;
+    const input = async (id: string) =>
+      (await why(id)).factors.find((f: { factor: string }) => f.factor === 'sessions_month').metric;
+    assert.deepEqual(
+      { value: (await input('s_fresh')).value, points: (await input('s_fresh')).points },
+      { value: 10, points: 1 },
+    );
+    assert.deepEqual(
+      { value: (await input('s_due')).value, points: (await input('s_due')).points },
+      { value: 4, points: 1 },
+    );
+    assert.equal(preview.body.scores_changed, 2, 'the preview saw what the PUT did');
+    clock.advance(1000);
+    assert.equal((await t.api.delete('/api/settings/health-score/factors/sessions_month')).status, 200);
+  });
+});
+
 describe('a rule preview says what the PUT would do, and does none of it', () => {
   test('customers, scores changed (a first score counted), band moves and bands match the PUT that follows', async (t2) => {
     const own = await buildTestApp({ now: clock.now });

@@ -318,6 +318,29 @@ export async function dueForRederive(
   return rows.map((r) => ({ accountId: r.account_id as string, customerId: r.customer_id as string }));
 }
 
+/** Of these customers, the ones due at `now`. See Reader. */
+export async function dueAmong(
+  db: Driver,
+  accountId: string,
+  customerIds: readonly string[],
+  now: number,
+): Promise<Set<string>> {
+  const ids = customerIds.filter((id) => !hasNul(id)); // no stored id has one
+  if (ids.length === 0) return new Set();
+  const p = new Params(accountId, now);
+  // One probe of the key per customer, the due time's index unused (`due_at + 0`): see claimRederiveDue.
+  const rows = await db.all(
+    db.perId(
+      p,
+      ids,
+      (match) =>
+        `SELECT customer_id FROM rederive_due WHERE account_id = $1 AND customer_id ${match} AND due_at + 0 <= $2`,
+    ),
+    p.list,
+  );
+  return new Set(rows.map((r) => r.customer_id as string));
+}
+
 /** Of these customers, the ones still due at `now`, locked for this transaction (others' locks skipped). */
 export async function claimRederiveDue(
   db: Driver,

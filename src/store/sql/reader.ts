@@ -245,6 +245,10 @@ export class SqlReader implements Reader {
     return metrics.rederiveTargets(this.db, ...args);
   }
 
+  dueAmong(...args: Parameters<Reader['dueAmong']>): Promise<Set<string>> {
+    return metrics.dueAmong(this.db, ...args);
+  }
+
   dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]> {
     return metrics.dueForRederive(this.db, now, limit);
   }

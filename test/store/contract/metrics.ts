@@ -248,7 +248,7 @@ export function metricsContract(c: ContractContext): void {
       assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 0);
     });
 
-    test('rederive due times: set, listed when due oldest first across accounts, claimed, cleared with null', async (t) => {
+    test('rederive due times: set, listed when due oldest first across accounts, told among some, claimed, cleared with null', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const b = await account();
@@ -268,6 +268,13 @@ export function metricsContract(c: ContractContext): void {
         { accountId: a, customerId: 'd1' },
       ]);
       assert.equal((await store.dueForRederive(T0 + 20, 1)).length, 1);
+      // dueAmong: of the customers named, this account's due ones (b's d1 is not a's).
+      assert.deepEqual(
+        [...(await store.dueAmong(a, ['d1', 'd2', 'd3', 'nobody', 'x\u0000'], T0 + 20))].sort(),
+        ['d1', 'd2'],
+      );
+      assert.deepEqual([...(await store.dueAmong(a, ['d1', 'd2'], T0 + 19))], ['d2']);
+      assert.equal((await store.dueAmong(a, [], T0 + 99)).size, 0);
       assert.deepEqual(
         await store.transaction((tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
         ['d1', 'd2'],
