@@ -1,7 +1,6 @@
 // The portfolio's reads PostgreSQL plans its own way: the list, the movers and what a drop alert
 // needs to know (the tallies and the trend are shared, ../sql/portfolio.ts); the same answers as
 // ../sqlite/portfolio.ts, proven by the one contract suite. docs/api.md, "Segments, trends and movers".
-
 import type postgres from 'postgres';
 import type { DropWatch } from '../../domain/alerts.ts';
 import type { Status } from '../../domain/scoring.ts';

@@ -21,8 +21,8 @@ const JSON_ESCAPE = /\\[^\\"]/;
  * A list as PostgreSQL's array literal, for a bulk statement's array parameter (postgres.js sends
  * a string given for an array as it is). For text without control characters a JSON string is a
  * quoted element (a backslash before `"` and `\`), so JSON.stringify writes the literal natively,
- * where postgres.js's own serializer escapes element by element (a third of a whole-account
- * rescore's CPU time: docs/development.md, "The store"). Lists JSON would write otherwise (a
+ * where postgres.js's own serializer escapes element by element (about a third of the process's
+ * CPU time in a whole-account rescore: docs/development.md, "The store"). Lists JSON would write otherwise (a
  * control character, a lone surrogate, a number that is not finite) go element by element.
  */
 export function pgArray(values: readonly (string | number | null)[]): string {
