@@ -10,7 +10,7 @@ import { createApiKey } from '../src/keys.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
-import { cpuSeconds } from './lib.ts';
+import { cpuSeconds, median } from './lib.ts';
 import { seed } from './seed.ts';
 
 const { values } = parseArgs({
@@ -66,9 +66,8 @@ for (let r = 0; r < Number(values.runs); r++) {
   );
 }
 const how = backend === 'sqlite' ? 'sqlite, synchronous=full' : 'postgres';
-const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 console.log(
-  `median: ${mid(times).toFixed(0)} ms for ${n} scores (${how}); CPU medians: this process ${mid(cpus.map((c) => c.process)).toFixed(2)} s, machine ${mid(cpus.map((c) => c.machine)).toFixed(2)} s`,
+  `median: ${median(times).toFixed(0)} ms for ${n} scores (${how}); CPU medians: this process ${median(cpus.map((c) => c.process)).toFixed(2)} s, machine ${median(cpus.map((c) => c.machine)).toFixed(2)} s`,
 );
 await app.close();
 if (backend === 'sqlite') await store.close();
