@@ -51,7 +51,11 @@ export function windowOf(rule: Pick<FactorRule, 'aggregate' | 'windowDays'>): nu
  * summarize() computes it from points.
  */
 export interface PointSummary {
-  /** Points in the window. */
+  /**
+   * Points in the window the aggregate reads. A `last` rule reads one, the newest: its summary is
+   * of that point alone (count 1, sum, min and max its value, oldestAt its instant), so the store
+   * answers it with one probe of the key, and it may next change when that point leaves the window.
+   */
   count: number;
   /** Their sum (0 without any), least and greatest value (null without any). */
   sum: number;
@@ -107,8 +111,20 @@ export function summarize(rule: FactorRule, points: readonly MetricPoint[], now:
     }
     if (summary.oldestAt === null || p.at < summary.oldestAt) summary.oldestAt = p.at;
   }
+  if (rule.aggregate === 'last' && summary.last !== null) return lastSummary(summary, lastAt, summary.last);
   return summary;
 }
+
+/** A `last` rule's summary: of the newest point in the window alone (PointSummary's count). */
+export const lastSummary = (summary: PointSummary, at: number, value: number): PointSummary => ({
+  ...summary,
+  count: 1,
+  sum: value,
+  min: value,
+  max: value,
+  last: value,
+  oldestAt: at,
+});
 
 /**
  * The aggregate of the points (any order) as of `now`; null when the factor is absent: no point

@@ -50,7 +50,9 @@ const ExplainedFactorSchema = Type.Object({
         aggregate: Type.Enum(AGGREGATES),
         window_days: Type.Union([Type.Integer(), Type.Null()]),
         value: Type.Number({ description: 'The aggregate the scale turned into the score.' }),
-        points: Type.Integer({ description: 'Points the aggregate read.' }),
+        points: Type.Integer({
+          description: 'Points the aggregate read (1 for `last`: the newest in its window).',
+        }),
         newest_at: Type.Union([Timestamp, Type.Null()]),
       },
       { description: 'For a derived factor: what it was computed from, as of this version.' },

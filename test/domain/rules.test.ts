@@ -15,6 +15,7 @@ import {
   type Scale,
   scaleRefusal,
   scaleScore,
+  summarize,
   windowOf,
 } from '../../src/domain/rules.ts';
 
@@ -111,6 +112,31 @@ describe('aggregate', () => {
     const points = [ago(10, 2), ago(3, 8)];
     assert.equal(aggregate(rule({ aggregate: 'last', windowDays: 7 }), points, NOW), 8);
     assert.equal(aggregate(rule({ aggregate: 'last', windowDays: 2 }), points, NOW), null);
+  });
+
+  test('last reads one point, the newest in its window: its summary is of that point alone', () => {
+    const points = [ago(10, 2), ago(3, 8), ago(5, 4), ago(-1, 6)];
+    assert.deepEqual(summarize(rule({ aggregate: 'last', windowDays: 7 }), points, NOW), {
+      count: 1,
+      sum: 8,
+      min: 8,
+      max: 8,
+      last: 8,
+      oldestAt: NOW - 3 * DAY_MS,
+      newestAt: NOW - 3 * DAY_MS,
+      nextAt: NOW + DAY_MS,
+    });
+    // None in the window: the summary of no point, with the newest as of now and the next ahead.
+    assert.deepEqual(summarize(rule({ aggregate: 'last', windowDays: 2 }), points, NOW), {
+      count: 0,
+      sum: 0,
+      min: null,
+      max: null,
+      last: null,
+      oldestAt: null,
+      newestAt: NOW - 3 * DAY_MS,
+      nextAt: NOW + DAY_MS,
+    });
   });
 
   test('last: on equal dates the later point in the array wins', () => {
@@ -351,6 +377,15 @@ describe('changesAt', () => {
     assert.equal(changesAt(r, points, NOW), t);
     assert.equal(deriveFactor(r, points, t - 1), 0.5);
     assert.equal(deriveFactor(r, points, t), 0.25);
+  });
+
+  test('(a) last with a window changes when its newest point leaves, not its oldest', () => {
+    const r = rule({ aggregate: 'last', windowDays: 7 });
+    const points = [ago(6, 0.2), ago(2, 0.7)];
+    const t = NOW - 2 * DAY_MS + 7 * DAY_MS;
+    assert.equal(changesAt(r, points, NOW), t);
+    assert.equal(deriveFactor(r, points, t - 1), 0.7);
+    assert.equal(deriveFactor(r, points, t), null);
   });
 
   test('(a) a point exactly at now leaves at now + window', () => {

@@ -18,6 +18,7 @@ export const POSTGRES: Dialect = {
   // OFFSET 0 keeps the subquery from being flattened into a join the planner may hash.
   perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
     `SELECT q.* FROM unnest(${p.add(pgArray(ids))}::text[]) AS ids(id) CROSS JOIN LATERAL (${select('= ids.id')} OFFSET 0) q`,
+  ids: (p: Params, ids: readonly string[]) => `unnest(${p.add(pgArray(ids))}::text[]) AS ids(id)`,
   bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",

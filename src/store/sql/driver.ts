@@ -43,6 +43,8 @@ export interface Dialect {
    * the planner has no statistics of yet against the whole list (docs/development.md, "The store").
    */
   perId(p: Params, ids: readonly string[], select: (match: string) => string): string;
+  /** The given ids as a table `ids` of one column `id`, for a FROM clause. */
+  ids(p: Params, ids: readonly string[]): string;
   /** A statement answering `got`: whether this transaction may prune events now (one process at a time). */
   readonly tryRetentionLock: string | null;
   /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */

@@ -4,6 +4,7 @@ import {
   type Aggregate,
   emptySummary,
   type FactorRule,
+  lastSummary,
   type PointSummary,
   type Scale,
   windowStart,
@@ -122,12 +123,14 @@ export async function metricSummaries(
   const found = new Map<string, PointSummary[]>(ids.map((id) => [id, rules.map(emptySummary)]));
   if (ids.length === 0 || rules.length === 0) return found;
   // One query per distinct window: the rules reading the same metric over the same days share it.
-  const windows = new Map<string, { metric: string; after: number; rules: number[] }>();
+  // A `last` rule reads the newest point alone (PointSummary), by one probe of the key.
+  const windows = new Map<string, { metric: string; after: number; last: boolean; rules: number[] }>();
   for (const [i, rule] of rules.entries()) {
     const start = windowStart(rule, now);
     const after = start === Number.NEGATIVE_INFINITY ? Number.MIN_SAFE_INTEGER : start;
-    const key = `${rule.metric}@${after}`;
-    const w = windows.get(key) ?? { metric: rule.metric, after, rules: [] };
+    const last = rule.aggregate === 'last';
+    const key = JSON.stringify([rule.metric, after, last]);
+    const w = windows.get(key) ?? { metric: rule.metric, after, last, rules: [] };
     w.rules.push(i);
     windows.set(key, w);
   }
@@ -142,27 +145,40 @@ export async function metricSummaries(
   // Every window's query sent at once (on PostgreSQL they follow each other on the connection
   // without a round trip between), and the rows taken as they come.
   const read = [...windows.values()].map(async (w) => {
+    if (w.last) return { w, newest: await edges(db, accountId, ids, w.metric, 'MAX', w.after, now, true) };
     const p = new Params(accountId);
     const metric = p.add(w.metric);
-    const aggregates = (match: string) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total,
-        MIN(value) AS lo, MAX(value) AS hi, MIN(at) AS oldest, MAX(at) AS newest
-      FROM metric_points
-      WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
-        AND at > ${p.add(w.after)} AND at <= ${p.add(now)}
-      GROUP BY customer_id`;
-    // A `last` rule's value: the newest point's, by one probe of the key per customer.
-    const last = w.rules.some((i) => rules[i]?.aggregate === 'last');
     const rows = await db.all(
-      db.perId(p, ids, (match) =>
-        last
-          ? `SELECT g.*, (SELECT m.value FROM metric_points m WHERE m.account_id = $1
-                AND m.customer_id = g.customer_id AND m.metric = ${metric} AND m.at = g.newest) AS last_value
-              FROM (${aggregates(match)}) g`
-          : aggregates(match),
+      db.perId(
+        p,
+        ids,
+        (match) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total,
+          MIN(value) AS lo, MAX(value) AS hi, MIN(at) AS oldest, MAX(at) AS newest
+        FROM metric_points
+        WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
+          AND at > ${p.add(w.after)} AND at <= ${p.add(now)}
+        GROUP BY customer_id`,
       ),
       p.list,
     );
-    return { w, rows };
+    const newest = new Map<string, { at: number; value: number }>();
+    for (const r of rows) {
+      const summary: PointSummary = {
+        count: Number(r.n),
+        sum: Number(r.total),
+        min: Number(r.lo),
+        max: Number(r.hi),
+        last: null,
+        oldestAt: Number(r.oldest),
+        newestAt: Number(r.newest),
+        nextAt: null,
+      };
+      for (const i of w.rules) {
+        const target = found.get(r.customer_id as string)?.[i];
+        if (target) Object.assign(target, summary);
+      }
+    }
+    return { w, newest };
   });
   // Almost always none: one look along the index by instant says so for every customer at once.
   const ahead = db.get('SELECT 1 AS found FROM metric_points WHERE at > $1 AND at <= $2 LIMIT 1', [
@@ -170,40 +186,50 @@ export async function metricSummaries(
     until,
   ]);
   const [windowRows, aheadRow] = await Promise.all([Promise.all(read), ahead]);
-  for (const { w, rows } of windowRows) {
-    const seen = new Set<string>();
-    for (const r of rows) {
-      const id = r.customer_id as string;
-      seen.add(id);
+  for (const { w, newest } of windowRows) {
+    for (const [id, point] of newest) {
       for (const i of w.rules) {
-        const summary = found.get(id)?.[i];
-        if (!summary) continue;
-        summary.count = Number(r.n);
-        summary.sum = Number(r.total);
-        summary.min = Number(r.lo);
-        summary.max = Number(r.hi);
-        summary.oldestAt = Number(r.oldest);
-        summary.newestAt = Number(r.newest);
-        if (rules[i]?.aggregate === 'last') summary.last = Number(r.last_value);
+        const target = found.get(id)?.[i];
+        if (target) Object.assign(target, lastSummary(target, point.at, point.value), { newestAt: point.at });
       }
     }
-    for (const id of ids) if (!seen.has(id)) wantNewest(w.metric, id);
+    // A window without a bound held every point as of `now`: none found, there is none.
+    if (w.after === Number.MIN_SAFE_INTEGER) continue;
+    for (const id of ids) {
+      const summary = found.get(id)?.[w.rules[0] as number];
+      if (summary && summary.newestAt === null) wantNewest(w.metric, id);
+    }
   }
   // Points dated ahead of `now` (up to `until`): each metric's first, when it comes due. Read
   // apart, so the window's aggregates need no test per row.
   for (const metric of aheadRow ? new Set(rules.map((r) => r.metric)) : []) {
-    const next = await instants(db, accountId, ids, metric, 'MIN', now, until);
-    for (const [id, at] of next) for (const s of summariesOf(found, rules, id, metric)) s.nextAt = at;
+    const next = await edges(db, accountId, ids, metric, 'MIN', now, until, false);
+    for (const [id, { at }] of next) for (const s of summariesOf(found, rules, id, metric)) s.nextAt = at;
   }
   for (const [metric, wanted] of newestWanted) {
-    const newest = await instants(db, accountId, [...wanted], metric, 'MAX', Number.MIN_SAFE_INTEGER, now);
-    for (const [id, at] of newest) for (const s of summariesOf(found, rules, id, metric)) s.newestAt = at;
+    const newest = await edges(
+      db,
+      accountId,
+      [...wanted],
+      metric,
+      'MAX',
+      Number.MIN_SAFE_INTEGER,
+      now,
+      false,
+    );
+    for (const [id, { at }] of newest) for (const s of summariesOf(found, rules, id, metric)) s.newestAt = at;
   }
   return found;
 }
 
-/** The first (MIN) or last (MAX) instant of each customer's points of `metric` in `(after, upTo]`. */
-async function instants(
+/**
+ * The first (MIN) or last (MAX) point of each customer's points of `metric` in `(after, upTo]`:
+ * its instant, and with `value`, its value (else NaN). One probe of the key per customer and
+ * column, by scalar subqueries: a GROUP BY would read every point of the range, and a join back
+ * to the point for its value may be planned by SQLite, without statistics, as a walk of every
+ * point of the account (12.8 s for 500 customers × 30 points, against 3.5 ms).
+ */
+async function edges(
   db: Driver,
   accountId: string,
   ids: readonly string[],
@@ -211,21 +237,26 @@ async function instants(
   pick: 'MIN' | 'MAX',
   after: number,
   upTo: number,
-): Promise<Map<string, number>> {
+  value: boolean,
+): Promise<Map<string, { at: number; value: number }>> {
+  const found = new Map<string, { at: number; value: number }>();
+  if (ids.length === 0) return found;
   const p = new Params(accountId);
-  const name = p.add(metric);
+  const end = (column: string) => `(SELECT ${column} FROM metric_points
+      WHERE account_id = $1 AND customer_id = ids.id AND metric = ${p.add(metric)}
+        AND at > ${p.add(after)} AND at <= ${p.add(upTo)}
+      ORDER BY at ${pick === 'MIN' ? 'ASC' : 'DESC'} LIMIT 1)`;
+  // Customers without such a point come back with a null instant, dropped here: a WHERE on it
+  // would run its probe a second time.
   const rows = await db.all(
-    db.perId(
-      p,
-      ids,
-      (match) => `SELECT customer_id, ${pick}(at) AS at FROM metric_points
-        WHERE account_id = $1 AND customer_id ${match} AND metric = ${name}
-          AND at > ${p.add(after)} AND at <= ${p.add(upTo)}
-        GROUP BY customer_id`,
-    ),
+    `SELECT ids.id AS customer_id, ${end('at')} AS at${value ? `, ${end('value')} AS value` : ''}
+     FROM ${db.ids(p, ids)}`,
     p.list,
   );
-  return new Map(rows.map((r) => [r.customer_id as string, Number(r.at)]));
+  for (const r of rows) {
+    if (r.at !== null) found.set(r.customer_id as string, { at: Number(r.at), value: Number(r.value) });
+  }
+  return found;
 }
 
 /** The summaries of a customer's rules that read `metric`. */

@@ -21,6 +21,8 @@ export const SQLITE: Dialect = {
     `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
   perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
     select(`IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`),
+  ids: (p: Params, ids: readonly string[]) =>
+    `(SELECT value AS id FROM json_each(${p.add(JSON.stringify(ids))})) AS ids`,
   tryRetentionLock: null,
   bootstrapLock: null,
   lockEmail: null,

@@ -161,6 +161,7 @@ export function metricsContract(c: ContractContext): void {
         { customerId: 'p1', metric: 'other', at: T0 - DAY_MS, value: 99 },
         { customerId: 'p2', metric: 'logins', at: T0 - 20 * DAY_MS, value: 6 }, // before a 7-day window
         { customerId: 'p2', metric: 'seats', at: T0, value: 12 },
+        { customerId: 'p2', metric: 'seats', at: T0 - 10 * DAY_MS, value: 11 },
       ];
       await store.transaction(async (tx) => {
         for (const id of ['p1', 'p2', 'p3']) await tx.insertCustomer(a, customer(id));
@@ -187,6 +188,10 @@ export function metricsContract(c: ContractContext): void {
         rule('same_window', 'logins', 'max', 7),
         rule('seats', 'seats', 'last', null, 30),
         rule('seat_count', 'seats', 'count', 30),
+        // `last` over a window: the newest point in it, read alone (p1's seats: none in it, so the
+        // newest before it is looked up), beside rules of another aggregate over the same window.
+        rule('recent_seats', 'seats', 'last', 7),
+        rule('recent_logins', 'logins', 'last', 7),
       ];
       const ids = ['p1', 'p2', 'p3', 'nobody', 'x\u0000y'];
       const found = await store.transaction((tx) => tx.metricSummaries(a, ids, rules, T0, T0 + 5 * 60_000));
