@@ -133,3 +133,46 @@ export async function probeDuring<T>(
     await Promise.all(loops);
   }
 }
+
+/**
+ * Runs `work` while GETs of `base + path()` go out at a fixed `rate` a second, whatever the
+ * answers (open loop: a slow answer does not hold the next request back), and answers the
+ * latencies (ms) of those sent before `work` finished, each from the instant it was due. A
+ * closed loop (probeDuring) reads as fast as the server answers: on 2 shared cores its readers
+ * then take whatever CPU the work leaves, and the work's time measures that share.
+ */
+export async function probeAtRate<T>(
+  work: () => Promise<T>,
+  base: string,
+  path: () => string,
+  headers: Record<string, string>,
+  rate: number,
+): Promise<{ result: T; latencies: number[] }> {
+  const latencies: number[] = [];
+  const sent: Promise<void>[] = [];
+  let done = false;
+  const t0 = performance.now();
+  const send = async () => {
+    for (let i = 0; !done; i++) {
+      const due = t0 + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (done) break;
+      sent.push(
+        fetch(base + path(), { headers }).then(async (res) => {
+          await res.arrayBuffer();
+          if (!res.ok) throw new Error(`GET during work: ${res.status}`);
+          latencies.push(performance.now() - due);
+        }),
+      );
+    }
+  };
+  const sender = send();
+  try {
+    return { result: await work(), latencies };
+  } finally {
+    done = true;
+    await sender;
+    await Promise.all(sent);
+  }
+}

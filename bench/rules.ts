@@ -1,19 +1,21 @@
 // Scores made from metrics, at scale (docs/scoring.md, "Factors from metrics"): N customers with
 // posted scores and daily points of 3 metrics over D days, served by a real Vitals process.
 //   - the 3 rules put (the first rescoring every customer), then a rule change and a weights
-//     change over all N customers, each with 4 clients reading scores meanwhile (their p99);
+//     change over all N customers, each with scores read meanwhile (their p99): 200 reads a
+//     second by default, as an API in use sees them (--reads RATE), or 4 clients reading as fast
+//     as they are answered (--reads closed), who then share the 2 cores with the work;
 //   - the rescore job: every point moved 36 hours back (as if a day and a half passed: the oldest leave their windows), every customer
 //     made due, and the time until the server's job has rescored them all (reads measured as above);
 //   - one metric write at a fixed 200 requests/s (open loop), its p50 and p99.
 // Usage: node bench/rules.ts [--customers 100000] [--days 30] [--backend sqlite|postgres|both]
-//        [--only rules|time|writes] [--cpu-prof DIR]
+//        [--only rules|time|writes] [--reads 200|closed] [--cpu-prof DIR]
 
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { cpuSeconds, percentile, probeDuring, type Server } from './lib.ts';
+import { cpuSeconds, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
@@ -22,10 +24,14 @@ const { values } = parseArgs({
     days: { type: 'string', default: '30' },
     backend: { type: 'string', default: POSTGRES_URL ? 'both' : 'sqlite' },
     only: { type: 'string' },
+    reads: { type: 'string', default: '200' },
     'cpu-prof': { type: 'string' },
   },
 });
 const N = Number(values.customers);
+const READS = values.reads === 'closed' ? 'closed' : Number(values.reads);
+if (READS !== 'closed' && !(READS > 0)) throw new Error('--reads: a rate a second, or closed');
+const readers = READS === 'closed' ? '4 closed-loop readers' : `${READS} reads/s`;
 const DAYS = Number(values.days);
 const DAY = 86_400_000;
 const backends: Backend[] = values.backend === 'both' ? ['sqlite', 'postgres'] : [values.backend as Backend];
@@ -91,20 +97,20 @@ async function seedPoints(store: import('../src/store/store.ts').Store, accountI
   );
 }
 
-/** Runs `request` while 4 clients read random customers' scores; its wall time and their p99. */
+/** Runs `request` while random customers' scores are read (--reads); its wall time and the reads' p99. */
 async function timedWithReads(server: Server, headers: Record<string, string>, request: () => Promise<void>) {
   const cpu0 = cpuSeconds(server.proc.pid as number);
   const t0 = performance.now();
   let ms = 0;
-  const { latencies } = await probeDuring(
-    async () => {
-      await request();
-      ms = performance.now() - t0;
-    },
-    server.url,
-    () => `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
-    headers,
-  );
+  const work = async () => {
+    await request();
+    ms = performance.now() - t0;
+  };
+  const path = () => `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`;
+  const { latencies } =
+    READS === 'closed'
+      ? await probeDuring(work, server.url, path, headers)
+      : await probeAtRate(work, server.url, path, headers, READS);
   const cpu1 = cpuSeconds(server.proc.pid as number);
   const sorted = [...latencies].sort((a, b) => a - b);
   // CPU seconds the scenario cost the server and the machine (the readers' and the database's included).
@@ -150,7 +156,7 @@ function rawSql(backend: Backend, db: { dir: string; url?: string | undefined })
 }
 
 for (const backend of backends) {
-  console.log(`\n== ${backend} ==`);
+  console.log(`\n== ${backend} (${readers} during each change) ==`);
   const { db, server, headers } = await dataset(
     backend,
     N,
@@ -293,5 +299,5 @@ for (const backend of backends) {
   await db.drop();
 }
 
-console.log('\n| backend | scenario | figure | target |\n|---|---|---|---|');
+console.log(`\nScores read meanwhile: ${readers}.\n\n| backend | scenario | figure | target |\n|---|---|---|---|`);
 for (const row of rows) console.log(row);
