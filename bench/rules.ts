@@ -299,5 +299,7 @@ for (const backend of backends) {
   await db.drop();
 }
 
-console.log(`\nScores read meanwhile: ${readers}.\n\n| backend | scenario | figure | target |\n|---|---|---|---|`);
+console.log(
+  `\nScores read meanwhile: ${readers}.\n\n| backend | scenario | figure | target |\n|---|---|---|---|`,
+);
 for (const row of rows) console.log(row);

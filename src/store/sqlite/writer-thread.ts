@@ -19,7 +19,7 @@ if (!port) throw new Error('writer-thread.ts runs as a worker thread (writer-cli
 const { path, synchronous } = workerData as { path: string; synchronous: string };
 // A page cache of 128 MB (filled as used): a whole-account rescore rewrites pages of the scores,
 // their index, the history and the events, and with 16 MB it evicted and read them again
-// (a weights change of 100,000 scores: 5.4 s, 3.2–3.6 s with this; docs/operations.md, "Memory").
+// (a weights change of 100,000 scores, four rounds: 4.1–5.4 s, 3.2–4.9 s with this; docs/operations.md, "Memory").
 const conn = new Connection(path, synchronous, 128);
 const post = (reply: Reply) => port.postMessage(reply);
 const local = new LocalWriter(conn, () => post({ due: true }));
