@@ -135,11 +135,41 @@ export async function probeDuring<T>(
 }
 
 /**
- * Runs `work` while GETs of `base + path()` go out at a fixed `rate` a second, whatever the
- * answers (open loop: a slow answer does not hold the next request back), and answers the
- * latencies (ms) of those sent before `work` finished, each from the instant it was due. A
- * closed loop (probeDuring) reads as fast as the server answers: on 2 shared cores its readers
- * then take whatever CPU the work leaves, and the work's time measures that share.
+ * Calls `request(i)` at a fixed `rate` a second, the i-th when it is due, whatever the earlier ones
+ * answer (open loop: a slow answer does not hold the next request back), while `more(i)`; answers
+ * each one's latency (ms), timed from the instant it was due or from when it was sent, once all
+ * have settled.
+ */
+export async function openLoop(
+  rate: number,
+  request: (i: number) => Promise<void>,
+  more: (i: number) => boolean,
+  timedFrom: 'due' | 'sent',
+): Promise<number[]> {
+  const latencies: number[] = [];
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; more(i); i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (!more(i)) break;
+    const start = timedFrom === 'due' ? due : performance.now();
+    pending.push(
+      request(i).then(() => {
+        latencies.push(performance.now() - start);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return latencies;
+}
+
+/**
+ * Runs `work` while GETs of `base + path()` go out at a fixed `rate` a second (openLoop), and
+ * answers the latencies (ms) of those sent before `work` finished, each from the instant it was
+ * due. A closed loop (probeDuring) reads as fast as the server answers: on 2 shared cores its
+ * readers then take whatever CPU the work leaves, and the work's time measures that share.
  */
 export async function probeAtRate<T>(
   work: () => Promise<T>,
@@ -148,31 +178,19 @@ export async function probeAtRate<T>(
   headers: Record<string, string>,
   rate: number,
 ): Promise<{ result: T; latencies: number[] }> {
-  const latencies: number[] = [];
-  const sent: Promise<void>[] = [];
   let done = false;
-  const t0 = performance.now();
-  const send = async () => {
-    for (let i = 0; !done; i++) {
-      const due = t0 + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      if (done) break;
-      sent.push(
-        fetch(base + path(), { headers }).then(async (res) => {
-          await res.arrayBuffer();
-          if (!res.ok) throw new Error(`GET during work: ${res.status}`);
-          latencies.push(performance.now() - due);
-        }),
-      );
-    }
+  const read = async () => {
+    const res = await fetch(base + path(), { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`GET during work: ${res.status}`);
   };
-  const sender = send();
+  const reads = openLoop(rate, read, () => !done, 'due');
   try {
-    return { result: await work(), latencies };
+    const result = await work();
+    done = true;
+    return { result, latencies: await reads };
   } finally {
     done = true;
-    await sender;
-    await Promise.all(sent);
+    await reads;
   }
 }

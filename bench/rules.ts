@@ -15,7 +15,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { cpuSeconds, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
+import { cpuSeconds, openLoop, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
@@ -270,23 +270,15 @@ for (const backend of backends) {
   if (wanted('writes')) {
     await settle();
     // Open loop: a write every 5 ms whatever the answers, for 10 s; each one's latency.
-    const latencies: number[] = [];
-    const pending: Promise<void>[] = [];
-    const t0 = performance.now();
-    for (let i = 0; i < 2000; i++) {
-      const due = t0 + i * 5;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      const sent = performance.now();
-      pending.push(
+    const latencies = await openLoop(
+      200,
+      (i) =>
         send(server, headers, 'POST', `/api/customers/${customerId((i * 7919) % N)}/metrics`, {
           values: { logins: i % 6 },
-        }).then(() => {
-          latencies.push(performance.now() - sent);
         }),
-      );
-    }
-    await Promise.all(pending);
+      (i) => i < 2000,
+      'sent',
+    );
     const sorted = latencies.sort((a, b) => a - b);
     report(
       backend,

@@ -9,6 +9,7 @@ import {
   DAY_MS,
   deriveFactor,
   deriveFactors,
+  emptySummary,
   type FactorRule,
   MAX_STEPS,
   type MetricPoint,
@@ -128,12 +129,7 @@ describe('aggregate', () => {
     });
     // None in the window: the summary of no point, with the newest as of now and the next ahead.
     assert.deepEqual(summarize(rule({ aggregate: 'last', windowDays: 2 }), points, NOW), {
-      count: 0,
-      sum: 0,
-      min: null,
-      max: null,
-      last: null,
-      oldestAt: null,
+      ...emptySummary(),
       newestAt: NOW - 3 * DAY_MS,
       nextAt: NOW + DAY_MS,
     });
