@@ -311,6 +311,34 @@ describe('explanations and overrides in Chromium', { skip: skipReason(), timeout
     assert.equal(await text(globex.locator('td.num')), '0.500');
   });
 
+  test('a `last` rule is explained by the date of the one point it read', async () => {
+    // adoption: the newest count of seats, at most 30 days old; Initech's, from two days ago.
+    await call('PUT', '/api/settings/health-score/factors/adoption', {
+      metric: 'seats',
+      aggregate: 'last',
+      max_age_days: 30,
+      scale: { type: 'linear', from: 0, to: 40 },
+    });
+    const at = daysAgo(2);
+    await call('POST', '/api/customers/initech/metrics', { values: { seats: 12 }, at });
+    await call('POST', '/api/customers/initech/metrics', { values: { seats: 17 }, at: daysAgo(1) });
+    const explained = await call('GET', '/api/customers/initech/health-score/explanation');
+    const adoption = explained.factors.find((f: { factor: string }) => f.factor === 'adoption');
+    assert.equal(adoption.metric.points, 1, 'the one point the aggregate read');
+    assert.equal(adoption.score, 17 / 40);
+
+    await page.goto(`${dashboard.base}/customers/initech`);
+    await page.getByRole('heading', { name: 'Initech', level: 1 }).waitFor();
+    await page.locator('[data-testid="why-panel"][data-version="3"][aria-busy="false"]').waitFor();
+    const row = panel().locator('ul.contributions li[data-factor="adoption"]');
+    const newest = new Intl.DateTimeFormat('en', { dateStyle: 'medium' }).format(
+      new Date(adoption.metric.newest_at),
+    );
+    assert.match(await text(row.locator('.how')), /^scores 0\.425, but has no weight: it adds nothing/);
+    assert.equal(await text(row.locator('.from')), `from seats, last value = 17 (recorded on ${newest})`);
+    await dashboard.shoot('explanation-last');
+  });
+
   test('a viewer sees the pin and the explanation, and no override form', async () => {
     await call('PUT', `${SCORE}/override`, { health_score: 0.9, reason: 'Renewal signed for 3 years' });
     // Signed out of the key first: a key in the tab would speak for the viewer.

@@ -94,9 +94,14 @@ const percent = (weight: number) => `${Math.round(weight * 1000) / 10}%`;
 
 /** "logins, sum over 30 days = 10 (2 points, the newest on Mar 30)" */
 function metricWords(metric: NonNullable<ExplainedFactor['metric']>): string {
+  const words = `${metric.name}, ${aggregateWords(metric)} = ${plain(metric.value)}`;
+  // A `last` rule reads one point, the newest: its date is all there is to say of it.
+  if (metric.aggregate === 'last') {
+    return metric.newest_at === null ? words : `${words} (recorded on ${date(metric.newest_at)})`;
+  }
   const points = `${count(metric.points)} ${metric.points === 1 ? 'point' : 'points'}`;
   const newest = metric.newest_at === null ? '' : `, the newest on ${date(metric.newest_at)}`;
-  return `${metric.name}, ${aggregateWords(metric)} = ${plain(metric.value)} (${points}${newest})`;
+  return `${words} (${points}${newest})`;
 }
 
 /**
