@@ -44,6 +44,7 @@ export class Metrics {
   readonly attemptSeconds: Histogram<'result'>;
   readonly pruned: Counter<'kind'>;
   readonly scoreBatchSize: Histogram;
+  readonly metricBatchSize: Histogram;
 
   constructor(store: Store, opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vitals_' });
@@ -69,6 +70,12 @@ export class Metrics {
     this.scoreBatchSize = new Histogram({
       name: 'vitals_score_batch_size',
       help: 'Score updates written together in one transaction (group commit of POST/PATCH …/health-score).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [this.registry],
+    });
+    this.metricBatchSize = new Histogram({
+      name: 'vitals_metric_batch_size',
+      help: 'Single metric writes written together in one transaction (group commit of POST …/metrics).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [this.registry],
     });

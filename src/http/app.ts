@@ -18,7 +18,7 @@ import { newId } from '../domain/ids.ts';
 import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
-import { ScoreWriter } from '../writes/coalesce.ts';
+import { metricWriter, scoreWriter } from '../writes/coalesce.ts';
 import { auditRoutes, registerAudit } from './audit.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { authRoutes } from './auth-routes.ts';
@@ -272,7 +272,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     registerAudit(api, deps.store, now);
     await api.register(customersRoutes(deps.store, now));
     const metrics = deps.metrics;
-    const writer = new ScoreWriter(deps.store, {
+    const writer = scoreWriter(deps.store, {
       onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
       now,
     });
@@ -283,7 +283,11 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
     await api.register(factorRulesRoutes(deps.store, now));
-    await api.register(metricsRoutes(deps.store, now));
+    const metricWrites = metricWriter(deps.store, {
+      onBatch: metrics ? (size) => metrics.metricBatchSize.observe(size) : undefined,
+      now,
+    });
+    await api.register(metricsRoutes(deps.store, metricWrites, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));

@@ -7,7 +7,8 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
-import { type MetricUpdate, metricBatch, recordMetrics } from '../writes/metrics.ts';
+import type { MetricWriter } from '../writes/coalesce.ts';
+import { type MetricUpdate, metricBatch } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
 import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
 import { sendJson } from './customers.ts';
@@ -97,7 +98,14 @@ export function pointTime(at: string | undefined, now: number, param = 'at'): nu
   return ms;
 }
 
-function postMetrics(app: FastifyInstance, store: Store, now: () => number): void {
+interface Deps {
+  store: Store;
+  /** Single metric writes go through the group commit (writes/coalesce.ts). */
+  writer: MetricWriter;
+  now: () => number;
+}
+
+function postMetrics(app: FastifyInstance, { writer, now }: Deps): void {
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof MetricsBody> }>(
     '/customers/:customer_id/metrics',
     {
@@ -111,13 +119,14 @@ function postMetrics(app: FastifyInstance, store: Store, now: () => number): voi
       },
     },
     async (req, reply) => {
-      const clock = now();
-      const item: MetricUpdate = {
+      // Written with the others of the account that arrive meanwhile, in one transaction.
+      const body = await writer.apply(req.accountId, {
         customerId: req.params.customer_id,
         values: req.body.values,
-        at: pointTime(req.body.at, clock),
-      };
-      const body = await store.run(recordMetrics, req.accountId, item, claimToAnswer(req), clock);
+        at: pointTime(req.body.at, now()),
+        answer: claimToAnswer(req),
+      });
+      // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);
       return sendJson(reply, body);
     },
@@ -126,7 +135,7 @@ function postMetrics(app: FastifyInstance, store: Store, now: () => number): voi
 
 const checkItem = itemValidator(MetricItem);
 
-function postMetricsBatch(app: FastifyInstance, store: Store, now: () => number): void {
+function postMetricsBatch(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Body: Static<typeof MetricsBatchBody> }>(
     '/metrics/batch',
     {
@@ -162,7 +171,7 @@ function postMetricsBatch(app: FastifyInstance, store: Store, now: () => number)
   );
 }
 
-function listMetrics(app: FastifyInstance, store: Store): void {
+function listMetrics(app: FastifyInstance, { store }: Deps): void {
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof MetricsQuery> }>(
     '/customers/:customer_id/metrics',
     {
@@ -213,7 +222,7 @@ function listMetrics(app: FastifyInstance, store: Store): void {
 const ROUTES = [postMetrics, listMetrics, postMetricsBatch];
 
 export const metricsRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, writer: MetricWriter, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    for (const route of ROUTES) route(app, store, now);
+    for (const route of ROUTES) route(app, { store, writer, now });
   };

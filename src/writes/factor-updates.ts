@@ -88,11 +88,15 @@ export const applyFactorUpdates = write(
   ): Promise<FactorResult[]> {
     const results = new Array<FactorResult>(items.length);
     const ids = [...new Set(items.map((i) => i.customerId))];
-    // Locks every customer of the batch at once, in one order, before anything is written.
-    const current = await tx.scoresForUpdate(accountId, ids);
-    const settings = await tx.getSettings(accountId);
+    // Locks every customer of the batch at once, in one order, before anything is written; the
+    // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
+    const [current, settings, rules] = await Promise.all([
+      tx.scoresForUpdate(accountId, ids),
+      tx.getSettings(accountId),
+      tx.listFactorRules(accountId),
+    ]);
     // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
-    const derived = new Set((await tx.listFactorRules(accountId)).map((r) => r.factor));
+    const derived = new Set(rules.map((r) => r.factor));
     const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
     const alerted: { customerId: string; at: number }[] = [];
     // Events go out in input order, as if the items had run one after another, whatever their rounds.

@@ -8,7 +8,7 @@ import { iso } from '../domain/time.ts';
 import type { MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
-import { rederive, writeRederived } from './rules.ts';
+import { rederive } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
 
 /** One customer's values at one instant, as plain data (it may cross to the SQLite writer thread). */
@@ -28,11 +28,13 @@ export async function applyMetricUpdates(
   now: number,
 ): Promise<MetricResult[]> {
   const ids = [...new Set(items.map((i) => i.customerId))];
-  // Locks every customer of the batch at once, in one order, before anything is written.
-  const known = await tx.scoresForUpdate(accountId, ids);
-  const settings = await tx.getSettings(accountId);
-  const rules = await tx.listFactorRules(accountId);
-  const derived = new Set(rules.map((r) => r.factor));
+  // Locks every customer of the batch at once, in one order, before anything is written; the
+  // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
+  const [known, settings, rules] = await Promise.all([
+    tx.scoresForUpdate(accountId, ids),
+    tx.getSettings(accountId),
+    tx.listFactorRules(accountId),
+  ]);
   const readMetrics = new Set(rules.map((r) => r.metric));
   const results = new Array<MetricResult>(items.length);
   let pending = items.map((_, i) => i);
@@ -60,8 +62,7 @@ export async function applyMetricUpdates(
     }
     if (points.length > 0) await tx.insertMetricPoints(accountId, points);
     if (moved.length > 0) {
-      const next = await rederive(tx, accountId, moved, rules, derived, now, known);
-      const written = await writeRederived(tx, accountId, next, settings, 'metrics_updated', now);
+      const written = await rederive(tx, accountId, moved, rules, settings, 'metrics_updated', now, known);
       for (const [id, record] of written) known.set(id, record);
     }
     for (const i of pending) {
@@ -82,21 +83,35 @@ export async function applyMetricUpdates(
 export const metricAnswerJson = (item: MetricUpdate, record: ScoreRecord | null, status = ''): string =>
   `{"customer_id":${JSON.stringify(item.customerId)},${status}"at":"${iso(item.at)}","values":${JSON.stringify(item.values)},"health_score":${record ? healthScoreJson(record) : 'null'}}`;
 
-/** POST /api/customers/{id}/metrics: one item, its answer's text; a refusal throws. */
-export const recordMetrics = write(
+/** A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key claim. */
+export interface MetricWrite extends MetricUpdate {
+  answer?: Claim;
+}
+
+/**
+ * Single metric writes gathered by the group commit (coalesce.ts), in arrival order as if each
+ * ran alone: each one's answer as JSON text (stored as its Idempotency-Key's answer in this
+ * transaction), or its refusal. A claim taken over meanwhile undoes the whole batch with
+ * idempotency_request_in_progress; the group writer then runs each item again alone.
+ */
+export const applyMetricWrites = write(
   import.meta.url,
-  async function recordMetrics(
+  async function applyMetricWrites(
     tx: Tx,
     accountId: string,
-    item: MetricUpdate,
-    claim: Claim,
+    items: readonly MetricWrite[],
     now: number,
-  ): Promise<string> {
-    const [result] = await applyMetricUpdates(tx, accountId, [item], now);
-    if (!result?.ok) throw result?.error ?? new Error('the metric write gave no result');
-    const body = metricAnswerJson(item, result.record);
-    await recordAnswer(tx, accountId, claim, body);
-    return body;
+  ): Promise<({ ok: true; record: string } | { ok: false; error: ApiError })[]> {
+    const results = await applyMetricUpdates(tx, accountId, items, now);
+    const answers = results.map((result, i) =>
+      result.ok
+        ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
+        : result,
+    );
+    for (const [i, answer] of answers.entries()) {
+      if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
+    }
+    return answers;
   },
 );
 

@@ -48,27 +48,34 @@ const sameFactors = (a: Factors, b: Factors): boolean => {
 };
 
 /**
- * The factor set the rules give each of these customers now: its posted factors (those of its
- * current score that `derived` does not name) with every factor a rule derives from its points.
- * Locks the customers (unless the caller has: `known`, their current scores as it read them
- * under its locks); one that does not exist is left out.
+ * Derives these customers' factors again as the rules give them now — each one's posted factors
+ * (those of its current score no rule derives) with every factor a rule derives from its points —
+ * and writes a new version for each whose factor set changed (history `reason`), with when each is
+ * next due. Locks the customers (unless the caller has: `known`, their current scores as it read
+ * them under its locks); one that does not exist is left out. Answers the versions written.
  */
 export async function rederive(
   tx: Tx,
   accountId: string,
   ids: readonly string[],
   rules: readonly FactorRule[],
-  derived: ReadonlySet<string>,
+  settings: Settings,
+  reason: ScoreReason,
   now: number,
   known?: ReadonlyMap<string, ScoreRecord | null>,
-): Promise<Map<string, Derived>> {
+): Promise<Map<string, ScoreRecord>> {
   const current = known
     ? new Map(ids.filter((id) => known.has(id)).map((id) => [id, known.get(id) ?? null]))
     : await tx.scoresForUpdate(accountId, ids);
+  const derived = new Set(rules.map((r) => r.factor));
   const { factors, due } = await deriveAll(tx, accountId, current, rules, derived, now);
-  // When time alone may next move these customers' derived factors: the rescore job's list.
-  await tx.setRederiveDue(accountId, due);
-  return factors;
+  // The due times (when time alone may next move these customers' derived factors: the rescore
+  // job's list) go out with the versions: on PostgreSQL in the same round trip.
+  const [written] = await Promise.all([
+    writeRederived(tx, accountId, factors, settings, reason, now),
+    tx.setRederiveDue(accountId, due),
+  ]);
+  return written;
 }
 
 /** rederive's reading and deriving, which writes nothing (a preview stops here). */
@@ -121,7 +128,7 @@ function nextChange(rules: readonly FactorRule[], summaries: readonly PointSumma
  * A new version for each customer whose factor set changed, with its events. A customer left
  * with no factor at all keeps the score it has (docs/scoring.md): a score needs a factor.
  */
-export async function writeRederived(
+async function writeRederived(
   tx: Tx,
   accountId: string,
   next: ReadonlyMap<string, Derived>,
@@ -133,7 +140,7 @@ export async function writeRederived(
   const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
   const watch = alerts ? await tx.dropWatch(accountId, [...next.keys()], windowStart(alerts, now)) : null;
   const plan = planRederived(next, settings, reason, watch, now);
-  await persistRederived(tx, accountId, plan);
+  await persistRederived(tx, accountId, plan, true);
   return plan.written;
 }
 
@@ -189,12 +196,29 @@ function planRederived(
   return plan;
 }
 
-/** Sends what planRederived computed. */
-async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan): Promise<void> {
-  if (plan.changed.length > 0) await tx.writeScores(accountId, plan.changed, plan.reason);
-  if (plan.expired.length > 0) await tx.writeScores(accountId, plan.expired, 'override_expired');
-  if (plan.events.length > 0) await tx.insertEvents(accountId, plan.events);
-  if (plan.alerted.length > 0) await tx.recordDropAlerts(accountId, plan.alerted);
+/**
+ * Sends what planRederived computed: one statement after another, or all at once (`together`;
+ * on PostgreSQL in one round trip) where nothing else waits to go between them. A page of a
+ * pipelined rescore goes one after another: the next page's reads, which wait for one another,
+ * then run between its writes instead of queueing behind all of them.
+ */
+async function persistRederived(
+  tx: Tx,
+  accountId: string,
+  plan: RederivedPlan,
+  together = false,
+): Promise<void> {
+  const writes = [
+    plan.changed.length > 0 && (() => tx.writeScores(accountId, plan.changed, plan.reason)),
+    plan.expired.length > 0 && (() => tx.writeScores(accountId, plan.expired, 'override_expired')),
+    plan.events.length > 0 && (() => tx.insertEvents(accountId, plan.events)),
+    plan.alerted.length > 0 && (() => tx.recordDropAlerts(accountId, plan.alerted)),
+  ].filter((w) => w !== false);
+  if (together) {
+    await Promise.all(writes.map((w) => w()));
+    return;
+  }
+  for (const w of writes) await w();
 }
 
 /**
@@ -438,10 +462,8 @@ export const rescoreDue = write(
   ): Promise<{ checked: number; rescored: number }> {
     const due = await tx.claimRederiveDue(accountId, customerIds, now);
     if (due.length === 0) return { checked: 0, rescored: 0 };
-    const settings = await tx.getSettings(accountId);
-    const rules = await tx.listFactorRules(accountId);
-    const next = await rederive(tx, accountId, due, rules, new Set(rules.map((r) => r.factor)), now);
-    const written = await writeRederived(tx, accountId, next, settings, 'time_passed', now);
+    const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
+    const written = await rederive(tx, accountId, due, rules, settings, 'time_passed', now);
     return { checked: due.length, rescored: written.size };
   },
 );
