@@ -180,11 +180,12 @@ export async function metricSummaries(
     }
     return { w, newest };
   });
-  // Almost always none: one look along the index by instant says so for every customer at once.
-  const ahead = db.get('SELECT 1 AS found FROM metric_points WHERE at > $1 AND at <= $2 LIMIT 1', [
-    now,
-    until,
-  ]);
+  // Almost always none: one look along the index by instant says so for every customer at once
+  // (the account's own points only: another account's say nothing about this one).
+  const ahead = db.get(
+    'SELECT 1 AS found FROM metric_points WHERE at > $2 AND at <= $3 AND account_id = $1 LIMIT 1',
+    [accountId, now, until],
+  );
   const [windowRows, aheadRow] = await Promise.all([Promise.all(read), ahead]);
   for (const { w, newest } of windowRows) {
     for (const [id, point] of newest) {
