@@ -181,9 +181,11 @@ export async function metricSummaries(
     return { w, newest };
   });
   // Almost always none: one look along the index by instant says so for every customer at once
-  // (the account's own points only: another account's say nothing about this one).
+  // (the account's own points only: another account's say nothing about this one). `account_id
+  // || ''` keeps the account to a filter: as a key it made both planners walk every point of the
+  // account by the primary key instead (SQLite always; PostgreSQL's generic plan with many accounts).
   const ahead = db.get(
-    'SELECT 1 AS found FROM metric_points WHERE at > $2 AND at <= $3 AND account_id = $1 LIMIT 1',
+    "SELECT 1 AS found FROM metric_points WHERE at > $2 AND at <= $3 AND (account_id || '') = $1 LIMIT 1",
     [accountId, now, until],
   );
   const [windowRows, aheadRow] = await Promise.all([Promise.all(read), ahead]);
