@@ -3,7 +3,7 @@
 // by them. An editor records one (the form checks only that a kind is chosen; what an outcome may be
 // is the server's to say, and each refusal is shown next to the field its `param` names) and deletes
 // one recorded by mistake, after a confirmation.
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import {
   ApiError,
   api,
@@ -148,8 +148,9 @@ function OutcomeForm(props: { customerId: string; onRecorded: (o: Outcome) => vo
     };
   };
 
-  // A refusal moves focus to the field it names, whose message is next to it.
-  useEffect(() => {
+  // A refusal moves focus to the field it names, whose message is next to it: in the same
+  // commit as the message and the alert (a layout effect), never a frame after them.
+  useLayoutEffect(() => {
     if (refused instanceof ApiError && refused.param && FIELD[refused.param]) {
       document.getElementById(FIELD[refused.param] as string)?.focus();
     }

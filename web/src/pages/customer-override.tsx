@@ -2,7 +2,7 @@
 // read shows, with a reason and an end, or removes the pin. The form checks only that the score is
 // a number; what an override may be is the server's to say, and each refusal is shown next to the
 // field its `param` names.
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, api, customerPath, type HealthScore, type OverrideInput } from '../api.ts';
 import { date, score, time, when } from '../format.ts';
 import { ErrorMessage, Field } from '../ui.tsx';
@@ -64,8 +64,9 @@ export function OverrideForm(props: {
     };
   };
 
-  // A refusal moves focus to the field it names, whose message is next to it.
-  useEffect(() => {
+  // A refusal moves focus to the field it names, whose message is next to it: in the same
+  // commit as the message and the alert (a layout effect), never a frame after them.
+  useLayoutEffect(() => {
     if (refused instanceof ApiError && refused.param && FIELD[refused.param]) {
       document.getElementById(FIELD[refused.param] as string)?.focus();
     }

@@ -3,7 +3,7 @@
 // asks the server what saving would change (the preview route), and shows each refusal next to
 // the field the API names in `param`. The form checks only that its numbers are numbers; what a
 // rule may be is the server's to say, so its messages are the ones shown.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import {
   ApiError,
   api,
@@ -198,8 +198,9 @@ export function FactorRules() {
     return () => clearTimeout(timer);
   }, [json, changed, admin]);
 
-  // A refusal of Save moves focus to the field it names, whose message is next to it.
-  useEffect(() => {
+  // A refusal of Save moves focus to the field it names, whose message is next to it: in the
+  // same commit as the message and the alert (a layout effect), never a frame after them.
+  useLayoutEffect(() => {
     if (refused?.error instanceof ApiError && refused.error.param && refused.for === json) {
       document.getElementById(fieldId(refused.error.param, draft))?.focus();
     }
