@@ -213,6 +213,16 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   };
 }
 
+/**
+ * A histogram of the app's /metrics registry so far: how many observations (`count`) and their
+ * total (`sum`) — for a batch-size histogram, the batches written and the items in them.
+ */
+export async function histogramTotals(t: TestApp, name: string): Promise<{ count: number; sum: number }> {
+  const text = await t.metrics.registry.getSingleMetricAsString(name);
+  const value = (series: string) => Number(new RegExp(`^${series} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { count: value(`${name}_count`), sum: value(`${name}_sum`) };
+}
+
 export const customerBody = (id: string, extra: Record<string, unknown> = {}) => ({
   customer_id: id,
   name: `Customer ${id}`,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
-import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, customerBody, histogramTotals, type TestApp } from '../helpers/app.ts';
 
 /** Runs SQL on the app's database over a connection of the test's own. */
 async function onDatabase(t: TestApp, sql: { sqlite: string; postgres: string }): Promise<void> {
@@ -22,12 +22,8 @@ async function onDatabase(t: TestApp, sql: { sqlite: string; postgres: string })
   }
 }
 
-/** Batches written so far and updates in them, from the vitals_score_batch_size histogram. */
-async function batches(t: TestApp): Promise<{ count: number; sum: number }> {
-  const text = await t.metrics.registry.getSingleMetricAsString('vitals_score_batch_size');
-  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-  return { count: value('vitals_score_batch_size_count'), sum: value('vitals_score_batch_size_sum') };
-}
+/** Batches written so far and updates in them. */
+const batches = (t: TestApp) => histogramTotals(t, 'vitals_score_batch_size');
 
 const post = (t: TestApp, id: string, factors: Record<string, number | null>, method = 'POST') =>
   t.api.request(method, `/api/customers/${id}/health-score`, { factors });

@@ -5,18 +5,14 @@
 // one item at a time by the same group writer as score updates: health-scores-batching.test.ts.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildTestApp, customerBody, type TestApp, TestClock } from '../helpers/app.ts';
+import { buildTestApp, customerBody, histogramTotals, type TestApp, TestClock } from '../helpers/app.ts';
 
 const HOUR = 3_600_000;
 const clock = new TestClock('2026-03-31T12:00:00.000Z');
 const hoursAgo = (n: number) => new Date(clock.ms - n * HOUR).toISOString();
 
-/** Batches written so far and writes in them, from the vitals_metric_batch_size histogram. */
-async function batches(t: TestApp): Promise<{ count: number; sum: number }> {
-  const text = await t.metrics.registry.getSingleMetricAsString('vitals_metric_batch_size');
-  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-  return { count: value('vitals_metric_batch_size_count'), sum: value('vitals_metric_batch_size_sum') };
-}
+/** Batches written so far and writes in them. */
+const batches = (t: TestApp) => histogramTotals(t, 'vitals_metric_batch_size');
 
 describe('single metric writes written in batches', () => {
   let t: TestApp;
