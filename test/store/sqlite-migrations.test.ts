@@ -1,5 +1,6 @@
 // Upgrading a SQLite database made by an earlier version: migration 7 adds each customer's API
-// JSON to its row and fills it for the customers already stored (docs/operations.md, "List pages").
+// JSON to its row and fills it for the customers already stored (docs/operations.md, "List pages");
+// migration 20 moves the history into a table in written order with its key as an index.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -136,4 +137,116 @@ test('customers written by the previous version (no JSON, or JSON it left stale)
     updated.data.map(customerJson).join(','),
   );
   await store.close();
+});
+
+/** A database at schema version 19, with `versions` history entries for each of `customers` customers. */
+function databaseAtVersion19(path: string, customers: number, versions: number): void {
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  for (let v = 1; v <= 19; v++) {
+    const step = MIGRATIONS[v - 1];
+    if (typeof step === 'string') db.exec(step);
+    else step?.(db);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?)').run(v, 0);
+  }
+  db.prepare("INSERT INTO accounts VALUES ('acc_old', 'default', 0)").run();
+  const customer = db.prepare(
+    "INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at) VALUES ('acc_old', ?, ?, ?, '{}', 0, 0)",
+  );
+  const score = db.prepare(
+    "INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at) VALUES ('acc_old', ?, ?, 2, ?, ?, ?)",
+  );
+  const history = db.prepare(
+    `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
+       computed, override, weights, inputs) VALUES ('acc_old', ?, ?, ?, 'healthy', ?, 'factors_updated', ?, ?, ?, ?, ?)`,
+  );
+  db.exec('BEGIN');
+  for (let c = 0; c < customers; c++) {
+    const id = `c${String(c).padStart(3, '0')}`;
+    customer.run(id, `N ${c}`, `${c}@e.co`);
+    score.run(
+      id,
+      0.7 + versions / 100,
+      JSON.stringify({ usage: 0.7 + versions / 100 }),
+      versions,
+      1_000 * versions + c,
+    );
+    for (let v = 1; v <= versions; v++) {
+      history.run(
+        id,
+        v,
+        0.7 + v / 100,
+        JSON.stringify({ usage: 0.7 + v / 100 }),
+        1_000 * v + c,
+        v === versions ? 0.5 : null,
+        v === versions ? JSON.stringify({ score: 0.7 + v / 100, reason: 'kept' }) : null,
+        JSON.stringify({ usage: 1 }),
+        v % 2 ? JSON.stringify({ usage: { metric: 'logins', value: v } }) : null,
+      );
+    }
+  }
+  db.exec('COMMIT');
+  db.close();
+}
+
+test('migration 20 keeps every history version, readable as before; versions stay unique and go with their customer', async () => {
+  const path = join(tempDir(), 'vitals.db');
+  databaseAtVersion19(path, 30, 4);
+  const columns =
+    'customer_id, version, score, status, factors, reason, created_at, computed, override, weights, inputs';
+  const read = (db: DatabaseSync) =>
+    db.prepare(`SELECT ${columns} FROM score_history ORDER BY customer_id, version`).all();
+  const before = read(new DatabaseSync(path));
+  const store = new SqliteStore({ path });
+  assert.equal(await store.migrate(), MIGRATIONS.length);
+  const page = await store.listHistory('acc_old', 'c007', { limit: 3 });
+  assert.deepEqual(
+    page.data.map((h) => [h.version, h.score, h.createdAt]),
+    [
+      [4, 0.74, 4_007],
+      [3, 0.73, 3_007],
+      [2, 0.72, 2_007],
+    ],
+  );
+  assert.equal(page.hasMore, true);
+  const [explained] = await store.explainedVersions('acc_old', 'c007', [4]);
+  assert.equal(explained?.computed, 0.5);
+  assert.deepEqual(explained?.override, { score: 0.74, reason: 'kept' });
+  assert.equal(await store.transaction((tx) => tx.deleteCustomer('acc_old', 'c001')), true);
+  // A version is written only over the one before it: the history's versions stay unique.
+  const current = await store.getScore('acc_old', 'c002');
+  assert.ok(current);
+  const again = { ...current, factors: { usage: 0.1 }, score: 0.1, status: 'critical' as const };
+  delete again.factorsJson;
+  await assert.rejects(
+    store.transaction((tx) => tx.writeScores('acc_old', [again], 'factors_updated')),
+    /version 4 of c002 does not follow the stored 4/,
+  );
+  await store.transaction((tx) => tx.writeScores('acc_old', [{ ...again, version: 5 }], 'factors_updated'));
+  assert.deepEqual(
+    (await store.listHistory('acc_old', 'c002', { limit: 2 })).data.map((h) => [h.version, h.score]),
+    [
+      [5, 0.1],
+      [4, 0.74],
+    ],
+  );
+  await store.close();
+
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA foreign_keys = ON');
+  assert.deepEqual(
+    read(db).filter((r) => !(r.customer_id === 'c002' && r.version === 5)),
+    before.filter((r) => r.customer_id !== 'c001'),
+  );
+  assert.throws(
+    () =>
+      db
+        .prepare(
+          "INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at) VALUES ('acc_old', 'c001', 1, 1, 'healthy', '{}', 'factors_updated', 0)",
+        )
+        .run(),
+    /FOREIGN KEY constraint failed/,
+  );
+  db.close();
 });

@@ -386,3 +386,10 @@ MIGRATIONS.push(
   ALTER TABLE events DROP CONSTRAINT events_account_id_fkey;
   `,
 );
+
+MIGRATIONS.push(
+  /* 20: nothing on PostgreSQL. SQLite's history becomes a table in the order it is written with its
+     key as an index, as a PostgreSQL heap with its primary key already is. */ `
+  SELECT 1;
+  `,
+);

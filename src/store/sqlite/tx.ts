@@ -118,7 +118,7 @@ export class SqliteTx extends SqlTx {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const previous = this.conn.statement(
-      'SELECT score, band FROM health_scores WHERE account_id = ? AND customer_id = ?',
+      'SELECT score, band, version FROM health_scores WHERE account_id = ? AND customer_id = ?',
     );
     const days = new Map<number, DayDelta>();
     for (const s of scores) {
@@ -126,6 +126,13 @@ export class SqliteTx extends SqlTx {
       const band = bandOf(s.status);
       const { computed, override, inputs, weights } = explainedColumns(s);
       const before = s.version === 1 ? undefined : previous.get(accountId, s.customerId);
+      // A version follows the stored one (the first has no score row: the key refuses a second):
+      // what keeps the history's versions unique, which its index does not (migration 20).
+      if (s.version !== 1 && before?.version !== s.version - 1) {
+        throw new Error(
+          `version ${s.version} of ${s.customerId} does not follow the stored ${before?.version}`,
+        );
+      }
       addChange(
         days,
         s.updatedAt,

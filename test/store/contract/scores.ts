@@ -34,6 +34,28 @@ export function scoresContract(c: ContractContext): void {
       assert.equal(await store.getScore(a, 'nobody'), null);
     });
 
+    test('a version already kept is refused, and the history keeps one entry per version', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await seedCustomers(store, a, ['s2']);
+      await store.transaction((tx) => tx.writeScores(a, [score('s2', 0.5, 1)], 'factors_updated'));
+      await store.transaction((tx) => tx.writeScores(a, [score('s2', 0.6, 2)], 'factors_updated'));
+      await assert.rejects(
+        store.transaction((tx) => tx.writeScores(a, [score('s2', 0.7, 2)], 'factors_updated')),
+      );
+      await assert.rejects(
+        store.transaction((tx) => tx.writeScores(a, [score('s2', 0.7, 1)], 'factors_updated')),
+      );
+      assert.deepEqual(
+        (await store.listHistory(a, 's2', { limit: 10 })).data.map((h) => [h.version, h.score]),
+        [
+          [2, 0.6],
+          [1, 0.5],
+        ],
+      );
+      assert.equal((await store.getScore(a, 's2'))?.score, 0.6);
+    });
+
     test('scoresForUpdate: each existing customer with its score or null; unknown, NUL and other accounts absent', async () => {
       const store = c.store();
       const a = await c.account();
