@@ -15,10 +15,11 @@ export class LocalWriter {
   readonly writer: DirectWriter;
   readonly #commits: GroupCommit;
 
-  /** `onDue`: deliveries became due in a commit. */
-  constructor(conn: Connection, onDue: () => void) {
+  /** `onDue`: deliveries became due in a commit; `onCommit`: any commit. */
+  constructor(conn: Connection, onDue: () => void, onCommit?: () => void) {
     this.writer = new DirectWriter(conn);
     this.#commits = new GroupCommit(this.writer, (due) => {
+      onCommit?.();
       if (due) onDue();
     });
   }

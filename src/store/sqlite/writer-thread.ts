@@ -9,6 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { findSharedWrite } from '../sql/store.ts';
 import { findWrite } from '../write.ts';
+import { Checkpoints } from './checkpoints.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
 import { WRITE_OPS } from './write-ops.ts';
@@ -22,7 +23,14 @@ const { path, synchronous } = workerData as { path: string; synchronous: string 
 // (a weights change of 100,000 scores, four rounds: 4.1–5.4 s, 3.2–4.9 s with this; docs/operations.md, "Memory").
 const conn = new Connection(path, synchronous, 128);
 const post = (reply: Reply) => port.postMessage(reply);
-const local = new LocalWriter(conn, () => post({ due: true }));
+// Checkpoints run on a thread of their own (checkpoints.ts): folding the WAL back into the
+// database held up the commit that crossed 1,000 pages, and every write queued behind it.
+const checkpoints = new Checkpoints(conn, path, synchronous);
+const local = new LocalWriter(
+  conn,
+  () => post({ due: true }),
+  () => checkpoints.committed(),
+);
 const { writer } = local;
 /** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
 const runOp = local.op.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
@@ -92,6 +100,9 @@ port.on('message', (m: Request) => {
     case 'synchronous':
       return answer(m.id, local.synchronous());
     case 'close':
-      return answer(m.id, local.close());
+      return answer(
+        m.id,
+        local.close().finally(() => checkpoints.close()),
+      );
   }
 });

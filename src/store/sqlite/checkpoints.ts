@@ -1,0 +1,47 @@
+// The writer thread's side of checkpoint-thread.ts: the writer tells the checkpoint thread of
+// each commit, and checkpoints on commit itself (SQLite's wal_autocheckpoint) only once the WAL
+// holds BACKSTOP_PAGES. A checkpoint beside the writer cannot finish while the writer keeps
+// appending, and SQLite starts the WAL over only after one has: under a steady stream of commits
+// the WAL would grow without bound. The writer's own checkpoint, run between its commits, always
+// finishes. Should the thread end unexpectedly, the writer checkpoints as SQLite does by default.
+// docs/operations.md, "The SQLite writer thread".
+import { Worker } from 'node:worker_threads';
+import type { Connection } from './connection.ts';
+
+/** SQLite's default: a commit that leaves 1,000 pages or more in the WAL checkpoints. */
+const AUTOCHECKPOINT_PAGES = 1000;
+/** The writer checkpoints itself past this many pages (40 MB of 4 KB pages) of WAL. */
+const BACKSTOP_PAGES = 10_000;
+
+export class Checkpoints {
+  readonly #worker: Worker;
+  #running = true;
+
+  constructor(conn: Connection, path: string, synchronous: string) {
+    this.#worker = new Worker(new URL('./checkpoint-thread.ts', import.meta.url), {
+      workerData: { path, synchronous },
+    });
+    conn.db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    const fallBack = () => {
+      if (!this.#running) return;
+      this.#running = false;
+      conn.db.exec(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+    };
+    this.#worker.on('error', fallBack);
+    this.#worker.on('exit', fallBack);
+  }
+
+  /** A commit has added to the WAL. */
+  committed(): void {
+    if (this.#running) this.#worker.postMessage('commit');
+  }
+
+  /** Ends the thread, after the checkpoint it may be running. */
+  async close(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
+    this.#worker.postMessage('close');
+    await exited;
+  }
+}

@@ -1,0 +1,68 @@
+// The SQLite WAL is folded back into the database by a thread of its own (docs/operations.md,
+// "The SQLite writer thread"): the writer checkpoints itself only past 10,000 pages of WAL, so a
+// commit's pages reaching the database file before that is the checkpoint thread's doing; and
+// under a stream of commits the WAL stays bounded.
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createApiKey } from '../../src/keys.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { tempDir } from '../helpers/app.ts';
+import { score, seedCustomers } from './contract/context.ts';
+
+const size = (file: string) => statSync(file).size;
+/** The writer's own checkpoint threshold (checkpoints.ts), in bytes of 4 KB pages. */
+const BACKSTOP_BYTES = 10_000 * 4096;
+
+/** Resolves once `done` holds, checked every 10 ms (the checkpoint thread has no event to await from here); fails after 10 s. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) assert.fail(`${what} did not happen in 10 s`);
+    await sleep(10);
+  }
+}
+
+test('a commit reaches the database file from the checkpoint thread, and under a stream of commits the WAL stays bounded', async () => {
+  const path = join(tempDir(), 'vitals.db');
+  const store = new SqliteStore({ path });
+  await store.migrate();
+  const { account } = await createApiKey(store, 'default');
+  const ids = Array.from({ length: 2000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
+  await seedCustomers(store, account.id, ids);
+  const write = (v: number) =>
+    store.transaction((tx) =>
+      tx.writeScores(
+        account.id,
+        ids.map((id, i) => score(id, ((i + v) % 100) / 100, v)),
+        'factors_updated',
+      ),
+    );
+
+  await until(() => size(`${path}-wal`) === 0 || size(path) > 4096 * 20, 'the seeding checkpointed');
+  const before = size(path);
+  await write(1); // about 1.4 MB of WAL: far below the writer's own threshold
+  assert.ok(size(`${path}-wal`) < BACKSTOP_BYTES);
+  await until(() => size(path) > before, "the first version's pages reaching the database file");
+
+  // 40 more versions, one transaction each, with nothing waited for between them: about 57 MB of
+  // WAL if none were checkpointed.
+  let largest = 0;
+  for (let v = 2; v <= 41; v++) {
+    await write(v);
+    largest = Math.max(largest, size(`${path}-wal`));
+  }
+  assert.ok(largest < BACKSTOP_BYTES + 4 * 1024 * 1024, `the WAL reached ${largest} bytes`);
+  await store.close();
+
+  const db = new DatabaseSync(path);
+  const row = db
+    .prepare('SELECT COUNT(*) AS n, MIN(version) AS lo, MAX(version) AS hi FROM health_scores')
+    .get();
+  assert.deepEqual({ ...row }, { n: 2000, lo: 41, hi: 41 });
+  assert.equal(db.prepare('SELECT COUNT(*) AS n FROM score_history').get()?.n, 82_000);
+  db.close();
+});
