@@ -34,6 +34,45 @@ export function scoresContract(c: ContractContext): void {
       assert.equal(await store.getScore(a, 'nobody'), null);
     });
 
+    test('a recomputation keeps the factors and their inputs, in the score and in its history entry', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await seedCustomers(store, a, ['k1']);
+      const inputs = {
+        engagement: {
+          metric: 'logins',
+          aggregate: 'sum' as const,
+          windowDays: 30,
+          value: 42,
+          points: 30,
+          newestAt: T0,
+        },
+      };
+      const first = score('k1', 0.5, 1, { factors: { usage: 0.4, engagement: 0.6 }, inputs });
+      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
+      const current = await store.getScore(a, 'k1');
+      assert.ok(current);
+      // As a weights change writes it: the score as read (on SQLite with its factor text), a new score and weights.
+      const recomputed = {
+        ...current,
+        score: 0.55,
+        version: 2,
+        updatedAt: T0 + 1,
+        weights: { usage: 0.5, engagement: 0.5 },
+      };
+      await store.transaction((tx) => tx.writeScores(a, [recomputed], 'weights_changed'));
+      const after = await store.getScore(a, 'k1');
+      assert.deepEqual(
+        [after?.score, after?.version, after?.factors, after?.inputs],
+        [0.55, 2, first.factors, inputs],
+      );
+      const [v2] = await store.explainedVersions(a, 'k1', [2]);
+      assert.deepEqual(
+        [v2?.score, v2?.factors, v2?.inputs, v2?.weights, v2?.reason],
+        [0.55, first.factors, inputs, { usage: 0.5, engagement: 0.5 }, 'weights_changed'],
+      );
+    });
+
     test('a version already kept is refused, and the history keeps one entry per version', async () => {
       const store = c.store();
       const a = await c.account();
