@@ -1,6 +1,6 @@
 // Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Override, STATUSES, type Status } from './api.ts';
 import { count, date, STATUS_LABEL, score } from './format.ts';
 
@@ -32,6 +32,18 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     reload: useCallback(() => setRound((r) => r + 1), []),
     set: useCallback((data: T) => setState({ data, loading: false }), []),
   };
+}
+
+/**
+ * A form's refusal moves focus to the field its `param` names (`fields`: param → the input's id),
+ * whose message is next to it: in the same commit as the message and the alert (a layout effect),
+ * never a frame after them.
+ */
+export function useFocusRefused(refused: unknown, fields: Record<string, string>): void {
+  useLayoutEffect(() => {
+    const id = refused instanceof ApiError && refused.param ? fields[refused.param] : undefined;
+    if (id) document.getElementById(id)?.focus();
+  }, [refused]);
 }
 
 let firstPage = true;

@@ -3,7 +3,7 @@
 // by them. An editor records one (the form checks only that a kind is chosen; what an outcome may be
 // is the server's to say, and each refusal is shown next to the field its `param` names) and deletes
 // one recorded by mistake, after a confirmation.
-import { useLayoutEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import {
   ApiError,
   api,
@@ -18,7 +18,7 @@ import {
 } from '../api.ts';
 import { count, date } from '../format.ts';
 import { Link, paths } from '../router.tsx';
-import { ErrorMessage, Field, Loading, Notice, useLoad } from '../ui.tsx';
+import { ErrorMessage, Field, Loading, Notice, useFocusRefused, useLoad } from '../ui.tsx';
 
 /** The outcomes listed: a customer has a handful, one a renewal. */
 const LIMIT = 100;
@@ -148,13 +148,7 @@ function OutcomeForm(props: { customerId: string; onRecorded: (o: Outcome) => vo
     };
   };
 
-  // A refusal moves focus to the field it names, whose message is next to it: in the same
-  // commit as the message and the alert (a layout effect), never a frame after them.
-  useLayoutEffect(() => {
-    if (refused instanceof ApiError && refused.param && FIELD[refused.param]) {
-      document.getElementById(FIELD[refused.param] as string)?.focus();
-    }
-  }, [refused]);
+  useFocusRefused(refused, FIELD);
 
   const edit = (set: (v: string) => void) => (e: Event) => {
     set((e.currentTarget as HTMLInputElement).value);

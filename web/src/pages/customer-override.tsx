@@ -2,10 +2,10 @@
 // read shows, with a reason and an end, or removes the pin. The form checks only that the score is
 // a number; what an override may be is the server's to say, and each refusal is shown next to the
 // field its `param` names.
-import { useLayoutEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, api, customerPath, type HealthScore, type OverrideInput } from '../api.ts';
 import { date, score, time, when } from '../format.ts';
-import { ErrorMessage, Field } from '../ui.tsx';
+import { ErrorMessage, Field, useFocusRefused } from '../ui.tsx';
 
 /** How long an override stands unless told (src/writes/overrides.ts). */
 const DEFAULT_DAYS = 30;
@@ -64,13 +64,7 @@ export function OverrideForm(props: {
     };
   };
 
-  // A refusal moves focus to the field it names, whose message is next to it: in the same
-  // commit as the message and the alert (a layout effect), never a frame after them.
-  useLayoutEffect(() => {
-    if (refused instanceof ApiError && refused.param && FIELD[refused.param]) {
-      document.getElementById(FIELD[refused.param] as string)?.focus();
-    }
-  }, [refused]);
+  useFocusRefused(refused, FIELD);
 
   const edit = (set: (v: string) => void) => (e: Event) => {
     set((e.currentTarget as HTMLInputElement).value);
