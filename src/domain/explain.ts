@@ -8,6 +8,28 @@ import { type Factors, round6, type Weights } from './scoring.ts';
  * positive weight, 0 for the others; 1/n for every factor when no weight covers any (plain mean).
  */
 export function effectiveWeights(factors: Factors, weights: Weights): Weights {
+  const byNames = shared.get(weights);
+  const names = Object.keys(factors);
+  const key = names.join('\u0000');
+  const known = byNames?.get(key);
+  if (known) return known;
+  const effective = Object.freeze(computeEffective(factors, weights));
+  if (byNames) {
+    if (byNames.size < 64) byNames.set(key, effective);
+  } else {
+    shared.set(weights, new Map([[key, effective]]));
+  }
+  return effective;
+}
+
+/**
+ * effectiveWeights already worked out, per weights object and factor names in order: every customer
+ * of a rescore with the same factors gets the same (frozen) object, so a store writes its JSON once
+ * (shared.ts, jsonOf). A few shapes per account at most; 64 bounds an account with odd ones.
+ */
+const shared = new WeakMap<Weights, Map<string, Weights>>();
+
+function computeEffective(factors: Factors, weights: Weights): Weights {
   const names = Object.keys(factors).sort();
   let sum = 0;
   for (const name of names) {

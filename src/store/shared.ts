@@ -248,11 +248,22 @@ export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limi
  * A score's columns beside its number (docs/scoring.md, "Why this score"), as both backends
  * store them: the computed score only while an override pins another, the JSON texts or null.
  */
-export function explainedColumns(s: ScoreRecord) {
+export function explainedColumns(s: ScoreRecord, opts?: { inputs: boolean }) {
   return {
     computed: s.override ? (s.computed ?? s.score) : null,
     override: s.override ? JSON.stringify(s.override) : null,
-    inputs: s.inputs ? JSON.stringify(s.inputs) : null,
-    weights: s.weights ? JSON.stringify(s.weights) : null,
+    inputs: s.inputs && opts?.inputs !== false ? JSON.stringify(s.inputs) : null,
+    weights: s.weights ? jsonOf(s.weights) : null,
   };
+}
+
+/** JSON of objects many records share (effectiveWeights gives one per factor set): written once each. */
+const written = new WeakMap<object, string>();
+function jsonOf(value: object): string {
+  let json = written.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    written.set(value, json);
+  }
+  return json;
 }

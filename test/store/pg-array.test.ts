@@ -12,7 +12,7 @@ describe('pgArray on PostgreSQL', { skip: backendSkip('postgres') }, () => {
 
   // Read back as the bulk writes read it, by unnest (postgres.js's own parser of an array result
   // takes an unquoted NULL for the text 'NULL').
-  const unnested = async (list: readonly (string | number | null)[], type: string) => {
+  const unnested = async (list: readonly (string | number | boolean | null)[], type: string) => {
     const rows = await sql.unsafe(
       `SELECT x FROM unnest($1::${type}[]) WITH ORDINALITY AS t(x, n) ORDER BY n`,
       [pgArray(list)],
@@ -54,6 +54,13 @@ describe('pgArray on PostgreSQL', { skip: backendSkip('postgres') }, () => {
     assert.deepEqual((await unnested(times, 'int8')).map(Number), times);
     const odd = [Number.NaN, Number.POSITIVE_INFINITY, 1];
     assert.deepEqual(await unnested(odd, 'float8'), odd);
+  });
+
+  test('booleans and null, on both paths (a list with a control character in it goes element by element)', async () => {
+    const flags = [true, false, null, true];
+    assert.deepEqual(await unnested(flags, 'bool'), flags);
+    const [mixed] = await sql.unsafe('SELECT ($1::text[])[2] AS x', [pgArray(['line\nbreak', true, false])]);
+    assert.equal(mixed?.x, 'true');
   });
 
   test('an empty list is an empty array', async () => {

@@ -25,12 +25,12 @@ const JSON_ESCAPE = /\\[^\\"]/;
  * CPU time in a whole-account rescore: docs/development.md, "The store"). Lists JSON would write otherwise (a
  * control character, a lone surrogate, a number that is not finite) go element by element.
  */
-export function pgArray(values: readonly (string | number | null)[]): string {
+export function pgArray(values: readonly (string | number | boolean | null)[]): string {
   const json = JSON.stringify(values);
   if (!JSON_ESCAPE.test(json) && values.every((v) => typeof v !== 'number' || Number.isFinite(v))) {
     return `{${json.slice(1, -1)}}`;
   }
-  const element = (v: string | number | null) =>
-    v === null ? 'NULL' : typeof v === 'number' ? String(v) : `"${v.replace(/[\\"]/g, '\\$&')}"`;
+  const element = (v: string | number | boolean | null) =>
+    v === null ? 'NULL' : typeof v !== 'string' ? String(v) : `"${v.replace(/[\\"]/g, '\\$&')}"`;
   return `{${values.map(element).join(',')}}`;
 }

@@ -234,9 +234,12 @@ export class PgTx extends SqlTx {
   async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
     await this.lockAccount(accountId, 'shared');
     // Version 1 is a customer's first score; every later version replaces an existing row.
-    // One statement per chunk: the new rows, the changed rows and their history.
+    // One statement per chunk: the new rows, the changed rows and their history. A recomputation
+    // (`kept`: a later version carrying its stored factor text, as on SQLite) sends neither its
+    // factors nor their inputs again: the row keeps its own, and its history entry copies them.
     for (const part of chunks(scores)) {
-      const explained = part.map(explainedColumns);
+      const kept = part.map((s) => s.version !== 1 && s.factorsJson !== undefined);
+      const explained = part.map((s, i) => explainedColumns(s, { inputs: !kept[i] }));
       await this.sql`
         WITH input AS (
           SELECT * FROM unnest(
@@ -244,14 +247,16 @@ export class PgTx extends SqlTx {
             ${pgArray(part.map((s) => s.score))}::float8[],
             ${pgArray(part.map((s) => bandOf(s.status)))}::int2[],
             ${pgArray(part.map((s) => s.status))}::text[],
-            ${pgArray(part.map((s) => s.factorsJson ?? JSON.stringify(s.factors)))}::text[],
+            ${pgArray(part.map((s, i) => (kept[i] ? null : (s.factorsJson ?? JSON.stringify(s.factors)))))}::text[],
             ${pgArray(part.map((s) => s.version))}::int4[],
             ${pgArray(part.map((s) => s.updatedAt))}::int8[],
             ${pgArray(explained.map((e) => e.computed))}::float8[],
             ${pgArray(explained.map((e) => e.override))}::text[],
             ${pgArray(explained.map((e) => e.inputs))}::text[],
-            ${pgArray(explained.map((e) => e.weights))}::text[]
-          ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs, weights)
+            ${pgArray(explained.map((e) => e.weights))}::text[],
+            ${pgArray(kept)}::bool[]
+          ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs,
+            weights, kept)
         ), inserted AS (
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
             computed, override, inputs)
@@ -259,21 +264,23 @@ export class PgTx extends SqlTx {
             computed, override::json, inputs::json
           FROM input WHERE version = 1
         ), previous AS (
-          SELECT h.customer_id, h.score, h.band FROM health_scores h
+          SELECT h.customer_id, h.score, h.band, h.factors, h.inputs FROM health_scores h
           WHERE h.account_id = ${accountId}
             AND h.customer_id IN (SELECT customer_id FROM input WHERE version <> 1)
         ), updated AS (
-          UPDATE health_scores h SET score = i.score, band = i.band, factors = i.factors::json,
+          UPDATE health_scores h SET score = i.score, band = i.band,
+            factors = CASE WHEN i.kept THEN h.factors ELSE i.factors::json END,
             version = i.version, updated_at = i.updated_at, computed = i.computed,
-            override = i.override::json, inputs = i.inputs::json
+            override = i.override::json, inputs = CASE WHEN i.kept THEN h.inputs ELSE i.inputs::json END
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
         ), history AS (
           INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
             computed, override, weights, inputs)
-          SELECT ${accountId}, customer_id, version, score, status, factors::json, ${reason}, updated_at,
-            computed, override::json, weights::json, inputs::json
-          FROM input
+          SELECT ${accountId}, i.customer_id, i.version, i.score, i.status,
+            CASE WHEN i.kept THEN p.factors ELSE i.factors::json END, ${reason}, i.updated_at,
+            i.computed, i.override::json, i.weights::json, CASE WHEN i.kept THEN p.inputs ELSE i.inputs::json END
+          FROM input i LEFT JOIN previous p ON p.customer_id = i.customer_id
         ), days AS (
           -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").
           SELECT i.updated_at / 86400000 AS day,
