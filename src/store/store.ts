@@ -31,6 +31,15 @@ export interface JudgedOutcome {
 }
 
 /** One point of one of a customer's metrics. */
+/** A customer a change of rules may rescore (Reader.rederiveTargets). */
+export interface RederiveTarget {
+  customerId: string;
+  /** Its current score; null: none yet. */
+  score: ScoreRecord | null;
+  /** Due for the rescore job at the time asked (false when none was). */
+  due: boolean;
+}
+
 export interface MetricPointRecord extends MetricPoint {
   customerId: string;
   metric: string;
@@ -330,18 +339,18 @@ export interface Reader {
    */
   /**
    * The customers a change of rules may rescore, in id order after `after`: those with a score,
-   * and those with a point of any of these metrics.
+   * and those with a point of any of these metrics; each with its score (unlocked) and, when
+   * `dueAt` is given, whether the rescore job has it due then (its derived factors may be out of date).
    */
   rederiveTargets(
     accountId: string,
     metrics: readonly string[],
     after: string | null,
     limit: number,
-  ): Promise<string[]>;
+    dueAt: number | null,
+  ): Promise<RederiveTarget[]>;
   /** The customers due for the rescore job at `now`, oldest due first, at most `limit`, across accounts. */
   dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]>;
-  /** Of these customers, the ones due for the rescore job at `now` (their derived factors may be out of date). */
-  dueAmong(accountId: string, customerIds: readonly string[], now: number): Promise<Set<string>>;
   /**
    * Each rule's summary of each customer's points as of `now` (points up to `until` count as
    * dated ahead): summaries[i] is rules[i]'s, for every customer given, with points or not.
@@ -447,8 +456,6 @@ export interface Tx extends Reader {
    * the first when null): a recomputation after a settings change walks them in pages.
    */
   scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]>;
-  /** The current scores of those of these customers that have one, unlocked: what a preview reads. */
-  scoresOf(accountId: string, customerIds: readonly string[]): Promise<Map<string, ScoreRecord>>;
   putWeights(accountId: string, weights: Weights, now: number): Promise<void>;
   /** Creates or replaces the rule of `rule.factor`. */
   putFactorRule(accountId: string, rule: FactorRule): Promise<void>;

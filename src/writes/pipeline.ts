@@ -17,6 +17,16 @@ export async function* pages<P>(
   }
 }
 
+/**
+ * Waits for every one of these, then throws the first failure if any: unlike Promise.all, nothing
+ * is left running (a statement of the transaction) when the caller goes on to roll back.
+ */
+export async function settleAll(sent: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(sent);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** Pages whose writes may be in flight at once: the database writes one while this process sends the next. */
 const IN_FLIGHT = 2;
 

@@ -15,7 +15,7 @@ import {
 import { nextTimestamp } from '../domain/time.ts';
 import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { pages, pipelined } from './pipeline.ts';
+import { pages, pipelined, settleAll } from './pipeline.ts';
 
 /** What a weights change would do, without saving it. */
 /** What a settings or rule change would do, computed and written nowhere (weights and rule previews). */
@@ -90,15 +90,18 @@ export async function rescore(
     (scores) => rescoreAll(scores, settings, now),
     async (updates) => {
       if (updates.length === 0) return;
-      await tx.writeScores(
-        accountId,
-        updates.map((u) => u.record),
-        reason,
-      );
-      await tx.insertEvents(
-        accountId,
-        updates.flatMap((u) => u.events),
-      );
+      // Both sent at once: the database runs the second as soon as the first is done.
+      await settleAll([
+        tx.writeScores(
+          accountId,
+          updates.map((u) => u.record),
+          reason,
+        ),
+        tx.insertEvents(
+          accountId,
+          updates.flatMap((u) => u.events),
+        ),
+      ]);
     },
   );
 }

@@ -18,9 +18,9 @@ import {
 } from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import type { ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
+import type { RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { pages, pipelined } from './pipeline.ts';
+import { pages, pipelined, settleAll } from './pipeline.ts';
 import { countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
 
 /** The most rules an account may have. */
@@ -140,7 +140,7 @@ async function writeRederived(
   const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
   const watch = alerts ? await tx.dropWatch(accountId, [...next.keys()], windowStart(alerts, now)) : null;
   const plan = planRederived(next, settings, reason, watch, now);
-  await persistRederived(tx, accountId, plan, true);
+  await persistRederived(tx, accountId, plan);
   return plan.written;
 }
 
@@ -197,28 +197,18 @@ function planRederived(
 }
 
 /**
- * Sends what planRederived computed: one statement after another, or all at once (`together`;
- * on PostgreSQL in one round trip) where nothing else waits to go between them. A page of a
- * pipelined rescore goes one after another: the next page's reads, which wait for one another,
- * then run between its writes instead of queueing behind all of them.
+ * Sends what planRederived computed, all at once (on PostgreSQL the statements queue on the
+ * connection, which runs them one after another): the database is never left waiting for this
+ * process to send the next one. A page of a pipelined rescore reads in one statement
+ * (rederiveTargets), so nothing of the next page waits between them.
  */
-async function persistRederived(
-  tx: Tx,
-  accountId: string,
-  plan: RederivedPlan,
-  together = false,
-): Promise<void> {
-  const writes = [
-    plan.changed.length > 0 && (() => tx.writeScores(accountId, plan.changed, plan.reason)),
-    plan.expired.length > 0 && (() => tx.writeScores(accountId, plan.expired, 'override_expired')),
-    plan.events.length > 0 && (() => tx.insertEvents(accountId, plan.events)),
-    plan.alerted.length > 0 && (() => tx.recordDropAlerts(accountId, plan.alerted)),
-  ].filter((w) => w !== false);
-  if (together) {
-    await Promise.all(writes.map((w) => w()));
-    return;
-  }
-  for (const w of writes) await w();
+async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan): Promise<void> {
+  const writes: Promise<unknown>[] = [];
+  if (plan.changed.length > 0) writes.push(tx.writeScores(accountId, plan.changed, plan.reason));
+  if (plan.expired.length > 0) writes.push(tx.writeScores(accountId, plan.expired, 'override_expired'));
+  if (plan.events.length > 0) writes.push(tx.insertEvents(accountId, plan.events));
+  if (plan.alerted.length > 0) writes.push(tx.recordDropAlerts(accountId, plan.alerted));
+  await settleAll(writes);
 }
 
 /**
@@ -240,6 +230,10 @@ const sameSource = (a: FactorRule, b: FactorRule): boolean =>
   a.aggregate === b.aggregate &&
   a.windowDays === b.windowDays &&
   a.maxAgeDays === b.maxAgeDays;
+
+/** The rule a change gives a new scale only (the same points, aggregated the same way); null: none such. */
+const rescaledBy = ({ changed, before }: RuleChange): FactorRule | null =>
+  changed && before && sameSource(changed, before) ? changed : null;
 
 /**
  * The input to `rule`'s factor that a customer's stored score holds: what its factor was made of
@@ -269,9 +263,11 @@ async function changedBy(
   tx: Tx,
   accountId: string,
   current: ReadonlyMap<string, ScoreRecord | null>,
-  { rules, factor, changed, before, derived }: RuleChange,
+  dueNow: ReadonlySet<string>,
+  change: RuleChange,
   now: number,
 ) {
+  const { rules, factor, changed, derived } = change;
   const scored = [...current].filter((e): e is [string, ScoreRecord] => e[1] !== null);
   const unscored = new Map([...current].filter(([, score]) => score === null));
   const whole =
@@ -279,14 +275,9 @@ async function changedBy(
       ? await deriveAll(tx, accountId, unscored, rules, derived, now)
       : { factors: new Map<string, Derived>(), due: [] };
   // A new scale: each stored input still current goes on it as it is; the others are read.
-  const rescaled = changed && before && sameSource(changed, before) ? changed : null;
+  const rescaled = rescaledBy(change);
   const kept = new Map<string, DerivedInput | null>();
   if (rescaled) {
-    const dueNow = await tx.dueAmong(
-      accountId,
-      scored.map(([id]) => id),
-      now,
-    );
     for (const [id, score] of scored) {
       const input = dueNow.has(id) ? undefined : storedInput(score, rescaled);
       if (input !== undefined) kept.set(id, input);
@@ -338,11 +329,12 @@ async function rescoreForRule(
   await pipelined(
     rulePages(tx, accountId, change, now),
     (page) => ({ page, plan: planRederived(page.factors, settings, 'rules_changed', null, now) }),
-    async ({ page, plan }) => {
-      await tx.setRederiveDue(accountId, page.due, { earlierOnly: true });
-      await tx.setRederiveDue(accountId, page.wholeDue);
-      await persistRederived(tx, accountId, plan);
-    },
+    ({ page, plan }) =>
+      settleAll([
+        tx.setRederiveDue(accountId, page.due, { earlierOnly: true }),
+        tx.setRederiveDue(accountId, page.wholeDue),
+        persistRederived(tx, accountId, plan),
+      ]),
   );
 }
 
@@ -352,15 +344,18 @@ async function rescoreForRule(
  */
 function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
   const metrics = change.changed ? [change.changed.metric] : [];
+  // Whether each is due matters to a new scale only (changedBy).
+  const dueAt = rescaledBy(change) ? now : null;
   return async (after: string | null) => {
-    const ids = await tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE);
-    if (ids.length === 0) return null;
-    // Read unlocked: the account's exclusive lock keeps every other writer out already (a preview
-    // writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
-    const scores = await tx.scoresOf(accountId, ids);
-    const current = new Map(ids.map((id) => [id, scores.get(id) ?? null]));
-    const page = await changedBy(tx, accountId, current, change, now);
-    return { page, after: ids.length < RESCORE_PAGE ? null : (ids.at(-1) as string) };
+    // Scores read unlocked: the account's exclusive lock keeps every other writer out already (a
+    // preview writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
+    const targets = await tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE, dueAt);
+    if (targets.length === 0) return null;
+    const current = new Map(targets.map((t) => [t.customerId, t.score]));
+    const due = new Set(targets.filter((t) => t.due).map((t) => t.customerId));
+    const page = await changedBy(tx, accountId, current, due, change, now);
+    const last = (targets.at(-1) as RederiveTarget).customerId;
+    return { page, after: targets.length < RESCORE_PAGE ? null : last };
   };
 }
 

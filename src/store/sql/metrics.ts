@@ -9,8 +9,9 @@ import {
   type Scale,
   windowStart,
 } from '../../domain/rules.ts';
-import type { MetricPointRecord, Page } from '../store.ts';
+import type { MetricPointRecord, Page, RederiveTarget } from '../store.ts';
 import { type Driver, hasNul, Params, parsed, type Row } from './driver.ts';
+import { scoreColumns, toScore } from './rows.ts';
 
 const RULE_COLUMNS = 'factor, metric, aggregate, window_days, scale, max_age_days, updated_at';
 
@@ -289,7 +290,8 @@ export async function rederiveTargets(
   metrics: readonly string[],
   after: string | null,
   limit: number,
-): Promise<string[]> {
+  dueAt: number | null,
+): Promise<RederiveTarget[]> {
   const p = new Params(accountId, after ?? '');
   const points =
     metrics.length === 0
@@ -298,15 +300,28 @@ export async function rederiveTargets(
            AND m.metric ${db.inList(p, metrics)})`;
   // The score by a join, not a second EXISTS: PostgreSQL answers an EXISTS beside an OR with a hash
   // of every score of the account, built again for each page (a rule change over 100,000
-  // customers spent 6 to 13 s here); the join probes the key of each customer the page walks.
+  // customers spent 6 to 13 s here); the join probes the key of each customer the page walks. The
+  // same join gives the score itself, and one to the due times whether each is due: a page of a
+  // rule change is one statement, not three waiting on each other.
+  const due =
+    dueAt === null
+      ? { column: '0', join: '' }
+      : {
+          column: `CASE WHEN d.due_at <= ${p.add(dueAt)} THEN 1 ELSE 0 END`,
+          join: ' LEFT JOIN rederive_due d ON d.account_id = c.account_id AND d.customer_id = c.id',
+        };
   const rows = await db.all(
-    `SELECT c.id FROM customers c
-       LEFT JOIN health_scores h ON h.account_id = c.account_id AND h.customer_id = c.id
+    `SELECT c.id AS target, ${scoreColumns('h')}, ${due.column} AS due FROM customers c
+       LEFT JOIN health_scores h ON h.account_id = c.account_id AND h.customer_id = c.id${due.join}
      WHERE c.account_id = $1 AND c.id > $2 AND (h.customer_id IS NOT NULL${points})
      ORDER BY c.id LIMIT ${p.add(limit)}`,
     p.list,
   );
-  return rows.map((r) => r.id as string);
+  return rows.map((r) => ({
+    customerId: r.target as string,
+    score: r.customer_id == null ? null : toScore(r),
+    due: Number(r.due) === 1,
+  }));
 }
 
 /** Sets when each customer is next due for the rescore job; null: never (its row goes). See Tx. */
@@ -378,17 +393,6 @@ async function dueOf(
     p.list,
   );
   return rows.map((r) => r.customer_id as string);
-}
-
-/** Of these customers, the ones due at `now`. See Reader. */
-export async function dueAmong(
-  db: Driver,
-  accountId: string,
-  customerIds: readonly string[],
-  now: number,
-): Promise<Set<string>> {
-  const ids = customerIds.filter((id) => !hasNul(id)); // no stored id has one
-  return new Set(await dueOf(db, accountId, ids, now, false));
 }
 
 /** Of these customers, the ones still due at `now`, locked for this transaction (others' locks skipped). */

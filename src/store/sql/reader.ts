@@ -241,12 +241,8 @@ export class SqlReader implements Reader {
     return metrics.listMetricPoints(this.db, ...args);
   }
 
-  rederiveTargets(...args: Parameters<Reader['rederiveTargets']>): Promise<string[]> {
+  rederiveTargets(...args: Parameters<Reader['rederiveTargets']>): ReturnType<Reader['rederiveTargets']> {
     return metrics.rederiveTargets(this.db, ...args);
-  }
-
-  dueAmong(...args: Parameters<Reader['dueAmong']>): Promise<Set<string>> {
-    return metrics.dueAmong(this.db, ...args);
   }
 
   dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]> {

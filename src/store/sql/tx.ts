@@ -142,23 +142,6 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return rows.map(toScore);
   }
 
-  async scoresOf(accountId: string, customerIds: readonly string[]): Promise<Map<string, ScoreRecord>> {
-    await this.lockAccount(accountId, 'shared');
-    const ids = customerIds.filter((id) => !hasNul(id));
-    if (ids.length === 0) return new Map();
-    const p = new Params(accountId);
-    const rows = await this.db.all(
-      this.db.perId(
-        p,
-        ids,
-        (match) =>
-          `SELECT ${SCORE_COLUMNS} FROM health_scores WHERE account_id = $1 AND customer_id ${match}`,
-      ),
-      p.list,
-    );
-    return new Map(rows.map((r) => [r.customer_id as string, toScore(r)]));
-  }
-
   async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
     // KEY SHARE on PostgreSQL (what the delivery's foreign key takes anyway), taken now: a delete
     // of the webhook running at this moment is waited for.

@@ -253,7 +253,7 @@ export function metricsContract(c: ContractContext): void {
       assert.equal(await store.pruneMetricPoints(T0 + 3, 2), 0);
     });
 
-    test('rederive due times: set, listed when due oldest first across accounts, told among some, claimed, cleared with null', async (t) => {
+    test('rederive due times: set, listed when due oldest first across accounts, claimed, cleared with null', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const b = await account();
@@ -273,13 +273,6 @@ export function metricsContract(c: ContractContext): void {
         { accountId: a, customerId: 'd1' },
       ]);
       assert.equal((await store.dueForRederive(T0 + 20, 1)).length, 1);
-      // dueAmong: of the customers named, this account's due ones (b's d1 is not a's).
-      assert.deepEqual(
-        [...(await store.dueAmong(a, ['d1', 'd2', 'd3', 'nobody', 'x\u0000'], T0 + 20))].sort(),
-        ['d1', 'd2'],
-      );
-      assert.deepEqual([...(await store.dueAmong(a, ['d1', 'd2'], T0 + 19))], ['d2']);
-      assert.equal((await store.dueAmong(a, [], T0 + 99)).size, 0);
       assert.deepEqual(
         await store.transaction((tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
         ['d1', 'd2'],
@@ -313,22 +306,62 @@ export function metricsContract(c: ContractContext): void {
       );
     });
 
-    test('rederiveTargets: customers with a score or a point of these metrics, by id, in pages', async (t) => {
+    test('rederiveTargets: customers with a score or a point of these metrics, by id, in pages, each with its score and whether it is due', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
+      const b = await account();
       await store.transaction(async (tx) => {
-        for (const id of ['t1', 't2', 't3', 't4']) await tx.insertCustomer(a, customer(id));
-        await tx.writeScores(a, [score('t2', 0.5)], 'factors_updated');
+        for (const id of ['t1', 't2', 't3', 't4', 't5']) await tx.insertCustomer(a, customer(id));
+        await tx.insertCustomer(b, customer('t3'));
+        await tx.writeScores(a, [score('t2', 0.5), score('t5', 0.25)], 'factors_updated');
         await tx.insertMetricPoints(a, [
           { customerId: 't3', metric: 'logins', at: T0, value: 1 },
           { customerId: 't4', metric: 'other', at: T0, value: 1 },
         ]);
+        await tx.setRederiveDue(a, [
+          { customerId: 't2', at: T0 + 20 },
+          { customerId: 't3', at: T0 + 10 },
+          { customerId: 't5', at: T0 + 99 },
+        ]);
+        await tx.setRederiveDue(b, [{ customerId: 't3', at: T0 }]);
       });
-      assert.deepEqual(await store.rederiveTargets(a, ['logins'], null, 10), ['t2', 't3']);
-      assert.deepEqual(await store.rederiveTargets(a, ['logins'], null, 1), ['t2']);
-      assert.deepEqual(await store.rederiveTargets(a, ['logins'], 't2', 10), ['t3']);
-      assert.deepEqual(await store.rederiveTargets(a, [], null, 10), ['t2']);
-      assert.deepEqual(await store.rederiveTargets(await account(), ['logins'], null, 10), []);
+      const ids = async (...args: Parameters<typeof store.rederiveTargets>) =>
+        (await store.rederiveTargets(...args)).map((x) => x.customerId);
+      assert.deepEqual(await ids(a, ['logins'], null, 10, null), ['t2', 't3', 't5']);
+      assert.deepEqual(await ids(a, ['logins'], null, 1, null), ['t2']);
+      assert.deepEqual(await ids(a, ['logins'], 't2', 10, null), ['t3', 't5']);
+      assert.deepEqual(await ids(a, [], null, 10, null), ['t2', 't5']);
+      assert.deepEqual(await ids(await account(), ['logins'], null, 10, null), []);
+      // Each with its score as stored (null: none yet), unlocked.
+      const found = await store.rederiveTargets(a, ['logins'], null, 10, T0 + 20);
+      assert.deepEqual(
+        found.map((x) => [x.customerId, x.score?.score ?? null, x.score?.version ?? null]),
+        [
+          ['t2', 0.5, 1],
+          ['t3', null, null],
+          ['t5', 0.25, 1],
+        ],
+      );
+      assert.deepEqual(found[0]?.score, (await store.getScore(a, 't2')) ?? undefined);
+      // Due at the time asked (t2 at T0 + 20, t3 at T0 + 10; t5 later; b's t3 is not a's).
+      assert.deepEqual(
+        found.map((x) => [x.customerId, x.due]),
+        [
+          ['t2', true],
+          ['t3', true],
+          ['t5', false],
+        ],
+      );
+      const earlier = await store.rederiveTargets(a, ['logins'], null, 10, T0 + 19);
+      assert.deepEqual(
+        earlier.map((x) => x.due),
+        [false, true, false],
+      );
+      // No time asked: none is told due.
+      assert.deepEqual(
+        (await store.rederiveTargets(a, ['logins'], null, 10, null)).map((x) => x.due),
+        [false, false, false],
+      );
     });
 
     test("a customer's points go with it", async () => {
