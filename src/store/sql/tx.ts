@@ -19,7 +19,7 @@ import type {
   Tx,
   WebhookRecord,
 } from '../store.ts';
-import { hasNul, Params } from './driver.ts';
+import { hasNul } from './driver.ts';
 import * as metrics from './metrics.ts';
 import * as outcomes from './outcomes.ts';
 import { SqlReader } from './reader.ts';
