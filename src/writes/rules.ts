@@ -20,7 +20,7 @@ import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { pages, pipelined, settleAll } from './pipeline.ts';
+import { pages, pipelined, settleAll, turn } from './pipeline.ts';
 import { countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
 
 /** The most rules an account may have. */
@@ -351,6 +351,7 @@ function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
     // preview writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
     const targets = await tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE, dueAt);
     if (targets.length === 0) return null;
+    await turn(); // between parsing the page and deriving it (pipeline.ts)
     const current = new Map(targets.map((t) => [t.customerId, t.score]));
     const due = new Set(targets.filter((t) => t.due).map((t) => t.customerId));
     const page = await changedBy(tx, accountId, current, due, change, now);
