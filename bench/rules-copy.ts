@@ -1,0 +1,185 @@
+// bench/rules.ts's rule change and weights change on PostgreSQL, from a copy of a database seeded
+// once: seeding 100,000 customers with 9,000,000 points takes minutes, a copy (CREATE DATABASE …
+// TEMPLATE) seconds, so two versions of the code can be run in turn against the same data.
+//   seed: N customers with posted scores, 30 days of daily points of 3 metrics, the 3 rules of
+//         bench/rules.ts put, vacuumed; kept as the database vitals_rules_N (replacing one).
+//   run:  a copy of it served by this checkout's code; the rule change, then the weights change,
+//         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost.
+// Usage: node bench/rules-copy.ts seed|run [--customers 100000] [--reads score|customer|healthz]
+//        [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
+// The first run after a server restart reads from the OS cache into empty shared buffers, as
+// every run of a copy does: alternate the versions compared, and compare runs made alike.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { POSTGRES_URL } from '../test/helpers/stores.ts';
+import { cpuSeconds, percentile, probeAtRate, type Server, startServer } from './lib.ts';
+import { customerId, dataset } from './seed.ts';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    customers: { type: 'string', default: '100000' },
+    reads: { type: 'string', default: 'score' },
+    tag: { type: 'string', default: '' },
+  },
+});
+if (!POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
+const N = Number(values.customers);
+const TEMPLATE = `vitals_rules_${N}`;
+const KEY_FILE = join(tmpdir(), `${TEMPLATE}.key`);
+const DAY = 86_400_000;
+const RULES = {
+  engagement: {
+    metric: 'logins',
+    aggregate: 'sum',
+    window_days: 30,
+    scale: { type: 'linear', from: 0, to: 60 },
+  },
+  support_load: {
+    metric: 'tickets',
+    aggregate: 'avg',
+    window_days: 30,
+    scale: {
+      type: 'steps',
+      steps: [
+        { min: 0, score: 1 },
+        { min: 2, score: 0.6 },
+        { min: 5, score: 0.2 },
+      ],
+    },
+  },
+  adoption: {
+    metric: 'seats',
+    aggregate: 'last',
+    max_age_days: 30,
+    scale: { type: 'linear', from: 0, to: 40 },
+  },
+};
+const urlOf = (database: string) => {
+  const url = new URL(POSTGRES_URL as string);
+  url.pathname = `/${database}`;
+  return url.toString();
+};
+
+async function send(
+  server: Server,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  body: unknown,
+) {
+  const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+}
+
+const readPath = () => {
+  const id = customerId(Math.floor(Math.random() * N));
+  if (values.reads === 'healthz') return '/healthz';
+  return values.reads === 'customer' ? `/api/customers/${id}` : `/api/customers/${id}/health-score`;
+};
+
+/** `request`'s wall time with 200 reads a second meanwhile: their p99, and the CPU it all cost. */
+async function timed(server: Server, headers: Record<string, string>, request: () => Promise<void>) {
+  const cpu0 = cpuSeconds(server.proc.pid as number);
+  const t0 = performance.now();
+  let ms = 0;
+  const work = async () => {
+    await request();
+    ms = performance.now() - t0;
+  };
+  const { latencies } = await probeAtRate(work, server.url, readPath, headers, 200);
+  const cpu1 = cpuSeconds(server.proc.pid as number);
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const cpu = `CPU ${(cpu1.process - cpu0.process).toFixed(1)} s server, ${(cpu1.machine - cpu0.machine).toFixed(1)} s machine`;
+  return `${(ms / 1000).toFixed(2)} s (reads p99 ${percentile(sorted, 99).toFixed(1)} ms; ${cpu})`;
+}
+
+const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+try {
+  if (positionals[0] === 'seed') {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${TEMPLATE} WITH (FORCE)`);
+    const { db, server, headers } = await dataset('postgres', N, true, {}, async (store, accountId) => {
+      const now = Date.now() - 3_600_000;
+      for (let i = 0; i < N; i += 2000) {
+        await store.transaction(async (tx) => {
+          const points = [];
+          for (let j = i; j < Math.min(N, i + 2000); j++) {
+            const customer = customerId(j);
+            for (let d = 0; d < 30; d++) {
+              const at = now - d * DAY;
+              points.push(
+                { customerId: customer, metric: 'logins', at, value: (j + d) % 5 },
+                { customerId: customer, metric: 'tickets', at, value: (j * 7 + d) % 4 },
+                { customerId: customer, metric: 'seats', at, value: 5 + (j % 30) },
+              );
+            }
+          }
+          await tx.insertMetricPoints(accountId, points);
+        });
+      }
+    });
+    for (const factor of ['engagement', 'support_load', 'adoption'] as const) {
+      await send(server, headers, 'PUT', `/api/settings/health-score/factors/${factor}`, RULES[factor]);
+    }
+    await server.stop();
+    const seeded = postgres(db.url as string, { onnotice: () => {} });
+    await seeded.unsafe('VACUUM ANALYZE');
+    await seeded.end();
+    await admin.unsafe(`ALTER DATABASE ${new URL(db.url as string).pathname.slice(1)} RENAME TO ${TEMPLATE}`);
+    writeFileSync(KEY_FILE, server.key);
+    console.log(`seeded ${TEMPLATE}`);
+  } else if (positionals[0] === 'run') {
+    const copy = `vitals_rules_run_${Date.now()}`;
+    await admin.unsafe(`CREATE DATABASE ${copy} TEMPLATE ${TEMPLATE}`);
+    const key = readFileSync(KEY_FILE, 'utf8');
+    const server = await startServer({
+      DATABASE_URL: urlOf(copy),
+      VITALS_API_KEY: key,
+      VITALS_LOG_LEVEL: 'warn',
+      VITALS_KEY_CACHE_TTL: '2s',
+      VITALS_RATE_LIMIT: '1000000/s',
+      VITALS_RESCORE_INTERVAL: '1h',
+    });
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const raw = postgres(urlOf(copy), { onnotice: () => {} });
+    try {
+      await raw.unsafe('VACUUM ANALYZE');
+      const rule = await timed(server, headers, () =>
+        send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', {
+          ...RULES.engagement,
+          scale: { type: 'linear', from: 0, to: 100 },
+        }),
+      );
+      console.log(`${values.tag} rule change: ${rule}`);
+      await raw.unsafe('VACUUM ANALYZE');
+      const weights = await timed(server, headers, () =>
+        send(server, headers, 'PATCH', '/api/settings/health-score/weights', {
+          weights: {
+            usage: 0.2,
+            support: 0.1,
+            billing: 0.1,
+            engagement: 0.3,
+            support_load: 0.2,
+            adoption: 0.1,
+          },
+        }),
+      );
+      console.log(`${values.tag} weights change: ${weights}`);
+    } finally {
+      await server.stop();
+      await raw.end();
+      await admin.unsafe(`DROP DATABASE ${copy} WITH (FORCE)`);
+    }
+  } else {
+    throw new Error(
+      'usage: node bench/rules-copy.ts seed|run [--customers N] [--reads score|customer|healthz]',
+    );
+  }
+} finally {
+  await admin.end();
+}
