@@ -76,9 +76,15 @@ test('at most two pages of writes are pending; it answers only once every write 
   ).then(() => {
     done = true;
   });
-  // Settle the writes one at a time, oldest first, as a connection would.
+  // Settle the writes one at a time, oldest first, as a connection would, each once the next is
+  // pending too (the pipeline lets the event loop turn between a page's steps: pipeline.ts, turn).
+  const turn = () => new Promise<void>((r) => setImmediate(r));
   for (let settled = 0; settled < 5; settled++) {
-    while (writes.length <= settled) await new Promise<void>((r) => setImmediate(r));
+    const sent = Math.min(settled + 2, 5);
+    while (writes.length < sent) await turn();
+    // Given turns enough to read, plan and send another page, it sends no third while two are pending.
+    for (let i = 0; i < 10; i++) await turn();
+    assert.equal(writes.length, sent);
     assert.ok(!done, 'answered before its writes finished');
     writes[settled]?.resolve();
   }

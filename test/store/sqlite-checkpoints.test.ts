@@ -48,21 +48,24 @@ test('a commit reaches the database file from the checkpoint thread, and under a
   assert.ok(size(`${path}-wal`) < BACKSTOP_BYTES);
   await until(() => size(path) > before, "the first version's pages reaching the database file");
 
-  // 40 more versions, one transaction each, with nothing waited for between them: about 57 MB of
-  // WAL if none were checkpointed.
+  // 80 more versions, one transaction each, with nothing waited for between them: about 114 MB of
+  // WAL if none were checkpointed. Past the backstop the thread leaves checkpoints to the writer
+  // (SQLite runs one at a time, and a second does not wait): the WAL passes the backstop by the
+  // commits made during a checkpoint of the thread's already running, 6 to 8 MB here. Before
+  // that rule, the two kept colliding and the WAL reached 48 to 89 MB.
   let largest = 0;
-  for (let v = 2; v <= 41; v++) {
+  for (let v = 2; v <= 81; v++) {
     await write(v);
     largest = Math.max(largest, size(`${path}-wal`));
   }
-  assert.ok(largest < BACKSTOP_BYTES + 4 * 1024 * 1024, `the WAL reached ${largest} bytes`);
+  assert.ok(largest < BACKSTOP_BYTES + 24 * 1024 * 1024, `the WAL reached ${largest} bytes`);
   await store.close();
 
   const db = new DatabaseSync(path);
   const row = db
     .prepare('SELECT COUNT(*) AS n, MIN(version) AS lo, MAX(version) AS hi FROM health_scores')
     .get();
-  assert.deepEqual({ ...row }, { n: 2000, lo: 41, hi: 41 });
-  assert.equal(db.prepare('SELECT COUNT(*) AS n FROM score_history').get()?.n, 82_000);
+  assert.deepEqual({ ...row }, { n: 2000, lo: 81, hi: 81 });
+  assert.equal(db.prepare('SELECT COUNT(*) AS n FROM score_history').get()?.n, 162_000);
   db.close();
 });

@@ -4,6 +4,7 @@
 // writer nor holds it up, at most every CHECKPOINT_EVERY_MS while commits come, and none while
 // none do. What it copies is already durable in the WAL: a checkpoint that fails (a full disk)
 // loses nothing, and the next one takes it up.
+import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -12,7 +13,11 @@ const CHECKPOINT_EVERY_MS = 100;
 
 const port = parentPort;
 if (!port) throw new Error('checkpoint-thread.ts runs as a worker thread (checkpoints.ts starts it)');
-const { path, synchronous } = workerData as { path: string; synchronous: string };
+const { path, synchronous, backstopBytes } = workerData as {
+  path: string;
+  synchronous: string;
+  backstopBytes: number;
+};
 const db = new DatabaseSync(path, { timeout: 5000 });
 // The checkpoint's sync of the database file follows this connection's setting, as the writer's did.
 db.exec(`PRAGMA synchronous = ${synchronous}`);
@@ -21,9 +26,21 @@ const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 let last = 0;
 let scheduled: NodeJS.Timeout | undefined;
 
+/** The WAL file's size (0: none); the writer truncates it to the backstop when it starts it over. */
+function walBytes(): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
 function run(): void {
   scheduled = undefined;
   last = performance.now();
+  // Past the backstop the writer checkpoints on its commits, and only one checkpoint runs at a
+  // time: one of this thread's beside it would make the writer's fail, and the WAL grow on.
+  if (walBytes() > backstopBytes) return;
   try {
     checkpoint.get();
   } catch {

@@ -12,6 +12,8 @@ import type { Connection } from './connection.ts';
 const AUTOCHECKPOINT_PAGES = 1000;
 /** The writer checkpoints itself past this many pages (40 MB of 4 KB pages) of WAL. */
 const BACKSTOP_PAGES = 10_000;
+/** SQLite's page size, which Vitals does not change. */
+const PAGE_BYTES = 4096;
 
 export class Checkpoints {
   readonly #worker: Worker;
@@ -19,9 +21,12 @@ export class Checkpoints {
 
   constructor(conn: Connection, path: string, synchronous: string) {
     this.#worker = new Worker(new URL('./checkpoint-thread.ts', import.meta.url), {
-      workerData: { path, synchronous },
+      workerData: { path, synchronous, backstopBytes: BACKSTOP_PAGES * PAGE_BYTES },
     });
     conn.db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    // The WAL file shrinks back to the backstop when the writer starts it over, so its size tells
+    // the thread whether the writer's checkpoints are due (checkpoint-thread.ts).
+    conn.db.exec(`PRAGMA journal_size_limit = ${BACKSTOP_PAGES * PAGE_BYTES}`);
     const fallBack = () => {
       if (!this.#running) return;
       this.#running = false;
