@@ -7,6 +7,7 @@
 //         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost.
 // Usage: node bench/rules-copy.ts seed|run [--customers 100000] [--reads score|customer|healthz]
 //        [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
+//        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
 // every run of a copy does: alternate the versions compared, and compare runs made alike.
 
@@ -144,6 +145,7 @@ try {
       VITALS_KEY_CACHE_TTL: '2s',
       VITALS_RATE_LIMIT: '1000000/s',
       VITALS_RESCORE_INTERVAL: '1h',
+      ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}),
     });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const raw = postgres(urlOf(copy), { onnotice: () => {} });
