@@ -99,9 +99,17 @@ describe('SQLite: the running server is durable on power loss', { timeout: 30_00
     cleanup.push(() => db.drop());
     const server = await serve(db);
     const levels = await serverSynchronous(server);
-    assert.deepEqual(Object.keys(levels).sort(), ['reader', 'writer'], 'both connections report');
+    assert.deepEqual(
+      Object.keys(levels).sort(),
+      ['checkpointer', 'reader', 'writer'],
+      'every connection reports',
+    );
     assert.deepEqual(sqliteProblems(levels, journalMode(db)), []);
-    assert.deepEqual(levels, { writer: 2, reader: 2 }, 'FULL, the default (docs/configuration.md)');
+    assert.deepEqual(
+      levels,
+      { writer: 2, reader: 2, checkpointer: 2 },
+      'FULL, the default (docs/configuration.md)',
+    );
   });
 
   test('the report is the connection’s own: VITALS_SQLITE_SYNCHRONOUS=normal shows, and is refused', async () => {
@@ -109,8 +117,8 @@ describe('SQLite: the running server is durable on power loss', { timeout: 30_00
     cleanup.push(() => db.drop());
     const server = await serve(db, { VITALS_SQLITE_SYNCHRONOUS: 'normal' });
     const levels = await serverSynchronous(server);
-    assert.deepEqual(levels, { writer: 1, reader: 1 });
-    assert.equal(sqliteProblems(levels, journalMode(db)).length, 2);
+    assert.deepEqual(levels, { writer: 1, reader: 1, checkpointer: 1 });
+    assert.equal(sqliteProblems(levels, journalMode(db)).length, 3);
   });
 });
 

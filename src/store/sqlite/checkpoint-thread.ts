@@ -48,7 +48,13 @@ function run(): void {
   }
 }
 
-port.on('message', (m: 'commit' | 'close') => {
+port.on('message', (m: 'commit' | 'synchronous' | 'close') => {
+  if (m === 'synchronous') {
+    port.postMessage({
+      synchronous: (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous,
+    });
+    return;
+  }
   if (m === 'commit') {
     scheduled ??= setTimeout(run, Math.max(0, last + CHECKPOINT_EVERY_MS - performance.now()));
     return;

@@ -36,6 +36,27 @@ export class Checkpoints {
     this.#worker.on('exit', fallBack);
   }
 
+  /** PRAGMA synchronous of the thread's connection (it writes the database file); null when the thread is not running. */
+  synchronous(): Promise<number | null> {
+    if (!this.#running) return Promise.resolve(null);
+    const answered = new Promise<number | null>((resolve) => {
+      const onMessage = (m: unknown) => {
+        if (typeof m !== 'object' || m === null || !('synchronous' in m)) return;
+        this.#worker.off('message', onMessage);
+        this.#worker.off('exit', onExit);
+        resolve(m.synchronous as number);
+      };
+      const onExit = () => {
+        this.#worker.off('message', onMessage);
+        resolve(null);
+      };
+      this.#worker.on('message', onMessage);
+      this.#worker.once('exit', onExit);
+    });
+    this.#worker.postMessage('synchronous');
+    return answered;
+  }
+
   /** A commit has added to the WAL. */
   committed(): void {
     if (this.#running) this.#worker.postMessage('commit');

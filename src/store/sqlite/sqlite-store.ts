@@ -53,14 +53,17 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /**
-   * PRAGMA synchronous of this store's own connections as SQLite has it: 0 OFF, 1 NORMAL, 2 FULL,
-   * 3 EXTRA. It is per connection, so only these can tell; /metrics reports it as
+   * PRAGMA synchronous of this store's own connections (the writer, the reader and the checkpoint
+   * thread's) as SQLite has it: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA. It is per connection, so only these can tell; /metrics reports it as
    * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
    */
-  async synchronousLevels(): Promise<{ connection: 'writer' | 'reader'; level: number }[]> {
+  async synchronousLevels(): Promise<{ connection: 'writer' | 'reader' | 'checkpointer'; level: number }[]> {
     const writer = { connection: 'writer' as const, level: await this.#writes.synchronous() };
     if (this.#writes instanceof LocalWriter) return [writer];
-    return [writer, { connection: 'reader', level: WRITE_OPS.synchronous(this.conn) }];
+    const levels = [writer, { connection: 'reader' as const, level: WRITE_OPS.synchronous(this.conn) }];
+    // The checkpoint thread's connection copies the WAL into the database file (checkpoints.ts).
+    const checkpointer = await this.#writes.checkpointerSynchronous();
+    return checkpointer === null ? levels : [...levels, { connection: 'checkpointer', level: checkpointer }];
   }
 
   /** Waits for the transactions already queued; closing again is a no-op. */

@@ -137,6 +137,8 @@ export class ThreadWriter {
 
   migrate = (): Promise<number> => this.#send({ op: 'migrate' });
   synchronous = (): Promise<number> => this.#send({ op: 'synchronous' });
+  /** The checkpoint thread's connection's (checkpoints.ts); null when that thread is not running. */
+  checkpointerSynchronous = (): Promise<number | null> => this.#send({ op: 'checkpointerSynchronous' });
 
   /** Waits for what is queued, closes the connection and ends the thread. */
   async close(): Promise<void> {

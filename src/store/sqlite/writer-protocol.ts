@@ -18,7 +18,7 @@ export type Request =
   | { op: 'tx'; id: number; name: string; args: unknown[] }
   /** The main thread's part of transaction `id` is done: keep it (`ok`) or undo it. */
   | { op: 'end'; id: number; ok: boolean }
-  | { op: 'migrate' | 'synchronous' | 'close'; id: number };
+  | { op: 'migrate' | 'synchronous' | 'checkpointerSynchronous' | 'close'; id: number };
 
 export type Reply =
   | { id: number; opened: true }

@@ -99,6 +99,8 @@ port.on('message', (m: Request) => {
       return answer(m.id, local.migrate());
     case 'synchronous':
       return answer(m.id, local.synchronous());
+    case 'checkpointerSynchronous':
+      return answer(m.id, checkpoints.synchronous());
     case 'close':
       return answer(
         m.id,
