@@ -54,8 +54,8 @@ export class SqliteStore extends SqlStore implements Store {
 
   /**
    * PRAGMA synchronous of this store's own connections (the writer, the reader and the checkpoint
-   * thread's) as SQLite has it: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA. It is per connection, so only these can tell; /metrics reports it as
-   * vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
+   * thread's) as SQLite has it: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA. It is per connection, so only
+   * these can tell; /metrics reports it as vitals_sqlite_synchronous (RELIABILITY.md, "Power loss").
    */
   async synchronousLevels(): Promise<{ connection: 'writer' | 'reader' | 'checkpointer'; level: number }[]> {
     const writer = { connection: 'writer' as const, level: await this.#writes.synchronous() };
