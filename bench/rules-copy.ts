@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { POSTGRES_URL } from '../test/helpers/stores.ts';
-import { cpuSeconds, percentile, probeAtRate, type Server, startServer } from './lib.ts';
+import { type Server, startServer } from './lib.ts';
+import { RULE_CHANGE, RULES, seedPoints, send, timedWithReads, WEIGHTS_CHANGE } from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values, positionals } = parseArgs({
@@ -32,51 +33,11 @@ if (!POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
 const N = Number(values.customers);
 const TEMPLATE = `vitals_rules_${N}`;
 const KEY_FILE = join(tmpdir(), `${TEMPLATE}.key`);
-const DAY = 86_400_000;
-const RULES = {
-  engagement: {
-    metric: 'logins',
-    aggregate: 'sum',
-    window_days: 30,
-    scale: { type: 'linear', from: 0, to: 60 },
-  },
-  support_load: {
-    metric: 'tickets',
-    aggregate: 'avg',
-    window_days: 30,
-    scale: {
-      type: 'steps',
-      steps: [
-        { min: 0, score: 1 },
-        { min: 2, score: 0.6 },
-        { min: 5, score: 0.2 },
-      ],
-    },
-  },
-  adoption: {
-    metric: 'seats',
-    aggregate: 'last',
-    max_age_days: 30,
-    scale: { type: 'linear', from: 0, to: 40 },
-  },
-};
 const urlOf = (database: string) => {
   const url = new URL(POSTGRES_URL as string);
   url.pathname = `/${database}`;
   return url.toString();
 };
-
-async function send(
-  server: Server,
-  headers: Record<string, string>,
-  method: string,
-  path: string,
-  body: unknown,
-) {
-  const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-}
 
 const readPath = () => {
   const id = customerId(Math.floor(Math.random() * N));
@@ -86,44 +47,17 @@ const readPath = () => {
 
 /** `request`'s wall time with 200 reads a second meanwhile: their p99, and the CPU it all cost. */
 async function timed(server: Server, headers: Record<string, string>, request: () => Promise<void>) {
-  const cpu0 = cpuSeconds(server.proc.pid as number);
-  const t0 = performance.now();
-  let ms = 0;
-  const work = async () => {
-    await request();
-    ms = performance.now() - t0;
-  };
-  const { latencies } = await probeAtRate(work, server.url, readPath, headers, 200);
-  const cpu1 = cpuSeconds(server.proc.pid as number);
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const cpu = `CPU ${(cpu1.process - cpu0.process).toFixed(1)} s server, ${(cpu1.machine - cpu0.machine).toFixed(1)} s machine`;
-  return `${(ms / 1000).toFixed(2)} s (reads p99 ${percentile(sorted, 99).toFixed(1)} ms; ${cpu})`;
+  const { ms, p99, cpu } = await timedWithReads(server, headers, request, readPath, 200);
+  return `${(ms / 1000).toFixed(2)} s (reads p99 ${p99.toFixed(1)} ms; ${cpu})`;
 }
 
 const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
 try {
   if (positionals[0] === 'seed') {
     await admin.unsafe(`DROP DATABASE IF EXISTS ${TEMPLATE} WITH (FORCE)`);
-    const { db, server, headers } = await dataset('postgres', N, true, {}, async (store, accountId) => {
-      const now = Date.now() - 3_600_000;
-      for (let i = 0; i < N; i += 2000) {
-        await store.transaction(async (tx) => {
-          const points = [];
-          for (let j = i; j < Math.min(N, i + 2000); j++) {
-            const customer = customerId(j);
-            for (let d = 0; d < 30; d++) {
-              const at = now - d * DAY;
-              points.push(
-                { customerId: customer, metric: 'logins', at, value: (j + d) % 5 },
-                { customerId: customer, metric: 'tickets', at, value: (j * 7 + d) % 4 },
-                { customerId: customer, metric: 'seats', at, value: 5 + (j % 30) },
-              );
-            }
-          }
-          await tx.insertMetricPoints(accountId, points);
-        });
-      }
-    });
+    const { db, server, headers } = await dataset('postgres', N, true, {}, (store, accountId) =>
+      seedPoints(store, accountId, N, 30),
+    );
     for (const factor of ['engagement', 'support_load', 'adoption'] as const) {
       await send(server, headers, 'PUT', `/api/settings/health-score/factors/${factor}`, RULES[factor]);
     }
@@ -152,24 +86,12 @@ try {
     try {
       await raw.unsafe('VACUUM ANALYZE');
       const rule = await timed(server, headers, () =>
-        send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', {
-          ...RULES.engagement,
-          scale: { type: 'linear', from: 0, to: 100 },
-        }),
+        send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
       );
       console.log(`${values.tag} rule change: ${rule}`);
       await raw.unsafe('VACUUM ANALYZE');
       const weights = await timed(server, headers, () =>
-        send(server, headers, 'PATCH', '/api/settings/health-score/weights', {
-          weights: {
-            usage: 0.2,
-            support: 0.1,
-            billing: 0.1,
-            engagement: 0.3,
-            support_load: 0.2,
-            adoption: 0.1,
-          },
-        }),
+        send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
       );
       console.log(`${values.tag} weights change: ${weights}`);
     } finally {

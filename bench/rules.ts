@@ -15,7 +15,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { cpuSeconds, openLoop, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
+import { openLoop, percentile, type Server } from './lib.ts';
+import { RULE_CHANGE, RULES, seedPoints, send, timedWithReads, WEIGHTS_CHANGE } from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
@@ -42,93 +43,24 @@ const report = (backend: string, scenario: string, figure: string, target: strin
   console.log(`  ${scenario}: ${figure} (target ${target})`);
 };
 
-const RULES = {
-  engagement: {
-    metric: 'logins',
-    aggregate: 'sum',
-    window_days: 30,
-    scale: { type: 'linear', from: 0, to: 60 },
-  },
-  support_load: {
-    metric: 'tickets',
-    aggregate: 'avg',
-    window_days: 30,
-    scale: {
-      type: 'steps',
-      steps: [
-        { min: 0, score: 1 },
-        { min: 2, score: 0.6 },
-        { min: 5, score: 0.2 },
-      ],
-    },
-  },
-  adoption: {
-    metric: 'seats',
-    aggregate: 'last',
-    max_age_days: 30,
-    scale: { type: 'linear', from: 0, to: 40 },
-  },
-};
-
-/** Daily points of logins, tickets and seats for every customer, the newest an hour ago. */
-async function seedPoints(store: import('../src/store/store.ts').Store, accountId: string): Promise<void> {
+/** Daily points of the 3 metrics for every customer (rules-scenario.ts), timed. */
+async function seedAllPoints(store: import('../src/store/store.ts').Store, accountId: string): Promise<void> {
   const t0 = performance.now();
-  const now = Date.now() - 3_600_000;
-  const PER_TX = 2000; // customers
-  for (let i = 0; i < N; i += PER_TX) {
-    await store.transaction(async (tx) => {
-      const points = [];
-      for (let j = i; j < Math.min(N, i + PER_TX); j++) {
-        const customer = customerId(j);
-        for (let d = 0; d < DAYS; d++) {
-          const at = now - d * DAY;
-          points.push(
-            { customerId: customer, metric: 'logins', at, value: (j + d) % 5 },
-            { customerId: customer, metric: 'tickets', at, value: (j * 7 + d) % 4 },
-            { customerId: customer, metric: 'seats', at, value: 5 + (j % 30) },
-          );
-        }
-      }
-      await tx.insertMetricPoints(accountId, points);
-    });
-  }
+  await seedPoints(store, accountId, N, DAYS);
   console.log(
     `  seeded ${(N * DAYS * 3).toLocaleString('en')} points in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
 
 /** Runs `request` while random customers' scores are read (--reads); its wall time and the reads' p99. */
-async function timedWithReads(server: Server, headers: Record<string, string>, request: () => Promise<void>) {
-  const cpu0 = cpuSeconds(server.proc.pid as number);
-  const t0 = performance.now();
-  let ms = 0;
-  const work = async () => {
-    await request();
-    ms = performance.now() - t0;
-  };
-  const path = () => `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`;
-  const { latencies } =
-    READS === 'closed'
-      ? await probeDuring(work, server.url, path, headers)
-      : await probeAtRate(work, server.url, path, headers, READS);
-  const cpu1 = cpuSeconds(server.proc.pid as number);
-  const sorted = [...latencies].sort((a, b) => a - b);
-  // CPU seconds the scenario cost the server and the machine (the readers' and the database's included).
-  const cpu = `CPU ${(cpu1.process - cpu0.process).toFixed(1)} s server, ${(cpu1.machine - cpu0.machine).toFixed(1)} s machine`;
-  return { ms, p99: percentile(sorted, 99), reads: sorted.length, cpu };
-}
-
-async function send(
-  server: Server,
-  headers: Record<string, string>,
-  method: string,
-  path: string,
-  body: unknown,
-) {
-  const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-}
+const timed = (server: Server, headers: Record<string, string>, request: () => Promise<void>) =>
+  timedWithReads(
+    server,
+    headers,
+    request,
+    () => `/api/customers/${customerId(Math.floor(Math.random() * N))}/health-score`,
+    READS,
+  );
 
 /** SQL against the server's database from outside it: what the bench moves in time and watches. */
 function rawSql(backend: Backend, db: { dir: string; url?: string | undefined }) {
@@ -166,7 +98,7 @@ for (const backend of backends) {
       // The server's profiles (main thread and SQLite's writer thread), written when it stops.
       ...(values['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${values['cpu-prof']}` } : {}),
     },
-    seedPoints,
+    seedAllPoints,
   );
   // PostgreSQL in a steady state before each scenario: autovacuum's pass over 9,000,000 fresh rows
   // would otherwise share the 2 cores with whatever is measured first, and each whole-account
@@ -181,7 +113,7 @@ for (const backend of backends) {
   };
   await settle();
   const target = '< 5 s';
-  const firstRule = await timedWithReads(server, headers, () =>
+  const firstRule = await timed(server, headers, () =>
     send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULES.engagement),
   );
   report(
@@ -195,11 +127,8 @@ for (const backend of backends) {
   }
   if (wanted('rules')) {
     await settle();
-    const change = await timedWithReads(server, headers, () =>
-      send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', {
-        ...RULES.engagement,
-        scale: { type: 'linear', from: 0, to: 100 }, // a sum of ~60: a point leaving moves it
-      }),
+    const change = await timed(server, headers, () =>
+      send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
     );
     report(
       backend,
@@ -208,17 +137,8 @@ for (const backend of backends) {
       `${target}, p99 < 50 ms`,
     );
     await settle();
-    const weights = await timedWithReads(server, headers, () =>
-      send(server, headers, 'PATCH', '/api/settings/health-score/weights', {
-        weights: {
-          usage: 0.2,
-          support: 0.1,
-          billing: 0.1,
-          engagement: 0.3,
-          support_load: 0.2,
-          adoption: 0.1,
-        },
-      }),
+    const weights = await timed(server, headers, () =>
+      send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
     );
     report(
       backend,
@@ -251,7 +171,7 @@ for (const backend of backends) {
     await settle();
     const start = Date.now();
     await raw.exec(`UPDATE rederive_due SET due_at = ${start}`);
-    const job = await timedWithReads(server, headers, async () => {
+    const job = await timed(server, headers, async () => {
       // Whether any is left, by the index on due_at: a count here cost PostgreSQL half a core.
       const left = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM rederive_due WHERE due_at <= ${start} LIMIT 1) x`;
       while ((await raw.count(left)) > 0) {

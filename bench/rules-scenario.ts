@@ -1,0 +1,109 @@
+// What bench/rules.ts and bench/rules-copy.ts share: the 3 factor rules, the daily points they are
+// derived from, the rule change and weights change both measure, and how a request is timed with
+// score reads going on meanwhile.
+
+import type { Store } from '../src/store/store.ts';
+import { cpuSeconds, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
+import { customerId } from './seed.ts';
+
+const DAY = 86_400_000;
+
+export const RULES = {
+  engagement: {
+    metric: 'logins',
+    aggregate: 'sum',
+    window_days: 30,
+    scale: { type: 'linear', from: 0, to: 60 },
+  },
+  support_load: {
+    metric: 'tickets',
+    aggregate: 'avg',
+    window_days: 30,
+    scale: {
+      type: 'steps',
+      steps: [
+        { min: 0, score: 1 },
+        { min: 2, score: 0.6 },
+        { min: 5, score: 0.2 },
+      ],
+    },
+  },
+  adoption: {
+    metric: 'seats',
+    aggregate: 'last',
+    max_age_days: 30,
+    scale: { type: 'linear', from: 0, to: 40 },
+  },
+};
+
+/** The rule change measured: engagement on a new scale (a sum of ~60: a point leaving moves it). */
+export const RULE_CHANGE = { ...RULES.engagement, scale: { type: 'linear', from: 0, to: 100 } };
+
+/** The weights change measured. */
+export const WEIGHTS_CHANGE = {
+  weights: { usage: 0.2, support: 0.1, billing: 0.1, engagement: 0.3, support_load: 0.2, adoption: 0.1 },
+};
+
+/** Daily points of logins, tickets and seats over `days` for each of `n` customers, the newest an hour ago. */
+export async function seedPoints(store: Store, accountId: string, n: number, days: number): Promise<void> {
+  const now = Date.now() - 3_600_000;
+  const PER_TX = 2000; // customers
+  for (let i = 0; i < n; i += PER_TX) {
+    await store.transaction(async (tx) => {
+      const points = [];
+      for (let j = i; j < Math.min(n, i + PER_TX); j++) {
+        const customer = customerId(j);
+        for (let d = 0; d < days; d++) {
+          const at = now - d * DAY;
+          points.push(
+            { customerId: customer, metric: 'logins', at, value: (j + d) % 5 },
+            { customerId: customer, metric: 'tickets', at, value: (j * 7 + d) % 4 },
+            { customerId: customer, metric: 'seats', at, value: 5 + (j % 30) },
+          );
+        }
+      }
+      await tx.insertMetricPoints(accountId, points);
+    });
+  }
+}
+
+export async function send(
+  server: Server,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<void> {
+  const res = await fetch(server.url + path, { method, headers, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+}
+
+/**
+ * Runs `request` while the paths `path` gives are read: `reads` a second, or 4 clients reading as
+ * fast as they are answered ('closed'). Its wall time, the reads' p99, and the CPU seconds it cost
+ * the server and the machine (the readers' and the database's included).
+ */
+export async function timedWithReads(
+  server: Server,
+  headers: Record<string, string>,
+  request: () => Promise<void>,
+  path: () => string,
+  reads: number | 'closed',
+) {
+  const cpu0 = cpuSeconds(server.proc.pid as number);
+  const t0 = performance.now();
+  let ms = 0;
+  const work = async () => {
+    await request();
+    ms = performance.now() - t0;
+  };
+  const { latencies } =
+    reads === 'closed'
+      ? await probeDuring(work, server.url, path, headers)
+      : await probeAtRate(work, server.url, path, headers, reads);
+  const cpu1 = cpuSeconds(server.proc.pid as number);
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const cpu = `CPU ${(cpu1.process - cpu0.process).toFixed(1)} s server, ${(cpu1.machine - cpu0.machine).toFixed(1)} s machine`;
+  return { ms, p99: percentile(sorted, 99), reads: sorted.length, cpu };
+}
