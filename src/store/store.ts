@@ -735,4 +735,6 @@ export interface Write<A extends unknown[], R> {
   (tx: Tx, ...args: A): Promise<R>;
   /** The import.meta.url of the module that exports this function under its own name. */
   readonly module: string;
+  /** It reads and computes over many customers: PostgreSQL runs it off the main thread (./write.ts). */
+  readonly heavy: boolean;
 }

@@ -128,6 +128,7 @@ export const applyWeights = write(
     await rescore(tx, accountId, next, 'weights_changed', now);
     return next;
   },
+  { heavy: true },
 );
 
 /**
@@ -167,6 +168,7 @@ export const applyThresholds = write(
     await rescore(tx, accountId, next, 'thresholds_changed', now);
     return next;
   },
+  { heavy: true },
 );
 
 /** What these weights would change (scores, bands), computed in a transaction that writes nothing. */
@@ -196,4 +198,5 @@ export const computePreview = write(
     }
     return preview;
   },
+  { heavy: true },
 );

@@ -391,6 +391,7 @@ export const previewRule = write(
     }
     return preview;
   },
+  { heavy: true },
 );
 
 /** A rule as the API gives it: everything but its time. */
@@ -419,6 +420,7 @@ export const putRule = write(
     await rescoreForRule(tx, accountId, change, settings, rule.updatedAt);
     return rule;
   },
+  { heavy: true },
 );
 
 /** Deletes the rule and takes its factor out of every score; 404 factor_rule_not_found. */
@@ -440,6 +442,7 @@ export const deleteRule = write(
       now,
     );
   },
+  { heavy: true },
 );
 
 /**
@@ -462,4 +465,5 @@ export const rescoreDue = write(
     const written = await rederive(tx, accountId, due, rules, settings, 'time_passed', now);
     return { checked: due.length, rescored: written.size };
   },
+  { heavy: true },
 );

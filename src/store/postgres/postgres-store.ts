@@ -16,6 +16,7 @@ import type {
 import type { Write } from '../write.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import { pgDriver } from './driver.ts';
+import { HEAVY_POOL_SIZE, HeavyWrites } from './heavy-writes.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { PointReads } from './point-reads.ts';
 import * as queue from './queue.ts';
@@ -28,6 +29,13 @@ export interface PostgresOptions {
   url: string;
   /** Connections in the pool; default 10. */
   poolSize?: number;
+  /**
+   * Where heavy writes (../write.ts) run: on a thread of their own, started with the first one
+   * (`thread`, the default; heavy-writes.ts), or here (`here`: that thread's own store).
+   */
+  heavy?: 'thread' | 'here';
+  /** The NOTIFY payload that marks this store's commits (default: a new random one). */
+  instance?: string;
 }
 
 /** How long to wait before trying LISTEN again when the database could not be reached. */
@@ -38,7 +46,9 @@ export class PostgresStore extends SqlStore implements Store {
   readonly #pool: Sql;
   readonly #wake = new EventEmitter();
   /** Sent with NOTIFY, so this store does not wake its own listeners twice (it wakes them at commit). */
-  readonly #instance = randomBase62(16);
+  readonly #instance: string;
+  /** Where heavy writes run; null: here. */
+  readonly #heavy: HeavyWrites | null;
   #listening: Promise<void> | undefined;
   #relisten: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
@@ -49,6 +59,13 @@ export class PostgresStore extends SqlStore implements Store {
     const pool = connect({ url: opts.url, poolSize: opts.poolSize ?? 10 });
     super(pgDriver(pool), pgReads(pool));
     this.#pool = pool;
+    this.#instance = opts.instance ?? randomBase62(16);
+    this.#heavy =
+      opts.heavy === 'here'
+        ? null
+        : new HeavyWrites({ url: opts.url, poolSize: HEAVY_POOL_SIZE, instance: this.#instance }, () =>
+            this.#wake.emit('due'),
+          );
     this.#customers = new PointReads(async (accountId, ids) => {
       const rows = await pool<Row[]>`
         SELECT ${pool.unsafe(CUSTOMER_COLUMNS)} FROM customers
@@ -95,15 +112,27 @@ export class PostgresStore extends SqlStore implements Store {
 
   close(): Promise<void> {
     clearTimeout(this.#relisten);
-    this.#closing ??= this.#pool.end({ timeout: 5 });
+    this.#closing ??= Promise.all([this.#heavy?.close(), this.#pool.end({ timeout: 5 })]).then(() => {});
     return this.#closing;
   }
 
   run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    if (write.heavy && this.#heavy) return this.#heavy.run(write, args);
     return this.transaction((tx) => write(tx, ...args));
   }
 
+  /** `write` in a transaction on this store's pool, and whether its commit made deliveries due (heavy-thread.ts). */
+  runHere<A extends unknown[], R>(write: Write<A, R>, args: A): Promise<{ value: R; due: boolean }> {
+    return this.#transact((tx) => write(tx, ...args));
+  }
+
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const { value, due } = await this.#transact(fn);
+    if (due) this.#wake.emit('due');
+    return value;
+  }
+
+  async #transact<T>(fn: (tx: Tx) => Promise<T>): Promise<{ value: T; due: boolean }> {
     let due = false;
     const result = await this.#pool.begin(async (sql) => {
       const tx = new PgTx(sql);
@@ -115,8 +144,7 @@ export class PostgresStore extends SqlStore implements Store {
       }
       return value;
     });
-    if (due) this.#wake.emit('due');
-    return result as T;
+    return { value: result as T, due };
   }
 
   protected write<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {

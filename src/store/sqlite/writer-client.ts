@@ -6,10 +6,11 @@ import { Worker } from 'node:worker_threads';
 import { reviveCustomer } from '../sql/rows.ts';
 import { locate, type SharedWrite } from '../sql/store.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
+import { fromWire, resultFromWire } from '../wire.ts';
 import type { Write } from '../write.ts';
 import { SqliteTx } from './tx.ts';
 import type { OpArgs, OpResult, WriteOpName } from './write-ops.ts';
-import { fromWire, type Reply, type Request, resultFromWire } from './writer-protocol.ts';
+import type { Reply, Request } from './writer-protocol.ts';
 
 /**
  * Results that lose something in the structured clone, restored: a customer's metadata is a

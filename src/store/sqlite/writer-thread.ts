@@ -8,12 +8,13 @@
 // writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { findSharedWrite } from '../sql/store.ts';
+import { resultToWire, toWire } from '../wire.ts';
 import { findWrite } from '../write.ts';
 import { Checkpoints } from './checkpoints.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
 import { WRITE_OPS } from './write-ops.ts';
-import { type Reply, type Request, resultToWire, toWire } from './writer-protocol.ts';
+import type { Reply, Request } from './writer-protocol.ts';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.ts runs as a worker thread (writer-client.ts starts it)');

@@ -1,0 +1,50 @@
+// The thread PostgreSQL's heavy writes run on (heavy-writes.ts starts it): a PostgresStore of its
+// own, with a small pool, that runs each write it is sent (found by its module and name, as the
+// SQLite writer thread finds them) in a transaction, and answers its result and whether the
+// commit made deliveries due. Its NOTIFY carries the payload of the store that started it, so
+// other processes' dispatchers wake and that store wakes its own listeners once (on the answer).
+import { parentPort, workerData } from 'node:worker_threads';
+import { resultToWire, toWire } from '../wire.ts';
+import { findWrite } from '../write.ts';
+import type { HeavyReply, HeavyRequest, HeavyThreadData } from './heavy-writes.ts';
+import { PostgresStore } from './postgres-store.ts';
+
+const port = parentPort;
+if (!port) throw new Error('heavy-thread.ts runs as a worker thread (heavy-writes.ts starts it)');
+const data = workerData as HeavyThreadData;
+const store = new PostgresStore({
+  url: data.url,
+  poolSize: data.poolSize,
+  instance: data.instance,
+  heavy: 'here',
+});
+const running = new Set<Promise<unknown>>();
+const post = (reply: HeavyReply) => port.postMessage(reply);
+
+port.on('message', (m: HeavyRequest) => {
+  if (m.op === 'close') {
+    void Promise.allSettled(running)
+      .then(() => store.close())
+      .then(
+        () => post({ id: m.id, ok: true, value: undefined, due: false }),
+        (error) => post({ id: m.id, ok: false, error: toWire(error) }),
+      );
+    return;
+  }
+  const work = findWrite(m.module, m.name)
+    .then((write) => store.runHere(write, m.args))
+    .then(
+      ({ value, due }): HeavyReply => ({ id: m.id, ok: true, value: resultToWire(value), due }),
+      (error): HeavyReply => ({ id: m.id, ok: false, error: toWire(error) }),
+    )
+    .then((reply) => {
+      try {
+        post(reply);
+      } catch (error) {
+        // A result that does not cross (structured clone refused it): the caller gets why.
+        post({ id: m.id, ok: false, error: toWire(error) });
+      }
+    });
+  running.add(work);
+  void work.finally(() => running.delete(work));
+});

@@ -1,0 +1,104 @@
+// PostgreSQL's heavy writes, on a thread of their own (docs/postgresql.md, "Heavy writes off the
+// main thread"). A rescore of a whole account reads, computes and serializes 100,000 customers in
+// this process: seconds of CPU and hundreds of megabytes of short-lived objects. On the main
+// thread every request waited behind its pages and its garbage collections (reads p99 170-375 ms
+// during a 100,000-customer rule change). Here the main thread sends the write by its module and
+// name (../write.ts), as SQLite sends every write to its writer thread, and heavy-thread.ts runs
+// it in a transaction on a pool of its own. The thread starts with the first heavy write and
+// stays; if it dies, the writes waiting on it fail and the next one starts another.
+import { Worker } from 'node:worker_threads';
+import { fromWire, resultFromWire, type WireError } from '../wire.ts';
+import type { Write } from '../write.ts';
+
+/** What heavy-thread.ts is started with. */
+export interface HeavyThreadData {
+  url: string;
+  /** Connections of the thread's own pool: the heavy writes that may run at once. */
+  poolSize: number;
+  /** The NOTIFY payload of the store that started it: that store wakes its own listeners. */
+  instance: string;
+}
+
+export type HeavyRequest =
+  | { op: 'write'; id: number; module: string; name: string; args: unknown[] }
+  /** Wait for the writes running, close the pool, answer. */
+  | { op: 'close'; id: number };
+
+export type HeavyReply =
+  /** `due`: the commit made webhook deliveries due. */
+  { id: number; ok: true; value: unknown; due: boolean } | { id: number; ok: false; error: WireError };
+
+/** Connections of the heavy-write thread's pool: the rescore job's two batches at once (main.ts), or one of them beside a rule change. */
+export const HEAVY_POOL_SIZE = 2;
+
+interface Running {
+  worker: Worker;
+  waiting: Map<number, { resolve: (reply: HeavyReply) => void; reject: (error: unknown) => void }>;
+}
+
+export class HeavyWrites {
+  readonly #data: HeavyThreadData;
+  readonly #onDue: () => void;
+  #running: Running | undefined;
+  #next = 1;
+  #closed = false;
+
+  /** `onDue`: a heavy write's commit made deliveries due. */
+  constructor(data: HeavyThreadData, onDue: () => void) {
+    this.#data = data;
+    this.#onDue = onDue;
+  }
+
+  /** `write`, run whole on the thread in a transaction of its own; its result, or its error. */
+  async run<A extends unknown[], R>(write: Write<A, R>, args: A): Promise<R> {
+    const reply = await this.#send({ op: 'write', module: write.module, name: write.name, args });
+    if (!reply.ok) throw fromWire(reply.error);
+    if (reply.due) this.#onDue();
+    return resultFromWire(reply.value);
+  }
+
+  /** Waits for the writes running on the thread, closes its pool and ends it. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const running = this.#running;
+    if (!running) return;
+    await this.#send({ op: 'close' }, running).catch(() => {});
+    await running.worker.terminate();
+  }
+
+  #start(): Running {
+    const worker = new Worker(new URL('./heavy-thread.ts', import.meta.url), { workerData: this.#data });
+    const running: Running = { worker, waiting: new Map() };
+    worker.unref(); // held only while a write is waiting on it (#send)
+    worker.on('message', (m: HeavyReply) => {
+      const waiting = running.waiting.get(m.id);
+      if (!waiting) return;
+      running.waiting.delete(m.id);
+      if (running.waiting.size === 0) worker.unref();
+      waiting.resolve(m);
+    });
+    const gone = (error: Error) => {
+      if (this.#running === running) this.#running = undefined;
+      for (const waiting of running.waiting.values()) waiting.reject(error);
+      running.waiting.clear();
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the PostgreSQL heavy-write thread exited (code ${code})`)));
+    return running;
+  }
+
+  #send(
+    message: Omit<Extract<HeavyRequest, { op: 'write' }>, 'id'> | { op: 'close' },
+    to?: Running,
+  ): Promise<HeavyReply> {
+    if (this.#closed && message.op === 'write') return Promise.reject(new Error('the store is closed'));
+    this.#running ??= to ?? this.#start();
+    const running = this.#running;
+    const id = this.#next++;
+    return new Promise<HeavyReply>((resolve, reject) => {
+      if (running.waiting.size === 0) running.worker.ref();
+      running.waiting.set(id, { resolve, reject });
+      running.worker.postMessage({ id, ...message });
+    });
+  }
+}
