@@ -4,9 +4,11 @@
 //   seed: N customers with posted scores, 30 days of daily points of 3 metrics, the 3 rules of
 //         bench/rules.ts put, vacuumed; kept as the database vitals_rules_N (replacing one).
 //   run:  a copy of it served by this checkout's code; the rule change, then the weights change,
-//         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost.
+//         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost;
+//         with --job, the rescore job instead: a day and a half passes (every point 36 hours
+//         older), every customer is made due, and the time until the server's job has taken them.
 // Usage: node bench/rules-copy.ts seed|run [--customers 100000] [--reads score|customer|healthz]
-//        [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
+//        [--job] [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
 //        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
 // every run of a copy does: alternate the versions compared, and compare runs made alike.
@@ -18,7 +20,15 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { POSTGRES_URL } from '../test/helpers/stores.ts';
 import { type Server, startServer } from './lib.ts';
-import { RULE_CHANGE, RULES, seedPoints, send, timedWithReads, WEIGHTS_CHANGE } from './rules-scenario.ts';
+import {
+  jobOverDue,
+  RULE_CHANGE,
+  RULES,
+  seedPoints,
+  send,
+  timedWithReads,
+  WEIGHTS_CHANGE,
+} from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values, positionals } = parseArgs({
@@ -27,6 +37,7 @@ const { values, positionals } = parseArgs({
     customers: { type: 'string', default: '100000' },
     reads: { type: 'string', default: 'score' },
     tag: { type: 'string', default: '' },
+    job: { type: 'boolean', default: false },
   },
 });
 if (!POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
@@ -78,22 +89,35 @@ try {
       VITALS_LOG_LEVEL: 'warn',
       VITALS_KEY_CACHE_TTL: '2s',
       VITALS_RATE_LIMIT: '1000000/s',
-      VITALS_RESCORE_INTERVAL: '1h',
+      VITALS_RESCORE_INTERVAL: values.job ? '1s' : '1h',
       ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}),
     });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const raw = postgres(urlOf(copy), { onnotice: () => {} });
+    const exec = async (text: string) => {
+      await raw.unsafe(text);
+    };
     try {
-      await raw.unsafe('VACUUM ANALYZE');
-      const rule = await timed(server, headers, () =>
-        send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
-      );
-      console.log(`${values.tag} rule change: ${rule}`);
-      await raw.unsafe('VACUUM ANALYZE');
-      const weights = await timed(server, headers, () =>
-        send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
-      );
-      console.log(`${values.tag} weights change: ${weights}`);
+      if (values.job) {
+        await exec(`UPDATE metric_points SET at = at - ${1.5 * 86_400_000}`);
+        await exec('VACUUM ANALYZE');
+        const count = async (text: string) => Number((await raw.unsafe(text))[0]?.n);
+        const { job, moved } = await jobOverDue({ exec, count }, (request) =>
+          timed(server, headers, request),
+        );
+        console.log(`${values.tag} rescore job (${moved.toLocaleString('en')} rescored): ${job}`);
+      } else {
+        await exec('VACUUM ANALYZE');
+        const rule = await timed(server, headers, () =>
+          send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
+        );
+        console.log(`${values.tag} rule change: ${rule}`);
+        await exec('VACUUM ANALYZE');
+        const weights = await timed(server, headers, () =>
+          send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
+        );
+        console.log(`${values.tag} weights change: ${weights}`);
+      }
     } finally {
       await server.stop();
       await raw.end();

@@ -16,7 +16,15 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
 import { openLoop, percentile, type Server } from './lib.ts';
-import { RULE_CHANGE, RULES, seedPoints, send, timedWithReads, WEIGHTS_CHANGE } from './rules-scenario.ts';
+import {
+  jobOverDue,
+  RULE_CHANGE,
+  RULES,
+  seedPoints,
+  send,
+  timedWithReads,
+  WEIGHTS_CHANGE,
+} from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
 
 const { values } = parseArgs({
@@ -169,16 +177,7 @@ for (const backend of backends) {
     // Time passing rewrites no point: PostgreSQL's copy of every row this UPDATE left behind goes
     // before the clock starts, or the job would read a table twice its size.
     await settle();
-    const start = Date.now();
-    await raw.exec(`UPDATE rederive_due SET due_at = ${start}`);
-    const job = await timed(server, headers, async () => {
-      // Whether any is left, by the index on due_at: a count here cost PostgreSQL half a core.
-      const left = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM rederive_due WHERE due_at <= ${start} LIMIT 1) x`;
-      while ((await raw.count(left)) > 0) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    });
-    const moved = await raw.count(`SELECT COUNT(*) AS n FROM score_history WHERE reason = 'time_passed'`);
+    const { job, moved } = await jobOverDue(raw, (request) => timed(server, headers, request));
     await raw.close();
     report(
       backend,
