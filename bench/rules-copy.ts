@@ -8,7 +8,7 @@
 //         with --job, the rescore job instead: a day and a half passes (every point 36 hours
 //         older), every customer is made due, and the time until the server's job has taken them.
 // Usage: node bench/rules-copy.ts seed|run [--customers 100000] [--reads score|customer|healthz]
-//        [--job] [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
+//        [--job] [--from DATABASE] [--tag TEXT]   (needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
 //        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
 // every run of a copy does: alternate the versions compared, and compare runs made alike.
@@ -38,6 +38,8 @@ const { values, positionals } = parseArgs({
     reads: { type: 'string', default: 'score' },
     tag: { type: 'string', default: '' },
     job: { type: 'boolean', default: false },
+    /** The database copied (default vitals_rules_N): one migrated ahead, say, to compare a schema change. */
+    from: { type: 'string' },
   },
 });
 if (!POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
@@ -81,7 +83,7 @@ try {
     console.log(`seeded ${TEMPLATE}`);
   } else if (positionals[0] === 'run') {
     const copy = `vitals_rules_run_${Date.now()}`;
-    await admin.unsafe(`CREATE DATABASE ${copy} TEMPLATE ${TEMPLATE}`);
+    await admin.unsafe(`CREATE DATABASE ${copy} TEMPLATE ${values.from ?? TEMPLATE}`);
     const key = readFileSync(KEY_FILE, 'utf8');
     const server = await startServer({
       DATABASE_URL: urlOf(copy),

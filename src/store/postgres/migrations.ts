@@ -393,3 +393,15 @@ MIGRATIONS.push(
   SELECT 1;
   `,
 );
+
+MIGRATIONS.push(
+  /* 21: a metric's points read from the primary key alone (docs/postgresql.md, "Rescoring a whole
+     account"). A rule's summary of a customer's window read each point's value from the heap,
+     where points written day by day for every customer lie a page apart; with the value in the
+     key's leaves (INCLUDE) the summaries and the newest-point probes are index-only scans, as
+     SQLite's points (a table without rowid, ordered by the key) always were. Rebuilds the key:
+     12 s per 10,000,000 points on the benchmark machine. */ `
+  ALTER TABLE metric_points DROP CONSTRAINT metric_points_pkey,
+    ADD CONSTRAINT metric_points_pkey PRIMARY KEY (account_id, customer_id, metric, at) INCLUDE (value);
+  `,
+);
