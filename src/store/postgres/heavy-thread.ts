@@ -23,6 +23,9 @@ const post = (reply: HeavyReply) => port.postMessage(reply);
 
 port.on('message', (m: HeavyRequest) => {
   if (m.op === 'close') {
+    // Every write received is let finish first (one that had not begun its transaction yet would
+    // otherwise meet a closed pool); a stop is bounded by VITALS_SHUTDOWN_TIMEOUT, after which the
+    // process exits and PostgreSQL rolls back what was still running.
     void Promise.allSettled(running)
       .then(() => store.close())
       .then(
