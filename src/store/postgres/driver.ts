@@ -19,6 +19,9 @@ export const POSTGRES: Dialect = {
   perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
     `SELECT q.* FROM unnest(${p.add(pgArray(ids))}::text[]) AS ids(id) CROSS JOIN LATERAL (${select('= ids.id')} OFFSET 0) q`,
   ids: (p: Params, ids: readonly string[]) => `unnest(${p.add(pgArray(ids))}::text[]) AS ids(id)`,
+  probePerId: (p: Params, ids: readonly string[], columns: readonly string[], select) =>
+    `SELECT ids.id AS customer_id, q.* FROM unnest(${p.add(pgArray(ids))}::text[]) AS ids(id)
+     CROSS JOIN LATERAL (${select(columns.join(', '), 'ids.id')}) q`,
   bootstrapLock: `SELECT pg_advisory_xact_lock(${LOCKS.bootstrap})`,
   tryRetentionLock: `SELECT pg_try_advisory_xact_lock(${LOCKS.retention}) AS got`,
   lockEmail: "SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))",

@@ -45,6 +45,19 @@ export interface Dialect {
   perId(p: Params, ids: readonly string[], select: (match: string) => string): string;
   /** The given ids as a table `ids` of one column `id`, for a FROM clause. */
   ids(p: Params, ids: readonly string[]): string;
+  /**
+   * For each of many ids, the one row `select` reads for it (a probe: `… ORDER BY … LIMIT 1`, given
+   * the columns to read and the id to match), as rows of `customer_id` and those columns. An id
+   * with no such row has none (PostgreSQL) or nulls (SQLite). On PostgreSQL each id probes once
+   * for every column (a LATERAL join); SQLite, which has no LATERAL, probes once per column, a
+   * scalar subquery each.
+   */
+  probePerId(
+    p: Params,
+    ids: readonly string[],
+    columns: readonly string[],
+    select: (columns: string, id: string) => string,
+  ): string;
   /** A statement answering `got`: whether this transaction may prune events now (one process at a time). */
   readonly tryRetentionLock: string | null;
   /** Appended to a read of a row that a foreign key will point at: PostgreSQL's FOR KEY SHARE. */

@@ -246,17 +246,22 @@ async function edges(
   const found = new Map<string, { at: number; value: number }>();
   if (ids.length === 0) return found;
   const p = new Params(accountId);
-  const end = (column: string) => `(SELECT ${column} FROM metric_points
-      WHERE account_id = $1 AND customer_id = ids.id AND metric = ${p.add(metric)}
-        AND at > ${p.add(after)} AND at <= ${p.add(upTo)}
-      ORDER BY at ${pick === 'MIN' ? 'ASC' : 'DESC'} LIMIT 1)`;
-  // Customers without such a point come back with a null instant, dropped here: a WHERE on it
-  // would run its probe a second time.
+  // The instant and the value by one probe of the key per customer on PostgreSQL (by one each on
+  // SQLite): two scalar subqueries cost PostgreSQL's rescore job a tenth of its time.
   const rows = await db.all(
-    `SELECT ids.id AS customer_id, ${end('at')} AS at${value ? `, ${end('value')} AS value` : ''}
-     FROM ${db.ids(p, ids)}`,
+    db.probePerId(
+      p,
+      ids,
+      value ? ['at', 'value'] : ['at'],
+      (columns, id) => `SELECT ${columns} FROM metric_points
+        WHERE account_id = $1 AND customer_id = ${id} AND metric = ${p.add(metric)}
+          AND at > ${p.add(after)} AND at <= ${p.add(upTo)}
+        ORDER BY at ${pick === 'MIN' ? 'ASC' : 'DESC'} LIMIT 1`,
+    ),
     p.list,
   );
+  // SQLite answers a customer without such a point with a null instant: dropped here (a WHERE on
+  // it would run its probe a second time).
   for (const r of rows) {
     if (r.at !== null) found.set(r.customer_id as string, { at: Number(r.at), value: Number(r.value) });
   }

@@ -6,6 +6,8 @@ import type { Connection } from './connection.ts';
 
 /** A JSON path to one key of an object, however the key is spelled. */
 const path = (key: string) => `$.${JSON.stringify(key)}`;
+const idsTable = (p: Params, ids: readonly string[]) =>
+  `(SELECT value AS id FROM json_each(${p.add(JSON.stringify(ids))})) AS ids`;
 
 export const SQLITE: Dialect = {
   name: 'sqlite',
@@ -21,8 +23,10 @@ export const SQLITE: Dialect = {
     `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
   perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
     select(`IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`),
-  ids: (p: Params, ids: readonly string[]) =>
-    `(SELECT value AS id FROM json_each(${p.add(JSON.stringify(ids))})) AS ids`,
+  ids: idsTable,
+  probePerId: (p: Params, ids: readonly string[], columns: readonly string[], select) =>
+    `SELECT ids.id AS customer_id, ${columns.map((c) => `(${select(c, 'ids.id')}) AS ${c}`).join(', ')}
+     FROM ${idsTable(p, ids)}`,
   tryRetentionLock: null,
   bootstrapLock: null,
   lockEmail: null,
