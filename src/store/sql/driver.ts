@@ -49,7 +49,7 @@ export interface Dialect {
    * For each of many ids, the one row `select` reads for it (a probe: `… ORDER BY … LIMIT 1`, given
    * the columns to read and the id to match), as rows of `customer_id` and those columns. An id
    * with no such row has none (PostgreSQL) or nulls (SQLite). On PostgreSQL each id probes once
-   * for every column (a LATERAL join); SQLite, which has no LATERAL, probes once per column, a
+   * for all the columns (a LATERAL join); SQLite, which has no LATERAL, probes once per column, a
    * scalar subquery each.
    */
   probePerId(
