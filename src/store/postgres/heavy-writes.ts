@@ -31,6 +31,9 @@ export type HeavyReply =
 /** Connections of the heavy-write thread's pool: the rescore job's two batches at once (main.ts), or one of them beside a rule change. */
 export const HEAVY_POOL_SIZE = 2;
 
+/** A request before its id is given. */
+type Unsent = HeavyRequest extends infer R ? (R extends HeavyRequest ? Omit<R, 'id'> : never) : never;
+
 interface Running {
   worker: Worker;
   waiting: Map<number, { resolve: (reply: HeavyReply) => void; reject: (error: unknown) => void }>;
@@ -51,7 +54,14 @@ export class HeavyWrites {
 
   /** `write`, run whole on the thread in a transaction of its own; its result, or its error. */
   async run<A extends unknown[], R>(write: Write<A, R>, args: A): Promise<R> {
-    const reply = await this.#send({ op: 'write', module: write.module, name: write.name, args });
+    if (this.#closed) throw new Error('the store is closed');
+    this.#running ??= this.#start();
+    const reply = await this.#send(this.#running, {
+      op: 'write',
+      module: write.module,
+      name: write.name,
+      args,
+    });
     if (!reply.ok) throw fromWire(reply.error);
     if (reply.due) this.#onDue();
     return resultFromWire(reply.value);
@@ -62,7 +72,7 @@ export class HeavyWrites {
     this.#closed = true;
     const running = this.#running;
     if (!running) return;
-    await this.#send({ op: 'close' }, running).catch(() => {});
+    await this.#send(running, { op: 'close' }).catch(() => {});
     await running.worker.terminate();
   }
 
@@ -87,13 +97,8 @@ export class HeavyWrites {
     return running;
   }
 
-  #send(
-    message: Omit<Extract<HeavyRequest, { op: 'write' }>, 'id'> | { op: 'close' },
-    to?: Running,
-  ): Promise<HeavyReply> {
-    if (this.#closed && message.op === 'write') return Promise.reject(new Error('the store is closed'));
-    this.#running ??= to ?? this.#start();
-    const running = this.#running;
+  /** `message` to the thread `running`, answered by its reply (rejected if the thread goes first). */
+  #send(running: Running, message: Unsent): Promise<HeavyReply> {
     const id = this.#next++;
     return new Promise<HeavyReply>((resolve, reject) => {
       if (running.waiting.size === 0) running.worker.ref();
