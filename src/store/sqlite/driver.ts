@@ -6,6 +6,9 @@ import type { Connection } from './connection.ts';
 
 /** A JSON path to one key of an object, however the key is spelled. */
 const path = (key: string) => `$.${JSON.stringify(key)}`;
+/** The ids as one parameter, a JSON array: `IN (…)` of them, and a table `ids` of one column `id`. */
+const inIds = (p: Params, ids: readonly string[]) =>
+  `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`;
 const idsTable = (p: Params, ids: readonly string[]) =>
   `(SELECT value AS id FROM json_each(${p.add(JSON.stringify(ids))})) AS ids`;
 
@@ -19,10 +22,8 @@ export const SQLITE: Dialect = {
   rowId: 'rowid',
   forUpdate: '',
   skipLocked: '',
-  inList: (p: Params, ids: readonly string[]) =>
-    `IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`,
-  perId: (p: Params, ids: readonly string[], select: (match: string) => string) =>
-    select(`IN (SELECT value FROM json_each(${p.add(JSON.stringify(ids))}))`),
+  inList: inIds,
+  perId: (p: Params, ids: readonly string[], select: (match: string) => string) => select(inIds(p, ids)),
   ids: idsTable,
   probePerId: (p: Params, ids: readonly string[], columns: readonly string[], select) =>
     `SELECT ids.id AS customer_id, ${columns.map((c) => `(${select(c, 'ids.id')}) AS ${c}`).join(', ')}
