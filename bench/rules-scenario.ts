@@ -2,6 +2,7 @@
 // derived from, the rule change and weights change both measure, and how a request is timed with
 // score reads going on meanwhile.
 
+import { DatabaseSync } from 'node:sqlite';
 import type { Store } from '../src/store/store.ts';
 import { cpuSeconds, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
 import { customerId } from './seed.ts';
@@ -112,6 +113,51 @@ export async function timedWithReads(
 export interface RawSql {
   exec(text: string): Promise<void>;
   count(text: string): Promise<number>;
+}
+
+/** SQL against a SQLite database file from outside the server, which may have it open too. */
+export function sqliteRaw(path: string): RawSql & { close(): Promise<void> } {
+  const conn = new DatabaseSync(path);
+  // A page cache the size of the data (SQLite's default is 2 MB): the time-passing UPDATE of
+  // bench/rules.ts moves every point's key, and at 9,000,000 points each statement of it
+  // otherwise waited on reads.
+  conn.exec('PRAGMA busy_timeout = 30000; PRAGMA cache_size = -2000000');
+  return {
+    exec: async (text) => {
+      conn.exec(text);
+    },
+    count: async (text) => Number((conn.prepare(text).get() as { n: number }).n),
+    close: async () => conn.close(),
+  };
+}
+
+/**
+ * Every point of a SQLite database no process has open `ms` older, by a copy of the table in key
+ * order: an UPDATE of the key moves each row through the tree, minutes for 9,000,000 points.
+ */
+export function movePointsBack(path: string, ms: number): void {
+  const conn = new DatabaseSync(path);
+  try {
+    const ddl = (sql: string) =>
+      conn
+        .prepare(sql)
+        .all()
+        .map((r) => String(r.sql));
+    const [table] = ddl("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'metric_points'");
+    const indexes = ddl(
+      "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'metric_points' AND sql IS NOT NULL",
+    );
+    if (!table) throw new Error(`${path} has no metric_points`);
+    conn.exec('PRAGMA cache_size = -2000000; BEGIN');
+    conn.exec(table.replace('metric_points', 'metric_points_moved'));
+    conn.exec(`INSERT INTO metric_points_moved SELECT account_id, customer_id, metric, at - ${ms}, value
+      FROM metric_points ORDER BY account_id, customer_id, metric, at`);
+    conn.exec('DROP TABLE metric_points; ALTER TABLE metric_points_moved RENAME TO metric_points');
+    for (const index of indexes) conn.exec(index);
+    conn.exec('COMMIT; PRAGMA wal_checkpoint(TRUNCATE)');
+  } finally {
+    conn.close();
+  }
 }
 
 /**
