@@ -8,9 +8,10 @@
 //   run:  a copy of it served by this checkout's code; the rule change, then the weights change,
 //         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost;
 //         with --job, the rescore job instead: a day and a half passes (every point 36 hours
-//         older), every customer is made due, and the time until the server's job has taken them.
+//         older), every customer is made due, and the time until the server's job has taken them;
+//         with --writes, one metric write at a time at 200 a second instead (p50 and p99).
 // Usage: node bench/rules-copy.ts seed|run [--backend postgres|sqlite] [--customers 100000]
-//        [--reads score|customer|healthz] [--job] [--from DATABASE] [--tag TEXT]
+//        [--reads score|customer|healthz] [--job | --writes] [--only rule|weights] [--from DATABASE] [--tag TEXT]
 //        (PostgreSQL needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
 //        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
@@ -23,9 +24,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { POSTGRES_URL } from '../test/helpers/stores.ts';
-import { type Server, startServer } from './lib.ts';
+import { percentile, type Server, startServer } from './lib.ts';
 import {
   jobOverDue,
+  metricWrites,
   movePointsBack,
   type RawSql,
   RULE_CHANGE,
@@ -46,6 +48,10 @@ const { values, positionals } = parseArgs({
     reads: { type: 'string', default: 'score' },
     tag: { type: 'string', default: '' },
     job: { type: 'boolean', default: false },
+    /** One metric write at a time at 200 a second instead (bench/rules.ts's last scenario). */
+    writes: { type: 'boolean', default: false },
+    /** One of the two changes alone: rule or weights. */
+    only: { type: 'string' },
     /** The database copied (default vitals_rules_N): one migrated ahead, say, to compare a schema change. */
     from: { type: 'string' },
   },
@@ -173,21 +179,32 @@ async function run(admin: postgres.Sql | null): Promise<void> {
   });
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   try {
-    if (values.job) {
+    if (values.writes) {
+      await copy.settle();
+      const { first, steady } = await metricWrites(server, headers, N);
+      const at = (list: number[], p: number) => percentile(list, p).toFixed(1);
+      console.log(
+        `${values.tag} one metric write at 200/s: p50 ${at(steady, 50)} ms, p99 ${at(steady, 99)} ms (the first second's: p50 ${at(first, 50)}, p99 ${at(first, 99)} ms)`,
+      );
+    } else if (values.job) {
       await copy.settle();
       const { job, moved } = await jobOverDue(copy.raw, (request) => timed(server, headers, request));
       console.log(`${values.tag} rescore job (${moved.toLocaleString('en')} rescored): ${job}`);
     } else {
-      await copy.settle();
-      const rule = await timed(server, headers, () =>
-        send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
-      );
-      console.log(`${values.tag} rule change: ${rule}`);
-      await copy.settle();
-      const weights = await timed(server, headers, () =>
-        send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
-      );
-      console.log(`${values.tag} weights change: ${weights}`);
+      if (values.only !== 'weights') {
+        await copy.settle();
+        const rule = await timed(server, headers, () =>
+          send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
+        );
+        console.log(`${values.tag} rule change: ${rule}`);
+      }
+      if (values.only !== 'rule') {
+        await copy.settle();
+        const weights = await timed(server, headers, () =>
+          send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),
+        );
+        console.log(`${values.tag} weights change: ${weights}`);
+      }
     }
   } finally {
     await server.stop();
