@@ -1,6 +1,6 @@
 // The shared statements' driver on a PostgreSQL pool or transaction (../sql/driver.ts): each
 // statement is sent as a named prepared statement, parsed once per connection.
-import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
+import type { ColumnType, Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, pgArray, toText, toTextOrNull } from './text.ts';
 
@@ -64,6 +64,22 @@ function manyValues(text: string, width: number): ((n: number) => string) | null
   };
 }
 
+/**
+ * `INSERT … VALUES ($1, …, $n) …`, its tuple exactly those placeholders in order, as an insert of
+ * the rows of n arrays, one per column (`$k::type[]`, unnested); null when the text is not such an
+ * insert. Its text is the same for any number of rows, so it is prepared once per connection: at
+ * 500 rows of 3 columns it took 5.4 ms against 7.4-9.1 ms as 1,500 placeholders.
+ */
+function unnested(text: string, columns: readonly ColumnType[]): string | null {
+  const match = /^(\s*INSERT\s[\s\S]*?\b)VALUES\s*\(([^()]*)\)([\s\S]*)$/i.exec(text);
+  if (!match) return null;
+  const [, head, tuple, tail] = match as unknown as [string, string, string, string];
+  const inOrder = columns.map((_, i) => `$${i + 1}`).join(',');
+  if (tuple.replace(/\s+/g, '') !== inOrder || /\$\d/.test(head) || /\$\d/.test(tail)) return null;
+  const arrays = columns.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+  return `${head}SELECT * FROM unnest(${arrays})${tail}`;
+}
+
 export const pgDriver = (sql: Queryable): Driver => ({
   ...POSTGRES,
   all: async <R = Row>(text: string, params: readonly Param[]) =>
@@ -74,8 +90,14 @@ export const pgDriver = (sql: Queryable): Driver => ({
     (await sql.unsafe(text, params as never[], PREPARED)).count,
   // An INSERT of many rows is one statement per chunk (its VALUES repeated); anything else is
   // sent row by row together, which the connection pipelines: one round trip for all.
-  async runEach(text: string, rows: readonly (readonly Param[])[]) {
+  async runEach(text: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]) {
     if (rows.length === 0) return;
+    const arrays = columns && rows.length > 1 ? unnested(text, columns) : null;
+    if (arrays && columns) {
+      const params = columns.map((_, k) => pgArray(rows.map((row) => row[k] as string | number | null)));
+      await sql.unsafe(arrays, params, PREPARED);
+      return;
+    }
     if (rows.length === 1) {
       await sql.unsafe(text, rows[0] as never[], PREPARED);
       return;

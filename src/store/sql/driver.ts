@@ -80,9 +80,16 @@ export interface Driver extends Dialect {
   get<R = Row>(sql: string, params: readonly Param[]): Promise<R | undefined>;
   /** Answers how many rows the statement changed. */
   run(sql: string, params: readonly Param[]): Promise<number>;
-  /** The statement once for each row of parameters, in order. */
-  runEach(sql: string, rows: readonly (readonly Param[])[]): Promise<void>;
+  /**
+   * The statement once for each row of parameters, in order. `columns`, each parameter's type,
+   * lets PostgreSQL take an `INSERT … VALUES ($1, …, $n) …` as one prepared statement over arrays
+   * (unnest) instead of a statement with every row's placeholders, parsed and planned anew.
+   */
+  runEach(sql: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]): Promise<void>;
 }
+
+/** A parameter's type for runEach (PostgreSQL's name for it). */
+export type ColumnType = 'text' | 'int8' | 'float8';
 
 /** A statement's parameters as it is written: `p.add(v)` is the placeholder that binds `v`. */
 export class Params {

@@ -73,6 +73,7 @@ export async function insertMetricPoints(
     `INSERT INTO metric_points (account_id, customer_id, metric, at, value) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (account_id, customer_id, metric, at) DO UPDATE SET value = excluded.value`,
     [...last.values()].map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
+    ['text', 'text', 'text', 'int8', 'float8'],
   );
 }
 
@@ -348,6 +349,7 @@ export async function setRederiveDue(
       `INSERT INTO rederive_due (account_id, customer_id, due_at) VALUES ($1, $2, $3)
        ON CONFLICT (account_id, customer_id) DO UPDATE SET due_at = excluded.due_at WHERE ${when}`,
       set.map((d) => [accountId, d.customerId, d.at]),
+      ['text', 'text', 'int8'],
     );
   }
   if (cleared.length > 0) {

@@ -19,6 +19,7 @@ export async function insertOutcomes(db: Driver, accountId: string, outcomes: re
     `INSERT INTO outcomes (account_id, id, customer_id, outcome, at, note, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     outcomes.map((o) => [accountId, o.id, o.customerId, o.outcome, o.at, db.textOrNull(o.note), o.createdAt]),
+    ['text', 'text', 'text', 'text', 'int8', 'text', 'int8'],
   );
 }
 

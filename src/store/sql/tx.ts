@@ -75,6 +75,7 @@ export abstract class SqlTx extends SqlReader implements Tx {
       `INSERT INTO drop_alerts (account_id, customer_id, alerted_at) VALUES ($1, $2, $3)
        ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`,
       alerts.map((a) => [accountId, a.customerId, a.at]),
+      ['text', 'text', 'int8'],
     );
   }
 

@@ -54,6 +54,7 @@ const sqliteDriver = (conn: Connection): Driver => ({
   get: async <R = Row>(sql: string, params: readonly Param[]) =>
     conn.get(sql, ...(params as SQLInputValue[])) as R | undefined,
   run: async (sql: string, params: readonly Param[]) => conn.run(sql, ...(params as SQLInputValue[])),
+  // The column types are PostgreSQL's concern: a prepared statement runs once per row here.
   async runEach(sql: string, rows: readonly (readonly Param[])[]) {
     if (rows.length === 0) return;
     const statement = conn.statement(sql);

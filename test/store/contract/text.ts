@@ -61,6 +61,27 @@ export function textContract(c: ContractContext): void {
       for (const e of events) assert.deepEqual((await store.getEvent(a, e.id))?.data, e.data);
     });
 
+    test('outcome notes round-trip, written in bulk (on PostgreSQL as arrays: quotes, braces, NULL as text)', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      await seedCustomers(store, a, ['n1']);
+      const notes = [...ODD, '"quoted"', 'back\\slash', '{a,b}', 'NULL', null, 'emoji 🙂'];
+      const written = notes.map((note, i) => ({
+        id: `out_${String(i).padStart(2, '0')}`,
+        customerId: 'n1',
+        outcome: 'retained' as const,
+        at: T0 + i,
+        note,
+        createdAt: T0 + 100 + i,
+      }));
+      await store.transaction((tx) => tx.insertOutcomes(a, written));
+      const listed = (await store.listOutcomes(a, 'n1', { limit: 100 })).data;
+      assert.deepEqual(
+        [...listed].sort((x, y) => x.at - y.at),
+        written,
+      );
+    });
+
     test('webhook urls, descriptions and recorded answers round-trip', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
