@@ -51,7 +51,11 @@ export class RescoreJob extends IntervalJob<RescorePass> {
       // Per account, in transactions of `batch`, `parallel` of them at a time.
       const work: [string, string[]][] = [];
       const byAccount = new Map<string, string[]>();
-      for (const d of due) byAccount.set(d.accountId, [...(byAccount.get(d.accountId) ?? []), d.customerId]);
+      for (const d of due) {
+        const ids = byAccount.get(d.accountId);
+        if (ids) ids.push(d.customerId);
+        else byAccount.set(d.accountId, [d.customerId]);
+      }
       for (const [accountId, ids] of byAccount) {
         for (let i = 0; i < ids.length; i += batch) work.push([accountId, ids.slice(i, i + batch)]);
       }
