@@ -88,8 +88,9 @@ export const pgDriver = (sql: Queryable): Driver => ({
     ((await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[])[0],
   run: async (text: string, params: readonly Param[]) =>
     (await sql.unsafe(text, params as never[], PREPARED)).count,
-  // An INSERT of many rows is one statement per chunk (its VALUES repeated); anything else is
-  // sent row by row together, which the connection pipelines: one round trip for all.
+  // An INSERT of many rows is one prepared statement over arrays when its columns' types are
+  // given (unnested), else one statement per chunk (its VALUES repeated); anything else is sent
+  // row by row together, which the connection pipelines: one round trip for all.
   async runEach(text: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]) {
     if (rows.length === 0) return;
     const arrays = columns && rows.length > 1 ? unnested(text, columns) : null;
