@@ -24,7 +24,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { POSTGRES_URL } from '../test/helpers/stores.ts';
-import { percentile, type Server, startServer } from './lib.ts';
+import { type Server, startServer } from './lib.ts';
 import {
   jobOverDue,
   metricWrites,
@@ -37,6 +37,7 @@ import {
   sqliteRaw,
   timedWithReads,
   WEIGHTS_CHANGE,
+  writesFigure,
 } from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
 
@@ -181,10 +182,8 @@ async function run(admin: postgres.Sql | null): Promise<void> {
   try {
     if (values.writes) {
       await copy.settle();
-      const { first, steady } = await metricWrites(server, headers, N);
-      const at = (list: number[], p: number) => percentile(list, p).toFixed(1);
       console.log(
-        `${values.tag} one metric write at 200/s: p50 ${at(steady, 50)} ms, p99 ${at(steady, 99)} ms (the first second's: p50 ${at(first, 50)}, p99 ${at(first, 99)} ms)`,
+        `${values.tag} one metric write at 200/s: ${writesFigure(await metricWrites(server, headers, N))}`,
       );
     } else if (values.job) {
       await copy.settle();

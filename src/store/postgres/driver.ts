@@ -48,19 +48,30 @@ const PREPARED = { prepare: true };
 const MAX_PARAMS = 65_534;
 
 /**
+ * `INSERT … VALUES (tuple) …` split around its one tuple: `into` (up to VALUES), the tuple's text
+ * between its parentheses, and `tail`; null when the text is not such an insert, or when a
+ * placeholder lies outside the tuple (the rewrites below renumber the tuple's alone).
+ */
+function valuesInsert(text: string): { into: string; tuple: string; tail: string } | null {
+  const match = /^(\s*INSERT\s[\s\S]*?\b)VALUES\s*\(([^()]*)\)([\s\S]*)$/i.exec(text);
+  if (!match) return null;
+  const [, into, tuple, tail] = match as unknown as [string, string, string, string];
+  return /\$\d/.test(into) || /\$\d/.test(tail) ? null : { into, tuple, tail };
+}
+
+/**
  * `INSERT … VALUES ($1, …, $w) …` as a function of a row count n: the same statement with n
  * tuples, their placeholders numbered on. Null when the text is not such an insert.
  */
 function manyValues(text: string, width: number): ((n: number) => string) | null {
-  const match = /^(\s*INSERT\s[\s\S]*?\bVALUES\s*)(\([^()]*\))([\s\S]*)$/i.exec(text);
-  if (!match || width === 0) return null;
-  const [, head, tuple, tail] = match as unknown as [string, string, string, string];
-  if (/\$\d/.test(head) || /\$\d/.test(tail)) return null;
+  const insert = valuesInsert(text);
+  if (!insert || width === 0) return null;
+  const { into, tuple, tail } = insert;
   return (n) => {
     const tuples = Array.from({ length: n }, (_, r) =>
       tuple.replace(/\$(\d+)/g, (_, k: string) => `$${r * width + Number(k)}`),
     );
-    return `${head}${tuples.join(', ')}${tail}`;
+    return `${into}VALUES (${tuples.join('), (')})${tail}`;
   };
 }
 
@@ -71,13 +82,11 @@ function manyValues(text: string, width: number): ((n: number) => string) | null
  * 500 rows of 3 columns it took 5.4 ms against 7.4-9.1 ms as 1,500 placeholders.
  */
 function unnested(text: string, columns: readonly ColumnType[]): string | null {
-  const match = /^(\s*INSERT\s[\s\S]*?\b)VALUES\s*\(([^()]*)\)([\s\S]*)$/i.exec(text);
-  if (!match) return null;
-  const [, head, tuple, tail] = match as unknown as [string, string, string, string];
+  const insert = valuesInsert(text);
   const inOrder = columns.map((_, i) => `$${i + 1}`).join(',');
-  if (tuple.replace(/\s+/g, '') !== inOrder || /\$\d/.test(head) || /\$\d/.test(tail)) return null;
+  if (!insert || insert.tuple.replace(/\s+/g, '') !== inOrder) return null;
   const arrays = columns.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
-  return `${head}SELECT * FROM unnest(${arrays})${tail}`;
+  return `${insert.into}SELECT * FROM unnest(${arrays})${insert.tail}`;
 }
 
 export const pgDriver = (sql: Queryable): Driver => ({
