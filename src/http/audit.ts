@@ -1,7 +1,7 @@
 // The audit log (docs/people.md, "Audit log"): every successful change through /api is recorded
 // with who made it (a key or a person), what it was and which object, never a body, a secret or
-// a password. The score writes record it in their own transaction; the others as the answer
-// goes out, just after the change has committed.
+// a password. The score writes and single metric writes (the busiest) record it in their own
+// transaction; the others as the answer goes out, just after the change has committed.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { newId } from '../domain/ids.ts';
@@ -42,12 +42,13 @@ const ACTIONS: Record<string, string> = {
 };
 
 /**
- * Routes whose writes record their entry in their own transaction (the score writes, the
- * busiest): the hook leaves them alone.
+ * Routes whose writes record their entry in their own transaction (the score writes and single
+ * metric writes, the busiest): the hook leaves them alone.
  */
 const IN_TRANSACTION = new Set([
   'POST /api/customers/:customer_id/health-score',
   'PATCH /api/customers/:customer_id/health-score',
+  'POST /api/customers/:customer_id/metrics',
 ]);
 
 /** The entry for this request's change, for a write that records it in its own transaction. */

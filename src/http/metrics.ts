@@ -10,6 +10,7 @@ import { type Entry, refusedJson } from '../writes/batches.ts';
 import type { MetricWriter } from '../writes/coalesce.ts';
 import { type MetricUpdate, metricBatch } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
+import { auditEntry } from './audit.ts';
 import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
 import { sendJson } from './customers.ts';
 import { FactorName } from './health-scores.ts';
@@ -125,6 +126,7 @@ function postMetrics(app: FastifyInstance, { writer, now }: Deps): void {
         values: req.body.values,
         at: pointTime(req.body.at, now()),
         answer: claimToAnswer(req),
+        audit: auditEntry(req, req.params.customer_id, now()),
       });
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);

@@ -5,7 +5,7 @@
 import { type ApiError, notFound } from '../domain/errors.ts';
 import type { ScoreRecord } from '../domain/health.ts';
 import { iso } from '../domain/time.ts';
-import type { MetricPointRecord, Tx } from '../store/store.ts';
+import type { AuditEntry, MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
 import { rederive } from './rules.ts';
@@ -83,15 +83,19 @@ export async function applyMetricUpdates(
 export const metricAnswerJson = (item: MetricUpdate, record: ScoreRecord | null, status = ''): string =>
   `{"customer_id":${JSON.stringify(item.customerId)},${status}"at":"${iso(item.at)}","values":${JSON.stringify(item.values)},"health_score":${record ? healthScoreJson(record) : 'null'}}`;
 
-/** A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key claim. */
+/**
+ * A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key
+ * claim and its audit entry (recorded in the write's transaction if the write is applied).
+ */
 export interface MetricWrite extends MetricUpdate {
   answer?: Claim;
+  audit?: AuditEntry | undefined;
 }
 
 /**
  * Single metric writes gathered by the group commit (coalesce.ts), in arrival order as if each
  * ran alone: each one's answer as JSON text (stored as its Idempotency-Key's answer in this
- * transaction), or its refusal. A claim taken over meanwhile undoes the whole batch with
+ * transaction, with its audit entry), or its refusal. A claim taken over meanwhile undoes the whole batch with
  * idempotency_request_in_progress; the group writer then runs each item again alone.
  */
 export const applyMetricWrites = write(
@@ -108,6 +112,8 @@ export const applyMetricWrites = write(
         ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
         : result,
     );
+    const audits = items.flatMap((item, i) => (item.audit && answers[i]?.ok ? [item.audit] : []));
+    if (audits.length > 0) await tx.appendAudits(accountId, audits);
     for (const [i, answer] of answers.entries()) {
       if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
     }

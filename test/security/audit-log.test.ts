@@ -72,6 +72,52 @@ describe('the audit log', () => {
     );
   });
 
+  test('single metric writes written together record one entry each; a refused write and a replay none', async () => {
+    const api = t.api;
+    for (const id of ['cus_m1', 'cus_m2', 'cus_m3']) {
+      assert.equal((await api.post('/api/customers', customerBody(id))).status, 201);
+    }
+    const before = (await api.get('/api/audit-log?limit=100')).body.data.length;
+    // Sent at once: the group commit writes them in one transaction, their entries with them.
+    const answers = await Promise.all([
+      ...['cus_m1', 'cus_m2', 'cus_m3', 'cus_m1'].map((id, i) =>
+        api.post(`/api/customers/${id}/metrics`, { values: { logins: i } }),
+      ),
+      api.post('/api/customers/cus_none/metrics', { values: { logins: 1 } }),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 404],
+    );
+    for (let i = 0; i < 2; i++) {
+      const replay = await api.request(
+        'POST',
+        '/api/customers/cus_m2/metrics',
+        { values: { logins: 9 } },
+        { 'idempotency-key': 'metric-audit-1' },
+      );
+      assert.equal(replay.status, 200);
+    }
+    const log = (await api.get('/api/audit-log?limit=100')).body.data;
+    const added = log.slice(0, log.length - before);
+    assert.deepEqual(
+      added.map((e: { action: string; object_id: string }) => [e.action, e.object_id]).sort(),
+      [
+        ['metrics.recorded', 'cus_m1'],
+        ['metrics.recorded', 'cus_m1'],
+        ['metrics.recorded', 'cus_m2'],
+        ['metrics.recorded', 'cus_m2'],
+        ['metrics.recorded', 'cus_m3'],
+      ],
+    );
+    // Each entry names its own request.
+    const requests = added.map((e: { request_id: string }) => e.request_id);
+    assert.equal(new Set(requests).size, 5);
+    for (const answer of answers.slice(0, 4)) {
+      assert.ok(requests.includes(answer.headers['x-request-id']), 'an answer without its entry');
+    }
+  });
+
   test('a person is named by their email; no secret, password or key is ever in it', async () => {
     const made = await t.api.post('/api/users', { email: 'auditor@example.com', role: 'admin' });
     const token = /#token=(.+)$/.exec(made.body.sign_in_link)?.[1] as string;
