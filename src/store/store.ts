@@ -476,7 +476,11 @@ export interface Tx extends Reader {
   insertOutcomes(accountId: string, outcomes: readonly OutcomeRecord[]): Promise<void>;
   /** Deletes one of a customer's outcomes; false when it has none of that id. */
   deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean>;
-  /** Stores the points; a point of a customer's metric at an instant it already has replaces it. */
+  /**
+   * Stores the points; a point of a customer's metric at an instant it already has replaces it.
+   * Sent when called: a read called after it, before it settles, sees the points (a metric write
+   * reads its rules' windows in the same round trip on PostgreSQL).
+   */
   insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void>;
   putThresholds(accountId: string, thresholds: Thresholds, now: number): Promise<void>;
   /**

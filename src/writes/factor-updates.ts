@@ -8,6 +8,7 @@ import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { settleAll } from './pipeline.ts';
 import { postedOf } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
 
@@ -151,19 +152,25 @@ export const applyFactorUpdates = write(
       if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
       pending = later;
     }
+    // The rest sent at once (on PostgreSQL one round trip, not one each).
+    const sent: Promise<unknown>[] = [];
     const all = events.flat();
-    if (all.length > 0) await tx.insertEvents(accountId, all);
-    if (alerted.length > 0) await tx.recordDropAlerts(accountId, alerted);
+    if (all.length > 0) sent.push(tx.insertEvents(accountId, all));
+    if (alerted.length > 0) sent.push(tx.recordDropAlerts(accountId, alerted));
     const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
-    if (audits.length > 0) await tx.appendAudits(accountId, audits);
+    if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));
     for (const [i, item] of items.entries()) {
       const result = results[i] as FactorResult;
       if (!result.ok || !item.answer) continue;
       const { key, claimedAt } = item.answer;
       const answer = { status: 200, body: healthScoreJson(result.record) };
-      if (!(await tx.recordIdempotentAnswer(accountId, key, claimedAt, answer)))
-        throw idempotencyInProgress();
+      sent.push(
+        tx.recordIdempotentAnswer(accountId, key, claimedAt, answer).then((recorded) => {
+          if (!recorded) throw idempotencyInProgress();
+        }),
+      );
     }
+    await settleAll(sent);
     return results;
   },
 );

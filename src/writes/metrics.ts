@@ -8,6 +8,7 @@ import { iso } from '../domain/time.ts';
 import type { AuditEntry, MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
+import { settleAll } from './pipeline.ts';
 import { rederive } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
 
@@ -16,6 +17,8 @@ export interface MetricUpdate {
   customerId: string;
   values: Record<string, number>;
   at: number;
+  /** The request's audit entry, recorded in the write's transaction if the item is applied (a single write's). */
+  audit?: AuditEntry | undefined;
 }
 
 /** The customer's score after the write (null: it has none), or why the item was refused. */
@@ -42,6 +45,7 @@ export async function applyMetricUpdates(
     const inRound = new Set<string>();
     const later: number[] = [];
     const points: MetricPointRecord[] = [];
+    const audits: AuditEntry[] = [];
     /** The round's customers whose new points a rule reads: their scores are derived again. */
     const moved: string[] = [];
     for (const i of pending) {
@@ -58,13 +62,22 @@ export async function applyMetricUpdates(
       for (const [metric, value] of Object.entries(item.values)) {
         points.push({ customerId: item.customerId, metric, at: item.at, value });
       }
+      if (item.audit) audits.push(item.audit);
       if (Object.keys(item.values).some((m) => readMetrics.has(m))) moved.push(item.customerId);
     }
-    if (points.length > 0) await tx.insertMetricPoints(accountId, points);
+    // The points are sent when called (Tx.insertMetricPoints), so the rules' reads sent after them
+    // see them: on PostgreSQL the points, the audit entries and those reads go in one round trip.
+    const sent: Promise<unknown>[] = [];
+    if (points.length > 0) sent.push(tx.insertMetricPoints(accountId, points));
+    if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));
     if (moved.length > 0) {
-      const written = await rederive(tx, accountId, moved, rules, settings, 'metrics_updated', now, known);
-      for (const [id, record] of written) known.set(id, record);
+      sent.push(
+        rederive(tx, accountId, moved, rules, settings, 'metrics_updated', now, known).then((written) => {
+          for (const [id, record] of written) known.set(id, record);
+        }),
+      );
     }
+    await settleAll(sent);
     for (const i of pending) {
       const item = items[i] as MetricUpdate;
       if (results[i] === undefined && inRound.has(item.customerId) && !later.includes(i)) {
@@ -83,13 +96,9 @@ export async function applyMetricUpdates(
 export const metricAnswerJson = (item: MetricUpdate, record: ScoreRecord | null, status = ''): string =>
   `{"customer_id":${JSON.stringify(item.customerId)},${status}"at":"${iso(item.at)}","values":${JSON.stringify(item.values)},"health_score":${record ? healthScoreJson(record) : 'null'}}`;
 
-/**
- * A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key
- * claim and its audit entry (recorded in the write's transaction if the write is applied).
- */
+/** A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key claim. */
 export interface MetricWrite extends MetricUpdate {
   answer?: Claim;
-  audit?: AuditEntry | undefined;
 }
 
 /**
@@ -112,8 +121,6 @@ export const applyMetricWrites = write(
         ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
         : result,
     );
-    const audits = items.flatMap((item, i) => (item.audit && answers[i]?.ok ? [item.audit] : []));
-    if (audits.length > 0) await tx.appendAudits(accountId, audits);
     for (const [i, answer] of answers.entries()) {
       if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
     }

@@ -68,14 +68,19 @@ export async function rederive(
     ? new Map(ids.filter((id) => known.has(id)).map((id) => [id, known.get(id) ?? null]))
     : await tx.scoresForUpdate(accountId, ids);
   const derived = new Set(rules.map((r) => r.factor));
-  const { factors, due } = await deriveAll(tx, accountId, current, rules, derived, now);
+  // A customer's own signals moving its score may alert, as a factor write does; a rules change
+  // does not. The drop-alert peaks are read with the points (on PostgreSQL in the same round trip).
+  const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
+  const watching = alerts ? tx.dropWatch(accountId, [...current.keys()], windowStart(alerts, now)) : null;
+  const [{ factors, due }, watch] = await Promise.all([
+    deriveAll(tx, accountId, current, rules, derived, now),
+    watching,
+  ]);
+  const plan = planRederived(factors, settings, reason, watch, now);
   // The due times (when time alone may next move these customers' derived factors: the rescore
   // job's list) go out with the versions: on PostgreSQL in the same round trip.
-  const [written] = await Promise.all([
-    writeRederived(tx, accountId, factors, settings, reason, now),
-    tx.setRederiveDue(accountId, due),
-  ]);
-  return written;
+  await settleAll([persistRederived(tx, accountId, plan), tx.setRederiveDue(accountId, due)]);
+  return plan.written;
 }
 
 /** rederive's reading and deriving, which writes nothing (a preview stops here). */
@@ -125,26 +130,10 @@ function nextChange(rules: readonly FactorRule[], summaries: readonly PointSumma
 }
 
 /**
- * A new version for each customer whose factor set changed, with its events. A customer left
- * with no factor at all keeps the score it has (docs/scoring.md): a score needs a factor.
+ * What rederive writes, computed and not yet sent: a new version for each customer whose factor
+ * set changed, with its events. A customer left with no factor at all keeps the score it has
+ * (docs/scoring.md): a score needs a factor.
  */
-async function writeRederived(
-  tx: Tx,
-  accountId: string,
-  next: ReadonlyMap<string, Derived>,
-  settings: Settings,
-  reason: ScoreReason,
-  now: number,
-): Promise<Map<string, ScoreRecord>> {
-  // A customer's own signals moving its score may alert, as a factor write does; a rules change does not.
-  const alerts = reason !== 'rules_changed' && settings.drop ? settings.drop : null;
-  const watch = alerts ? await tx.dropWatch(accountId, [...next.keys()], windowStart(alerts, now)) : null;
-  const plan = planRederived(next, settings, reason, watch, now);
-  await persistRederived(tx, accountId, plan);
-  return plan.written;
-}
-
-/** What writeRederived writes, computed and not yet sent. */
 interface RederivedPlan {
   reason: ScoreReason;
   written: Map<string, ScoreRecord>;
@@ -154,7 +143,7 @@ interface RederivedPlan {
   alerted: { customerId: string; at: number }[];
 }
 
-/** writeRederived's computation (`watch`: the drop-alert peaks, null when no alert applies). */
+/** rederive's plan (`watch`: the drop-alert peaks, null when no alert applies). */
 function planRederived(
   next: ReadonlyMap<string, Derived>,
   settings: Settings,

@@ -137,6 +137,7 @@ export class PostgresStore extends SqlStore implements Store {
     const result = await this.#pool.begin(async (sql) => {
       const tx = new PgTx(sql);
       const value = await fn(tx);
+      await tx.held();
       // NOTIFY is transactional: listeners in other processes hear it only if this commits.
       if (tx.deliveriesDue) {
         await sql`SELECT pg_notify(${CHANNEL}, ${this.#instance})`;

@@ -80,20 +80,37 @@ export class PgTx extends SqlTx {
   }
 
   readonly #locked = new Map<string, 'shared' | 'exclusive'>();
+  /** The account locks sent (lockAccount waits for none of them): see held(). */
+  readonly #locks: Promise<unknown>[] = [];
 
-  protected override async lockAccount(accountId: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  /**
+   * Waits for every account lock this transaction asked for, and throws if one failed: awaited
+   * before the commit, so a transaction whose last statement was a lock that failed (which
+   * PostgreSQL would answer COMMIT with a rollback for, without an error) never passes as committed.
+   */
+  async held(): Promise<void> {
+    await Promise.all(this.#locks);
+  }
+
+  protected override lockAccount(accountId: string, mode: 'shared' | 'exclusive'): void {
     const held = this.#locked.get(accountId);
     if (held === 'exclusive' || held === mode) return;
     this.#locked.set(accountId, mode);
-    if (mode === 'shared') {
-      await this.sql`SELECT pg_advisory_xact_lock_shared(${LOCKS.account}, hashtext(${accountId}))`;
-    } else {
-      await this.sql`SELECT pg_advisory_xact_lock(${LOCKS.account}, hashtext(${accountId}))`;
-    }
+    // Sent, not waited for: the connection runs a transaction's statements in the order sent, so
+    // whatever the caller sends next runs once the lock is held, and goes in the same round trip.
+    // A lock that fails (a deadlock, a timeout) still fails the transaction: the statements after
+    // it are refused, and postgres.js throws the first error of any of them and rolls back
+    // (docs/postgresql.md, "Round trips of a write").
+    this.#locks.push(
+      (mode === 'shared'
+        ? this.sql`SELECT pg_advisory_xact_lock_shared(${LOCKS.account}, hashtext(${accountId}))`
+        : this.sql`SELECT pg_advisory_xact_lock(${LOCKS.account}, hashtext(${accountId}))`
+      ).execute(),
+    );
   }
 
   override async getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     if (hasNul(id)) return null;
     const [row] = await this.sql<Row[]>`
       SELECT ${this.sql.unsafe(CUSTOMER_COLUMNS)} FROM customers
@@ -102,7 +119,7 @@ export class PgTx extends SqlTx {
   }
 
   async scoresForUpdate(accountId: string, customerIds: readonly string[]) {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     const found = new Map<string, ScoreRecord | null>();
     const ids = customerIds.filter((id) => !hasNul(id));
     if (ids.length === 0) return found;
@@ -110,7 +127,7 @@ export class PgTx extends SqlTx {
     // processes wait for each other instead of deadlocking. The scores are read by a second
     // statement (sent in the same round trip): under READ COMMITTED it sees what the writers
     // the lock waited for have committed, where a join in the locking statement would not.
-    const [locked, scores] = await Promise.all([
+    const reads = Promise.all([
       this.sql<{ id: string }[]>`
         SELECT id FROM customers WHERE account_id = ${accountId} AND id = ANY(${pgArray(ids)}::text[])
         ORDER BY id FOR NO KEY UPDATE`,
@@ -118,6 +135,11 @@ export class PgTx extends SqlTx {
         SELECT ${this.sql.unsafe(SCORE_COLUMNS)} FROM health_scores
         WHERE account_id = ${accountId} AND customer_id = ANY(${pgArray(ids)}::text[])`,
     ]);
+    // The scores are read to be changed, and a change writes events: the account's webhook
+    // subscribers are read in this round trip too (after the row locks, in the order the locks
+    // were always taken), not in one of their own before the events.
+    void this.#subscribersOf(accountId);
+    const [locked, scores] = await reads;
     const byId = new Map(scores.map((r) => [r.customer_id, r]));
     for (const { id } of locked) {
       const row = byId.get(id);
@@ -127,13 +149,13 @@ export class PgTx extends SqlTx {
   }
 
   override async getScore(accountId: string, customerId: string) {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     return super.getScore(accountId, customerId);
   }
 
   /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
   override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
-    await this.lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
+    this.lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
     const [row] = await this.sql<Row[]>`
       SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
     return toSettings(row);
@@ -147,7 +169,7 @@ export class PgTx extends SqlTx {
   }
 
   async customersForUpdate(accountId: string, ids: readonly string[]) {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     const found = new Map<string, CustomerRecord>();
     const wanted = ids.filter((id) => !hasNul(id));
     if (wanted.length === 0) return found;
@@ -165,7 +187,7 @@ export class PgTx extends SqlTx {
     inserts: readonly CustomerRecord[],
     updates: readonly CustomerRecord[],
   ) {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     const columns = (part: readonly CustomerRecord[]) => ({
       id: part.map((c) => c.id),
       name: part.map((c) => toText(c.name)),
@@ -199,7 +221,7 @@ export class PgTx extends SqlTx {
   }
 
   async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     const result = await this.sql`
       INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
       VALUES (${accountId}, ${c.id}, ${toText(c.name)}, ${toText(c.email)}, ${JSON.stringify(c.metadata)}::text::json,
@@ -209,7 +231,7 @@ export class PgTx extends SqlTx {
   }
 
   async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     if (hasNul(c.id)) return;
     await this.sql`
       UPDATE customers SET name = ${toText(c.name)}, email = ${toText(c.email)},
@@ -218,7 +240,7 @@ export class PgTx extends SqlTx {
   }
 
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     if (hasNul(id)) return false;
     // The customer's row first, as a score write locks it: then its history leaves the rollup.
     const [found] = await this.sql`
@@ -232,7 +254,7 @@ export class PgTx extends SqlTx {
   }
 
   async writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     // Version 1 is a customer's first score; every later version replaces an existing row.
     // One statement per chunk: the new rows, the changed rows and their history. A recomputation
     // (`kept`: a later version carrying its stored factor text, as on SQLite) sends neither its
@@ -304,11 +326,13 @@ export class PgTx extends SqlTx {
   /** Each account's subscribers, read (and locked) once per transaction: see insertEvents. */
   readonly #subscribers = new Map<string, Promise<Map<string, string[]>>>();
 
-  async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
-    if (events.length === 0) return;
-    // KEY SHARE (what the deliveries' foreign key takes anyway), taken now: a webhook being
-    // deleted at this moment is waited for and then left out, instead of failing the insert. The
-    // lock holds to the end of the transaction, so one read serves every page of a rescore.
+  /**
+   * The account's webhook subscribers by event type, read once per transaction. KEY SHARE (what
+   * the deliveries' foreign key takes anyway), taken with the read: a webhook being deleted at
+   * this moment is waited for and then left out, instead of failing the insert. The lock holds to
+   * the end of the transaction, so one read serves every page of a rescore.
+   */
+  #subscribersOf(accountId: string): Promise<Map<string, string[]>> {
     let subscribing = this.#subscribers.get(accountId);
     if (!subscribing) {
       subscribing = this.sql<{ event_type: string; webhook_id: string }[]>`
@@ -316,9 +340,16 @@ export class PgTx extends SqlTx {
         JOIN webhooks w ON w.account_id = s.account_id AND w.id = s.webhook_id
         WHERE s.account_id = ${accountId} AND w.enabled
         FOR KEY SHARE OF w`.then(subscribersByType);
+      // Read ahead, it may never be awaited: its failure fails the transaction (postgres.js), not the process.
+      subscribing.catch(() => {});
       this.#subscribers.set(accountId, subscribing);
     }
-    const subscribers = await subscribing;
+    return subscribing;
+  }
+
+  async insertEvents(accountId: string, events: EventRecord[]): Promise<void> {
+    if (events.length === 0) return;
+    const subscribers = await this.#subscribersOf(accountId);
     // Every statement sent at once, in order (the connection runs them one after another).
     const sent: Promise<unknown>[] = [];
     for (const part of chunks(events)) {

@@ -46,9 +46,10 @@ export abstract class SqlTx extends SqlReader implements Tx {
 
   /**
    * Before a read it will act on, or a change: the account's lock (docs/postgresql.md). SQLite has
-   * one writer at a time, and nothing to lock.
+   * one writer at a time, and nothing to lock. Sent, not waited for: a method sends its statements
+   * when called, in the order of the calls (docs/postgresql.md, "Round trips of a write").
    */
-  protected async lockAccount(_accountId: string, _mode: 'shared' | 'exclusive'): Promise<void> {}
+  protected lockAccount(_accountId: string, _mode: 'shared' | 'exclusive'): void {}
 
   abstract scoresForUpdate(
     accountId: string,
@@ -80,23 +81,23 @@ export abstract class SqlTx extends SqlReader implements Tx {
   }
 
   async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
-    await this.lockAccount(accountId, 'exclusive');
+    this.lockAccount(accountId, 'exclusive');
     await this.db.run(PUT_ALERTS, [accountId, drop?.delta ?? null, drop?.days ?? null, now]);
   }
 
   async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
-    await this.lockAccount(accountId, 'exclusive');
+    this.lockAccount(accountId, 'exclusive');
     await this.db.run(PUT_WEIGHTS, [accountId, this.db.json(weights), now]);
   }
 
   async putFactorRule(accountId: string, rule: FactorRule): Promise<void> {
     // As a weights change: every score of the account is recomputed in this transaction.
-    await this.lockAccount(accountId, 'exclusive');
+    this.lockAccount(accountId, 'exclusive');
     await metrics.putFactorRule(this.db, accountId, rule);
   }
 
   async deleteFactorRule(accountId: string, factor: string): Promise<boolean> {
-    await this.lockAccount(accountId, 'exclusive');
+    this.lockAccount(accountId, 'exclusive');
     return metrics.deleteFactorRule(this.db, accountId, factor);
   }
 
@@ -109,32 +110,32 @@ export abstract class SqlTx extends SqlReader implements Tx {
   }
 
   async claimRederiveDue(accountId: string, customerIds: readonly string[], now: number) {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     return metrics.claimRederiveDue(this.db, accountId, customerIds, now);
   }
 
   async insertOutcomes(accountId: string, list: readonly OutcomeRecord[]): Promise<void> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     await outcomes.insertOutcomes(this.db, accountId, list);
   }
 
   async deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     return outcomes.deleteOutcome(this.db, accountId, customerId, id);
   }
 
   async insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     await metrics.insertMetricPoints(this.db, accountId, points);
   }
 
   async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
-    await this.lockAccount(accountId, 'exclusive');
+    this.lockAccount(accountId, 'exclusive');
     await this.db.run(PUT_THRESHOLDS, [accountId, t.healthy, t.at_risk, now]);
   }
 
   async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
-    await this.lockAccount(accountId, 'shared');
+    this.lockAccount(accountId, 'shared');
     const rows = await this.db.all(
       `SELECT ${SCORE_COLUMNS} FROM health_scores WHERE account_id = $1 AND customer_id > $2
        ORDER BY customer_id LIMIT $3`,
@@ -202,6 +203,7 @@ export abstract class SqlTx extends SqlReader implements Tx {
     await this.db.runEach(
       'INSERT INTO webhook_subscriptions (account_id, event_type, webhook_id) VALUES ($1, $2, $3)',
       w.events.map((type) => [accountId, type, w.id]),
+      ['text', 'text', 'text'],
     );
   }
 
@@ -228,6 +230,7 @@ export abstract class SqlTx extends SqlReader implements Tx {
     await this.db.runEach(
       PEOPLE_SQL.appendAudit,
       entries.map((e) => [...auditParams(accountId, e)]),
+      ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'int8', 'text'],
     );
   }
 

@@ -99,6 +99,29 @@ export function metricsContract(c: ContractContext): void {
       );
     });
 
+    test('points are sent when insertMetricPoints is called: reads called after it, before it settles, see them', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await store.transaction((tx) => tx.insertCustomer(a, customer('sent')));
+      const rules = [rule('usage'), rule('seats', { metric: 'seats', aggregate: 'last', windowDays: null })];
+      const [, summaries, listed] = await store.transaction(async (tx) => {
+        // Not awaited between: a metric write reads its rules' windows in the same round trip.
+        const inserting = tx.insertMetricPoints(a, [
+          { customerId: 'sent', metric: 'logins', at: T0 - 1000, value: 3 },
+          { customerId: 'sent', metric: 'logins', at: T0, value: 4 },
+          { customerId: 'sent', metric: 'seats', at: T0, value: 12 },
+        ]);
+        return Promise.all([
+          inserting,
+          tx.metricSummaries(a, ['sent'], rules, T0, T0),
+          tx.listMetricPoints(a, 'sent', { limit: 10 }),
+        ]);
+      });
+      const [usage, seats] = summaries.get('sent') ?? [];
+      assert.deepEqual([usage?.count, usage?.sum, seats?.last], [2, 7, 12]);
+      assert.equal(listed.data.length, 3);
+    });
+
     test('metric points: a point at an instant the metric has replaces it; listed newest first, then by name, in pages', async () => {
       const store = c.store();
       const a = await c.account();

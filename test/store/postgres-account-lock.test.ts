@@ -1,0 +1,47 @@
+// PostgreSQL's account lock is sent without waiting for it (src/store/postgres/tx.ts; docs/postgresql.md,
+// "Round trips of a write"): the statements after it wait for it on the connection, and a lock that
+// fails still fails its transaction, even when nothing was sent after it.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import postgres from 'postgres';
+import { LOCKS } from '../../src/store/postgres/connection.ts';
+import type { PgTx } from '../../src/store/postgres/tx.ts';
+import { backendSkip } from '../helpers/stores.ts';
+import { customer, isolatedDatabase } from './contract/context.ts';
+
+describe('PostgreSQL account locks', { skip: backendSkip('postgres') }, () => {
+  test('a lock not waited for still fails its transaction: its error comes back and nothing commits', async (t) => {
+    const { db, store, account } = await isolatedDatabase('postgres', t);
+    const a = await account();
+    await store.transaction((tx) => tx.insertCustomer(a, customer('c1')));
+    const holder = postgres(db.url as string, { max: 1, onnotice: () => {} });
+    t.after(() => holder.end());
+    await holder.begin(async (sql) => {
+      // Another process holds the account exclusively (a settings change in flight).
+      await sql`SELECT pg_advisory_xact_lock(${LOCKS.account}, hashtext(${a}))`;
+      const rename = (name: string, lockLast: boolean) =>
+        store.transaction(async (tx) => {
+          const raw = (tx as PgTx).sql;
+          await raw`SET LOCAL lock_timeout = '150ms'`;
+          if (lockLast) {
+            // A change written without the account lock, then a call that sends the lock and
+            // nothing after it (a NUL in the id answers at once): the lock is the last statement.
+            await raw`UPDATE customers SET name = ${name} WHERE account_id = ${a} AND id = 'c1'`;
+            await tx.updateCustomer(a, customer('c\u0000x'));
+          } else {
+            await tx.updateCustomer(a, customer('c1', { name }));
+          }
+        });
+      for (const lockLast of [false, true]) {
+        await assert.rejects(rename(`renamed ${lockLast}`, lockLast), (err: { code?: string }) => {
+          assert.equal(err.code, '55P03', String(err)); // lock_not_available: the lock's own error
+          return true;
+        });
+      }
+    });
+    assert.equal((await store.getCustomer(a, 'c1'))?.name, 'Customer c1', 'nothing committed');
+    // Once the account is free, the same transaction commits.
+    await store.transaction((tx) => tx.updateCustomer(a, customer('c1', { name: 'renamed' })));
+    assert.equal((await store.getCustomer(a, 'c1'))?.name, 'renamed');
+  });
+});
