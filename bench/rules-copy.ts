@@ -17,7 +17,18 @@
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
 // every run of a copy does: alternate the versions compared, and compare runs made alike.
 
-import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -126,6 +137,13 @@ async function postgresCopy(admin: postgres.Sql, job: boolean): Promise<Copy> {
 function sqliteCopy(job: boolean): Copy {
   const dir = mkdtempSync(join(tmpdir(), 'vitals-rules-run-'));
   cpSync(SQLITE_DIR, dir, { recursive: true });
+  // On disk before the server starts: its first commits' fsyncs otherwise waited for the kernel
+  // to write back the whole 2 GB copy (the first second's writes took 450-680 ms at the median).
+  for (const name of readdirSync(dir)) {
+    const fd = openSync(join(dir, name), 'r+');
+    fsyncSync(fd);
+    closeSync(fd);
+  }
   const path = join(dir, 'vitals.db');
   if (job) movePointsBack(path, 1.5 * DAY);
   const raw = sqliteRaw(path);
