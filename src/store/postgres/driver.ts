@@ -99,7 +99,10 @@ export const pgDriver = (sql: Queryable): Driver => ({
     (await sql.unsafe(text, params as never[], PREPARED)).count,
   // An INSERT of many rows is one prepared statement over arrays when its columns' types are
   // given (unnested), else one statement per chunk (its VALUES repeated); anything else is sent
-  // row by row together, which the connection pipelines: one round trip for all.
+  // row by row together, which the connection pipelines: one round trip for all. A VALUES list is
+  // not prepared (its text changes with the rows), and in a transaction postgres.js then runs every
+  // later statement one round trip each: give the columns' types (docs/postgresql.md, "Round trips
+  // of a write").
   async runEach(text: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]) {
     if (rows.length === 0) return;
     const arrays = columns && rows.length > 1 ? unnested(text, columns) : null;
