@@ -182,8 +182,8 @@ export async function jobOverDue<T>(raw: RawSql, timed: (request: () => Promise<
 
 /**
  * One metric write at a time, at a fixed 200 a second (open loop: a write every 5 ms whatever the
- * answers) to customers spread over the `n`, each moving its customer's score: 200 writes (1 s) to warm the server up, then 2,000
- * (10 s) measured. A server's first writes wait on code and plans not yet compiled (on PostgreSQL
+ * answers) to customers spread over the `n`, each moving its customer's score: 200 writes (1 s)
+ * to warm the server up, then 2,000 (10 s) measured. A server's first writes wait on code and plans not yet compiled (on PostgreSQL
  * the first 30 to 80 of them took 30 to 150 ms, which alone made the p99), so those are reported
  * apart: `steady`, the 2,000 measured, and `first`, the warm-up's, each sorted.
  */

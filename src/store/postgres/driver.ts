@@ -42,37 +42,15 @@ export const POSTGRES: Dialect = {
 const PREPARED = { prepare: true };
 
 /**
- * The most parameters one statement may carry: the wire protocol's count is 16 bits, and the
- * postgres driver refuses more than 65,534 (a 5-column insert of 13,107 rows would be 65,535).
- */
-const MAX_PARAMS = 65_534;
-
-/**
  * `INSERT … VALUES (tuple) …` split around its one tuple: `into` (up to VALUES), the tuple's text
  * between its parentheses, and `tail`; null when the text is not such an insert, or when a
- * placeholder lies outside the tuple (the rewrites below renumber the tuple's alone).
+ * placeholder lies outside the tuple (the rewrite below gives the tuple's alone their arrays).
  */
 function valuesInsert(text: string): { into: string; tuple: string; tail: string } | null {
   const match = /^(\s*INSERT\s[\s\S]*?\b)VALUES\s*\(([^()]*)\)([\s\S]*)$/i.exec(text);
   if (!match) return null;
   const [, into, tuple, tail] = match as unknown as [string, string, string, string];
   return /\$\d/.test(into) || /\$\d/.test(tail) ? null : { into, tuple, tail };
-}
-
-/**
- * `INSERT … VALUES ($1, …, $w) …` as a function of a row count n: the same statement with n
- * tuples, their placeholders numbered on. Null when the text is not such an insert.
- */
-function manyValues(text: string, width: number): ((n: number) => string) | null {
-  const insert = valuesInsert(text);
-  if (!insert || width === 0) return null;
-  const { into, tuple, tail } = insert;
-  return (n) => {
-    const tuples = Array.from({ length: n }, (_, r) =>
-      tuple.replace(/\$(\d+)/g, (_, k: string) => `$${r * width + Number(k)}`),
-    );
-    return `${into}VALUES (${tuples.join('), (')})${tail}`;
-  };
 }
 
 /**
@@ -97,34 +75,19 @@ export const pgDriver = (sql: Queryable): Driver => ({
     ((await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[])[0],
   run: async (text: string, params: readonly Param[]) =>
     (await sql.unsafe(text, params as never[], PREPARED)).count,
-  // An INSERT of many rows is one prepared statement over arrays when its columns' types are
-  // given (unnested), else one statement per chunk (its VALUES repeated); anything else is sent
-  // row by row together, which the connection pipelines: one round trip for all. A VALUES list is
-  // not prepared (its text changes with the rows), and in a transaction postgres.js then runs every
-  // later statement one round trip each: give the columns' types (docs/postgresql.md, "Round trips
-  // of a write").
-  async runEach(text: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]) {
+  // An INSERT of many rows is one prepared statement over arrays (unnested); anything else is
+  // sent row by row together, which the connection pipelines: one round trip for all. Never a
+  // VALUES list: its text changes with the rows, so it is not prepared, and in a transaction
+  // postgres.js then runs every later statement one round trip each (docs/postgresql.md, "Round
+  // trips of a write"). Hence the columns' types, which every caller gives.
+  async runEach(text: string, rows: readonly (readonly Param[])[], columns: readonly ColumnType[]) {
     if (rows.length === 0) return;
-    const arrays = columns && rows.length > 1 ? unnested(text, columns) : null;
-    if (arrays && columns) {
+    const arrays = rows.length > 1 ? unnested(text, columns) : null;
+    if (arrays) {
       const params = columns.map((_, k) => pgArray(rows.map((row) => row[k] as string | number | null)));
       await sql.unsafe(arrays, params, PREPARED);
       return;
     }
-    if (rows.length === 1) {
-      await sql.unsafe(text, rows[0] as never[], PREPARED);
-      return;
-    }
-    const width = rows[0]?.length ?? 0;
-    const many = manyValues(text, width);
-    if (!many) {
-      await Promise.all(rows.map((row) => sql.unsafe(text, row as never[], PREPARED)));
-      return;
-    }
-    const chunk = Math.floor(MAX_PARAMS / width);
-    for (let i = 0; i < rows.length; i += chunk) {
-      const part = rows.slice(i, i + chunk);
-      await sql.unsafe(many(part.length), part.flat() as never[]);
-    }
+    await Promise.all(rows.map((row) => sql.unsafe(text, row as never[], PREPARED)));
   },
 });

@@ -85,7 +85,7 @@ export interface Driver extends Dialect {
    * lets PostgreSQL take an `INSERT … VALUES ($1, …, $n) …` as one prepared statement over arrays
    * (unnest) instead of a statement with every row's placeholders, parsed and planned anew.
    */
-  runEach(sql: string, rows: readonly (readonly Param[])[], columns?: readonly ColumnType[]): Promise<void>;
+  runEach(sql: string, rows: readonly (readonly Param[])[], columns: readonly ColumnType[]): Promise<void>;
 }
 
 /** A parameter's type for runEach (PostgreSQL's name for it). */
