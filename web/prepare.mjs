@@ -1,7 +1,8 @@
-// `npm install` / `npm ci` run this (the prepare script): build the dashboard into dist/web and
-// the typed client (`vitals/client`) into dist/client. A production install without
-// devDependencies has neither Vite nor TypeScript: it says so and installs anyway, and Vitals then
-// answers / with a 503 that says to build. Plain JavaScript, not TypeScript: without
+// `npm install` / `npm ci` run this (the prepare script): apply patches/ to the installed
+// dependencies (patch-package; docs/postgresql.md, "Queries and the garbage collector"), build the
+// dashboard into dist/web and the typed client (`vitals/client`) into dist/client. A production
+// install without devDependencies has neither patch-package, Vite nor TypeScript: it says so and
+// installs anyway, and Vitals then answers / with a 503 that says to build. Plain JavaScript, not TypeScript: without
 // devDependencies the Node that runs it may be the machine's own, too old to strip types.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,10 +11,20 @@ const installed = (name) => existsSync(new URL(`../node_modules/${name}/package.
 const run = (script) => spawnSync('npm', ['run', script], { stdio: 'inherit' }).status ?? 1;
 
 let status = 0;
+if (!installed('patch-package')) {
+  console.warn(
+    'patch-package is not installed (an install without devDependencies): patches/ are not applied.',
+  );
+  console.warn('Vitals runs as well without them, with longer garbage-collection pauses on PostgreSQL.');
+} else {
+  // A patch that no longer applies (its dependency was upgraded) fails the install.
+  const bin = new URL('../node_modules/.bin/patch-package', import.meta.url).pathname;
+  status = spawnSync(bin, ['--error-on-fail'], { stdio: 'inherit' }).status ?? 1;
+}
 if (!installed('vite')) {
   console.warn('Vite is not installed (an install without devDependencies): the dashboard is not built.');
   console.warn('Install with devDependencies and run `npm run build` to serve it at /.');
-} else {
+} else if (status === 0) {
   status = run('build');
 }
 if (!installed('typescript')) {
