@@ -12,6 +12,7 @@
 //         with --writes, one metric write at a time at 200 a second instead (p50 and p99).
 // Usage: node bench/rules-copy.ts seed|run [--backend postgres|sqlite] [--customers 100000]
 //        [--reads score|customer|healthz] [--job | --writes] [--only rule|weights] [--from DATABASE] [--tag TEXT]
+//        [--async-commit] (a diagnostic: PostgreSQL acknowledges commits before they are on disk)
 //        (PostgreSQL needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
 //        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
@@ -37,6 +38,7 @@ import postgres from 'postgres';
 import { POSTGRES_URL } from '../test/helpers/stores.ts';
 import { type Server, startServer } from './lib.ts';
 import {
+  commitFloor,
   jobOverDue,
   metricWrites,
   movePointsBack,
@@ -62,6 +64,12 @@ const { values, positionals } = parseArgs({
     job: { type: 'boolean', default: false },
     /** One metric write at a time at 200 a second instead (bench/rules.ts's last scenario). */
     writes: { type: 'boolean', default: false },
+    /**
+     * PostgreSQL only, a diagnostic and never a figure of record: the copy acknowledges a commit
+     * before its log reaches the disk (synchronous_commit = off), so what the code costs shows
+     * through a disk whose flushes stall (see commitFloor's figure).
+     */
+    'async-commit': { type: 'boolean', default: false },
     /** One of the two changes alone: rule or weights. */
     only: { type: 'string' },
     /** The database copied (default vitals_rules_N): one migrated ahead, say, to compare a schema change. */
@@ -71,6 +79,7 @@ const { values, positionals } = parseArgs({
 const SQLITE = values.backend === 'sqlite';
 if (!SQLITE && values.backend !== 'postgres') throw new Error('--backend: postgres or sqlite');
 if (!SQLITE && !POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
+if (SQLITE && values['async-commit']) throw new Error('--async-commit: PostgreSQL only');
 const N = Number(values.customers);
 const TEMPLATE = `vitals_rules_${N}`;
 const KEY_FILE = join(tmpdir(), `${TEMPLATE}${SQLITE ? '_sqlite' : ''}.key`);
@@ -99,6 +108,8 @@ async function timed(server: Server, headers: Record<string, string>, request: (
 interface Copy {
   env: Record<string, string>;
   raw: RawSql;
+  /** Where commitFloor commits: the same database, or (SQLite) the same directory. */
+  floor: { raw: RawSql } | { dir: string };
   /** Where the planner's statistics matter (PostgreSQL), they are taken again. */
   settle(): Promise<void>;
   drop(): Promise<void>;
@@ -110,6 +121,7 @@ async function postgresCopy(admin: postgres.Sql, job: boolean): Promise<Copy> {
   // FILE_COPY: the default (WAL_LOG) writes the whole 2 GB copy to the log, whose checkpoints then
   // ran during the measured writes (vmstat: 0.3-1 GB/s written in their first seconds).
   await admin.unsafe(`CREATE DATABASE ${copy} TEMPLATE ${values.from ?? TEMPLATE} STRATEGY FILE_COPY`);
+  if (values['async-commit']) await admin.unsafe(`ALTER DATABASE ${copy} SET synchronous_commit = off`);
   const sql = postgres(urlOf(copy), { onnotice: () => {} });
   const raw: RawSql = {
     exec: async (text) => {
@@ -121,6 +133,7 @@ async function postgresCopy(admin: postgres.Sql, job: boolean): Promise<Copy> {
   return {
     env: { DATABASE_URL: urlOf(copy) },
     raw,
+    floor: { raw },
     // The vacuum's own writes checkpointed before the clock starts, not during the run.
     settle: async () => {
       await raw.exec('VACUUM ANALYZE'); // apart: VACUUM cannot share a statement's implicit transaction
@@ -150,6 +163,7 @@ function sqliteCopy(job: boolean): Copy {
   return {
     env: { VITALS_DATA_DIR: dir },
     raw,
+    floor: { dir },
     settle: async () => {},
     async drop() {
       await raw.close();
@@ -208,6 +222,9 @@ async function run(admin: postgres.Sql | null): Promise<void> {
       await copy.settle();
       console.log(
         `${values.tag} one metric write at 200/s: ${writesFigure(await metricWrites(server, headers, N))}`,
+      );
+      console.log(
+        `${values.tag} the disk's floor, a bare durable commit at 200/s: ${await commitFloor(copy.floor)}`,
       );
     } else if (values.job) {
       await copy.settle();

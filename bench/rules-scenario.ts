@@ -1,7 +1,9 @@
 // What bench/rules.ts and bench/rules-copy.ts share: the 3 factor rules, the daily points they are
 // derived from, the rule change and weights change both measure, and how a request is timed with
-// score reads going on meanwhile.
+// score reads going on meanwhile, and the disk's floor under a durable write.
 
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Store } from '../src/store/store.ts';
 import { cpuSeconds, openLoop, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
@@ -214,4 +216,51 @@ export async function metricWrites(server: Server, headers: Record<string, strin
 export function writesFigure({ first, steady }: Awaited<ReturnType<typeof metricWrites>>): string {
   const at = (list: number[], p: number) => percentile(list, p).toFixed(1);
   return `p50 ${at(steady, 50)} ms, p99 ${at(steady, 99)} ms (the warm-up's: p50 ${at(first, 50)}, p99 ${at(first, 99)} ms)`;
+}
+
+/**
+ * The disk's floor under metricWrites, measured on the same machine right after them: 2,000 bare
+ * one-row commits, one at a time at 200 a second, each as durable as a write of Vitals. On
+ * PostgreSQL an INSERT in its own transaction, in a table of its own on the same database
+ * (`raw`); on SQLite a database of its own in the same directory (`dir`), in WAL mode with
+ * synchronous = FULL as Vitals' writer. A write of Vitals waits for the same flush of the log, so
+ * its p99 is never below this one's: on a disk whose flushes stall, no code meets a target under it.
+ */
+export async function commitFloor(target: { raw: RawSql } | { dir: string }): Promise<string> {
+  let commit: (i: number) => Promise<void>;
+  let close = async () => {};
+  if ('raw' in target) {
+    await target.raw.exec(
+      'DROP TABLE IF EXISTS bench_commit_floor; CREATE TABLE bench_commit_floor (i integer)',
+    );
+    commit = (i) => target.raw.exec(`INSERT INTO bench_commit_floor VALUES (${i})`);
+    close = () => target.raw.exec('DROP TABLE bench_commit_floor');
+  } else {
+    const path = join(target.dir, 'commit-floor.db');
+    const conn = new DatabaseSync(path);
+    conn.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE floor (i INTEGER)');
+    const insert = conn.prepare('INSERT INTO floor VALUES (?)');
+    commit = async (i) => {
+      insert.run(i);
+    };
+    close = async () => {
+      conn.close();
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+    };
+  }
+  const times: number[] = [];
+  await openLoop(
+    200,
+    async (i) => {
+      const start = performance.now();
+      await commit(i);
+      times.push(performance.now() - start);
+    },
+    (i) => i < 2000,
+    'sent',
+  );
+  await close();
+  times.sort((a, b) => a - b);
+  const at = (p: number) => percentile(times, p).toFixed(1);
+  return `p50 ${at(50)} ms, p99 ${at(99)} ms, p99.9 ${at(99.9)} ms, max ${at(100)} ms`;
 }

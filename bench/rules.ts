@@ -7,7 +7,8 @@
 //   - the rescore job: every point moved 36 hours back (as if a day and a half passed: the oldest leave their windows), every customer
 //     made due, and the time until the server's job has rescored them all (reads measured as above);
 //   - one metric write at a fixed 200 requests/s (open loop), its p50 and p99 after a second of
-//     writes to warm the server up (that second's apart).
+//     writes to warm the server up (that second's apart); then the disk's floor under it, bare
+//     durable commits at the same rate (commitFloor).
 // Usage: node bench/rules.ts [--customers 100000] [--days 30] [--backend sqlite|postgres|both]
 //        [--only rules|time|writes] [--reads 200|closed] [--cpu-prof DIR]
 
@@ -17,6 +18,7 @@ import postgres from 'postgres';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
 import type { Server } from './lib.ts';
 import {
+  commitFloor,
   jobOverDue,
   metricWrites,
   RULE_CHANGE,
@@ -195,6 +197,14 @@ for (const backend of backends) {
       writesFigure(await metricWrites(server, headers, N)),
       'p99 < 20 ms',
     );
+    const raw = rawSql(backend, db);
+    report(
+      backend,
+      "the disk's floor under it: a bare one-row durable commit at 200/s (bench/rules-scenario.ts, commitFloor)",
+      await commitFloor(backend === 'sqlite' ? { dir: db.dir } : { raw }),
+      '—',
+    );
+    await raw.close();
   }
   await server.stop();
   await db.drop();
