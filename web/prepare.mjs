@@ -2,10 +2,12 @@
 // dependencies (patch-package; docs/postgresql.md, "Queries and the garbage collector"), build the
 // dashboard into dist/web and the typed client (`vitals/client`) into dist/client. A production
 // install without devDependencies has neither patch-package, Vite nor TypeScript: it says so and
-// installs anyway, and Vitals then answers / with a 503 that says to build. Plain JavaScript, not TypeScript: without
-// devDependencies the Node that runs it may be the machine's own, too old to strip types.
+// installs anyway, and Vitals then answers / with a 503 that says to build. Plain JavaScript, not
+// TypeScript: without devDependencies the Node that runs it may be the machine's own, too old to
+// strip types.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const installed = (name) => existsSync(new URL(`../node_modules/${name}/package.json`, import.meta.url));
 const run = (script) => spawnSync('npm', ['run', script], { stdio: 'inherit' }).status ?? 1;
@@ -18,7 +20,7 @@ if (!installed('patch-package')) {
   console.warn('Vitals runs as well without them, with longer garbage-collection pauses on PostgreSQL.');
 } else {
   // A patch that no longer applies (its dependency was upgraded) fails the install.
-  const bin = new URL('../node_modules/.bin/patch-package', import.meta.url).pathname;
+  const bin = fileURLToPath(new URL('../node_modules/.bin/patch-package', import.meta.url));
   status = spawnSync(bin, ['--error-on-fail'], { stdio: 'inherit' }).status ?? 1;
 }
 if (!installed('vite')) {
