@@ -49,6 +49,7 @@ import {
   send,
   sqliteRaw,
   timedWithReads,
+  vacuumAndCheckpoint,
   WEIGHTS_CHANGE,
   writesFigure,
 } from './rules-scenario.ts';
@@ -135,10 +136,7 @@ async function postgresCopy(admin: postgres.Sql, job: boolean): Promise<Copy> {
     raw,
     floor: { raw },
     // The vacuum's own writes checkpointed before the clock starts, not during the run.
-    settle: async () => {
-      await raw.exec('VACUUM ANALYZE'); // apart: VACUUM cannot share a statement's implicit transaction
-      await raw.exec('CHECKPOINT');
-    },
+    settle: () => vacuumAndCheckpoint(raw),
     async drop() {
       await sql.end();
       await admin.unsafe(`DROP DATABASE ${copy} WITH (FORCE)`);

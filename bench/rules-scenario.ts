@@ -112,6 +112,16 @@ export async function timedWithReads(
 }
 
 /** SQL against the server's database from outside it (bench/rules.ts's rawSql, or a postgres.js pool's). */
+/**
+ * A PostgreSQL database made ready to be timed: its dead rows vacuumed and its statistics taken,
+ * then the vacuum's own writes checkpointed, so neither happens during the measured work. Two
+ * statements: VACUUM cannot share a statement's implicit transaction.
+ */
+export async function vacuumAndCheckpoint(raw: RawSql): Promise<void> {
+  await raw.exec('VACUUM ANALYZE');
+  await raw.exec('CHECKPOINT');
+}
+
 export interface RawSql {
   exec(text: string): Promise<void>;
   count(text: string): Promise<number>;
@@ -185,9 +195,10 @@ export async function jobOverDue<T>(raw: RawSql, timed: (request: () => Promise<
 /**
  * One metric write at a time, at a fixed 200 a second (open loop: a write every 5 ms whatever the
  * answers) to customers spread over the `n`, each moving its customer's score: 200 writes (1 s)
- * to warm the server up, then 2,000 (10 s) measured. A server's first writes wait on code and plans not yet compiled (on PostgreSQL
- * the first 30 to 80 of them took 30 to 150 ms, which alone made the p99), so those are reported
- * apart: `steady`, the 2,000 measured, and `first`, the warm-up's, each sorted.
+ * to warm the server up, then 2,000 (10 s) measured. A server's first writes wait on code and
+ * plans not yet compiled (on PostgreSQL the first 30 to 80 of them took 30 to 150 ms, which alone
+ * made the p99), so those are reported apart: `steady`, the 2,000 measured, and `first`, the
+ * warm-up's, each sorted.
  */
 export async function metricWrites(server: Server, headers: Record<string, string>, n: number) {
   const WARM_UP = 200;
@@ -248,17 +259,7 @@ export async function commitFloor(target: { raw: RawSql } | { dir: string }): Pr
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
     };
   }
-  const times: number[] = [];
-  await openLoop(
-    200,
-    async (i) => {
-      const start = performance.now();
-      await commit(i);
-      times.push(performance.now() - start);
-    },
-    (i) => i < 2000,
-    'sent',
-  );
+  const times = await openLoop(200, commit, (i) => i < 2000, 'sent');
   await close();
   times.sort((a, b) => a - b);
   const at = (p: number) => percentile(times, p).toFixed(1);

@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 test('20,000 dropped queries leave the old generation as it was after two young collections', async () => {
-  const helper = new URL('../helpers/query-garbage.ts', import.meta.url).pathname;
+  const helper = fileURLToPath(new URL('../helpers/query-garbage.ts', import.meta.url));
   const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', helper]);
   const grown = Number(stdout.trim());
   // Unpatched, the old generation grew by 5.3-7.0 MB here; patched, by about 10 kB.
