@@ -166,7 +166,10 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     await page.goto(`${base}/customers/globex`);
     await page.getByRole('heading', { name: 'Globex Corporation', level: 1 }).waitFor();
     assert.equal(await text(page.getByTestId('current-score')), '0.495');
-    assert.equal(await page.locator('svg.history-chart circle.point').count(), 5);
+    // The chart draws once its width is measured, after the score: wait for it, then count.
+    const points = page.locator('svg.history-chart circle.point');
+    await points.first().waitFor();
+    assert.equal(await points.count(), 5);
     // Weights read as shares (80%, not 0.8), the exact value on hover.
     const weight = page.locator('td[title="Weight 0.8"]');
     assert.equal(await text(weight), '80%');
