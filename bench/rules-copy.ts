@@ -13,6 +13,7 @@
 // Usage: node bench/rules-copy.ts seed|run [--backend postgres|sqlite] [--customers 100000]
 //        [--reads score|customer|healthz] [--job | --writes] [--only rule|weights] [--from DATABASE] [--tag TEXT]
 //        [--async-commit] (a diagnostic: PostgreSQL acknowledges commits before they are on disk)
+//        [--floor] (PostgreSQL, no server: the rows a rule change writes, by the database alone)
 //        (PostgreSQL needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
 //        SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
 // The first run after a server restart reads from the OS cache into empty shared buffers, as
@@ -45,6 +46,7 @@ import {
   type RawSql,
   RULE_CHANGE,
   RULES,
+  rescoreFloor,
   seedPoints,
   send,
   sqliteRaw,
@@ -71,6 +73,11 @@ const { values, positionals } = parseArgs({
      * through a disk whose flushes stall (see commitFloor's figure).
      */
     'async-commit': { type: 'boolean', default: false },
+    /**
+     * PostgreSQL only: no server; the rows a rule change writes, written by the database alone
+     * on the copy (rescoreFloor), the floor under the rule change's time on this machine.
+     */
+    floor: { type: 'boolean', default: false },
     /** One of the two changes alone: rule or weights. */
     only: { type: 'string' },
     /** The database copied (default vitals_rules_N): one migrated ahead, say, to compare a schema change. */
@@ -81,6 +88,7 @@ const SQLITE = values.backend === 'sqlite';
 if (!SQLITE && values.backend !== 'postgres') throw new Error('--backend: postgres or sqlite');
 if (!SQLITE && !POSTGRES_URL) throw new Error('VITALS_TEST_POSTGRES_URL is not set.');
 if (SQLITE && values['async-commit']) throw new Error('--async-commit: PostgreSQL only');
+if (SQLITE && values.floor) throw new Error('--floor: PostgreSQL only');
 const N = Number(values.customers);
 const TEMPLATE = `vitals_rules_${N}`;
 const KEY_FILE = join(tmpdir(), `${TEMPLATE}${SQLITE ? '_sqlite' : ''}.key`);
@@ -204,6 +212,15 @@ async function seed(admin: postgres.Sql | null): Promise<void> {
 /** Serves a copy with this checkout's code and times the rule and weights changes, or the job. */
 async function run(admin: postgres.Sql | null): Promise<void> {
   const copy = admin ? await postgresCopy(admin, values.job) : sqliteCopy(values.job);
+  if (values.floor) {
+    try {
+      await copy.settle();
+      console.log(`${values.tag} the database's floor under a rule change: ${await rescoreFloor(copy.raw)}`);
+    } finally {
+      await copy.drop();
+    }
+    return;
+  }
   const key = readFileSync(KEY_FILE, 'utf8');
   const server = await startServer({
     ...copy.env,

@@ -265,3 +265,57 @@ export async function commitFloor(target: { raw: RawSql } | { dir: string }): Pr
   const at = (p: number) => percentile(times, p).toFixed(1);
   return `p50 ${at(50)} ms, p99 ${at(99)} ms, p99.9 ${at(99.9)} ms, max ${at(100)} ms`;
 }
+
+/**
+ * The database's own floor under a rule change on PostgreSQL: the rows a rule change over every
+ * scored customer writes, written by the database alone, in one transaction, a page of 1,000 at
+ * a time as Vitals writes them — each score updated (its factors and inputs sent again as text,
+ * parsed as Vitals' are), a history entry and a `score.updated` event for each — with nothing
+ * computed, sent or parsed by Vitals, and no trend rollup. A lower bound for any code over this
+ * schema: the rule change's time over this one is what Vitals adds. Timed with the machine's CPU
+ * seconds; run on a copy after vacuumAndCheckpoint, as the change itself is.
+ */
+export async function rescoreFloor(raw: RawSql): Promise<string> {
+  const cpu0 = cpuSeconds(process.pid).machine;
+  const t0 = performance.now();
+  await raw.exec(`DO $$
+    DECLARE
+      acct text := (SELECT account_id FROM health_scores LIMIT 1);
+      after text := '';
+      last text;
+    BEGIN
+      LOOP
+        WITH page AS (
+          SELECT customer_id FROM health_scores WHERE account_id = acct AND customer_id > after
+          ORDER BY customer_id LIMIT 1000
+        ), updated AS (
+          UPDATE health_scores h SET score = h.score * 0.97,
+            band = CASE WHEN h.score * 0.97 >= 0.7 THEN 2 WHEN h.score * 0.97 >= 0.4 THEN 1 ELSE 0 END,
+            factors = h.factors::text::json, inputs = h.inputs::text::json,
+            version = h.version + 1, updated_at = h.updated_at + 1
+          FROM page p WHERE h.account_id = acct AND h.customer_id = p.customer_id
+          RETURNING h.customer_id, h.score, h.band, h.factors, h.inputs, h.version, h.updated_at
+        ), history AS (
+          INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason,
+            created_at, weights, inputs)
+          SELECT acct, customer_id, version, score, 'healthy', factors::text::json, 'rules_changed', updated_at,
+            '{"usage":0.2,"support":0.1,"billing":0.1,"engagement":0.3,"support_load":0.2,"adoption":0.1}'::json,
+            inputs::text::json
+          FROM updated
+        ), events AS (
+          INSERT INTO events (id, account_id, type, data, created_at)
+          SELECT 'evt_floor_' || customer_id || '_' || version, acct, 'score.updated',
+            json_build_object('customer_id', customer_id, 'health_score', score, 'previous_score', score / 0.97,
+              'factors', factors, 'updated_at', updated_at, 'status', 'healthy')::text::json,
+            updated_at
+          FROM updated ORDER BY customer_id
+        )
+        SELECT max(customer_id) INTO last FROM page;
+        EXIT WHEN last IS NULL;
+        after := last;
+      END LOOP;
+    END $$`);
+  const ms = performance.now() - t0;
+  const cpu = cpuSeconds(process.pid).machine - cpu0;
+  return `${(ms / 1000).toFixed(2)} s (CPU ${cpu.toFixed(1)} s machine)`;
+}

@@ -8,7 +8,9 @@
 //     made due, and the time until the server's job has rescored them all (reads measured as above);
 //   - one metric write at a fixed 200 requests/s (open loop), its p50 and p99 after a second of
 //     writes to warm the server up (that second's apart); then the disk's floor under it, bare
-//     durable commits at the same rate (commitFloor).
+//     durable commits at the same rate (commitFloor);
+//   - on PostgreSQL, after the weights change, the rows a rule change writes written by the
+//     database alone (rescoreFloor): the floor under the rule change on this machine.
 // Usage: node bench/rules.ts [--customers 100000] [--days 30] [--backend sqlite|postgres|both]
 //        [--only rules|time|writes] [--reads 200|closed] [--cpu-prof DIR]
 
@@ -23,6 +25,7 @@ import {
   metricWrites,
   RULE_CHANGE,
   RULES,
+  rescoreFloor,
   seedPoints,
   send,
   sqliteRaw,
@@ -153,6 +156,18 @@ for (const backend of backends) {
       `${(weights.ms / 1000).toFixed(2)} s (reads p99 ${weights.p99.toFixed(1)} ms, ${weights.reads} reads; ${weights.cpu})`,
       `${target}, p99 < 50 ms`,
     );
+    if (backend === 'postgres') {
+      // What the database alone takes to write a rule change's rows, on the same data and machine.
+      await settle();
+      const raw = rawSql(backend, db);
+      report(
+        backend,
+        "the database's floor under a rule change: its rows written by PostgreSQL alone (bench/rules-scenario.ts, rescoreFloor)",
+        await rescoreFloor(raw),
+        '—',
+      );
+      await raw.close();
+    }
   }
   if (wanted('time')) {
     const raw = rawSql(backend, db);
