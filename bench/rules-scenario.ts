@@ -111,7 +111,6 @@ export async function timedWithReads(
   return { ms, p99: percentile(sorted, 99), reads: sorted.length, cpu };
 }
 
-/** SQL against the server's database from outside it (bench/rules.ts's rawSql, or a postgres.js pool's). */
 /**
  * A PostgreSQL database made ready to be timed: its dead rows vacuumed and its statistics taken,
  * then the vacuum's own writes checkpointed, so neither happens during the measured work. Two
@@ -122,6 +121,7 @@ export async function vacuumAndCheckpoint(raw: RawSql): Promise<void> {
   await raw.exec('CHECKPOINT');
 }
 
+/** SQL against the server's database from outside it (bench/rules.ts's rawSql, or a postgres.js pool's). */
 export interface RawSql {
   exec(text: string): Promise<void>;
   count(text: string): Promise<number>;

@@ -159,7 +159,8 @@ for (const backend of backends) {
     if (backend === 'postgres') {
       // What the database alone takes to write a rule change's rows, on the same data and machine.
       // Its versions are written behind the server's back (no trend rollup); the job below derives
-      // every customer again from its points, so nothing after it depends on them.
+      // every customer again from its points, and what it and the writes after it cost does not
+      // depend on the scores' values.
       await settle();
       const raw = rawSql(backend, db);
       report(
