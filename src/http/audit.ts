@@ -1,7 +1,7 @@
 // The audit log (docs/people.md, "Audit log"): every successful change through /api is recorded
 // with who made it (a key or a person), what it was and which object, never a body, a secret or
-// a password. The score writes and single metric writes (the busiest) record it in their own
-// transaction; the others as the answer goes out, just after the change has committed.
+// a password. The score writes, single metric writes and whole-account rescores record it in their
+// own transaction; the others as the answer goes out, just after the change has committed.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { newId } from '../domain/ids.ts';
@@ -43,12 +43,17 @@ const ACTIONS: Record<string, string> = {
 
 /**
  * Routes whose writes record their entry in their own transaction (the score writes and single
- * metric writes, the busiest): the hook leaves them alone.
+ * metric writes, the busiest; the changes that rescore a whole account, which on SQLite the
+ * writer's checkpoint may follow): the hook leaves them alone.
  */
 const IN_TRANSACTION = new Set([
   'POST /api/customers/:customer_id/health-score',
   'PATCH /api/customers/:customer_id/health-score',
   'POST /api/customers/:customer_id/metrics',
+  'PATCH /api/settings/health-score/weights',
+  'PATCH /api/settings/health-score/thresholds',
+  'PUT /api/settings/health-score/factors/:factor',
+  'DELETE /api/settings/health-score/factors/:factor',
 ]);
 
 /** The entry for this request's change, for a write that records it in its own transaction. */

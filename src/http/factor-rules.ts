@@ -7,6 +7,7 @@ import { AGGREGATES, type FactorRule, MAX_STEPS, type Scale, scaleRefusal } from
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { deleteRule, previewRule, putRule, type RuleInput } from '../writes/rules.ts';
+import { auditEntry } from './audit.ts';
 import { FactorName } from './health-scores.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 import { previewAnswer, previewSchema } from './settings.ts';
@@ -177,8 +178,13 @@ function putRuleRoute(app: FastifyInstance, store: Store, now: () => number): vo
         response: { 200: RuleRef, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) =>
-      toRule(await store.run(putRule, req.accountId, ruleInput(req.params.factor, req.body), now())),
+    async (req) => {
+      const at = now();
+      const audit = auditEntry(req, req.params.factor, at);
+      return toRule(
+        await store.run(putRule, req.accountId, ruleInput(req.params.factor, req.body), at, audit),
+      );
+    },
   );
 }
 
@@ -216,7 +222,14 @@ function deleteRuleRoute(app: FastifyInstance, store: Store, now: () => number):
       },
     },
     async (req) => {
-      await store.run(deleteRule, req.accountId, req.params.factor, now());
+      const at = now();
+      await store.run(
+        deleteRule,
+        req.accountId,
+        req.params.factor,
+        at,
+        auditEntry(req, req.params.factor, at),
+      );
       return { factor: req.params.factor, deleted: true };
     },
   );

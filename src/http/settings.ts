@@ -6,6 +6,7 @@ import type { Weights } from '../domain/scoring.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Settings, Store } from '../store/store.ts';
 import { changeThresholds, changeWeights, type Preview, previewWeights } from '../writes/rescore.ts';
+import { auditEntry } from './audit.ts';
 import { errorResponses, Timestamp } from './schemas.ts';
 
 export const WeightsSchema = Type.Unsafe<Weights>({
@@ -96,7 +97,12 @@ function patchWeights(app: FastifyInstance, store: Store, now: () => number): vo
         response: { 200: WeightsAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => weightsAnswer(await changeWeights(store, req.accountId, req.body.weights, now())),
+    async (req) => {
+      const at = now();
+      return weightsAnswer(
+        await changeWeights(store, req.accountId, req.body.weights, at, auditEntry(req, null, at)),
+      );
+    },
   );
 }
 
@@ -140,7 +146,12 @@ function patchThresholds(app: FastifyInstance, store: Store, now: () => number):
         response: { 200: ThresholdsAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => thresholdsAnswer(await changeThresholds(store, req.accountId, req.body, now())),
+    async (req) => {
+      const at = now();
+      return thresholdsAnswer(
+        await changeThresholds(store, req.accountId, req.body, at, auditEntry(req, null, at)),
+      );
+    },
   );
 }
 

@@ -13,7 +13,7 @@ import {
   weightsSumValid,
 } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import type { ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
+import type { AuditEntry, ScoreReason, ScoreRecord, Settings, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { pages, pipelined, settleAll } from './pipeline.ts';
 
@@ -106,26 +106,41 @@ export async function rescore(
   );
 }
 
-/** Replaces the account's weights and rescores; answers the settings as saved. */
+/**
+ * Replaces the account's weights and rescores; answers the settings as saved. `audit`: the
+ * change's audit log entry, recorded in its transaction.
+ */
 export async function changeWeights(
   store: Store,
   accountId: string,
   weights: Weights,
   now: number,
+  audit?: AuditEntry,
 ): Promise<Settings> {
   checkWeightsSum(weights);
-  return store.run(applyWeights, accountId, weights, now);
+  return store.run(applyWeights, accountId, weights, now, audit);
+}
+
+/** Records the change's audit entry (if any) in its transaction: sent now, awaited with the rest. */
+export function auditIn(tx: Tx, accountId: string, audit: AuditEntry | undefined): Promise<void> {
+  return audit ? tx.appendAudits(accountId, [audit]) : Promise.resolve();
 }
 
 /** changeWeights' transaction (a write: on SQLite it runs on the writer thread). */
 export const applyWeights = write(
   import.meta.url,
-  async function applyWeights(tx: Tx, accountId: string, weights: Weights, clock: number): Promise<Settings> {
+  async function applyWeights(
+    tx: Tx,
+    accountId: string,
+    weights: Weights,
+    clock: number,
+    audit?: AuditEntry,
+  ): Promise<Settings> {
     const current = await tx.getSettings(accountId, { forUpdate: true });
     const now = nextTimestamp(clock, current.weightsUpdatedAt ?? 0);
     await tx.putWeights(accountId, weights, now);
     const next = await tx.getSettings(accountId);
-    await rescore(tx, accountId, next, 'weights_changed', now);
+    await settleAll([auditIn(tx, accountId, audit), rescore(tx, accountId, next, 'weights_changed', now)]);
     return next;
   },
   { heavy: true },
@@ -134,14 +149,16 @@ export const applyWeights = write(
 /**
  * Sets the bounds given (the others stay) and re-bands every score; answers the settings as
  * saved. 400 parameter_invalid unless 0 < at_risk < healthy <= 1, naming at_risk when it was given.
+ * `audit`: the change's audit log entry, recorded in its transaction.
  */
 export async function changeThresholds(
   store: Store,
   accountId: string,
   change: Partial<Thresholds>,
   now: number,
+  audit?: AuditEntry,
 ): Promise<Settings> {
-  return store.run(applyThresholds, accountId, change, now);
+  return store.run(applyThresholds, accountId, change, now, audit);
 }
 
 /** changeThresholds' transaction (a write). */
@@ -152,6 +169,7 @@ export const applyThresholds = write(
     accountId: string,
     change: Partial<Thresholds>,
     clock: number,
+    audit?: AuditEntry,
   ): Promise<Settings> {
     const current = await tx.getSettings(accountId, { forUpdate: true });
     const thresholds: Thresholds = { ...current.thresholds, ...change };
@@ -165,7 +183,7 @@ export const applyThresholds = write(
     const now = nextTimestamp(clock, current.thresholdsUpdatedAt ?? 0);
     await tx.putThresholds(accountId, thresholds, now);
     const next = await tx.getSettings(accountId);
-    await rescore(tx, accountId, next, 'thresholds_changed', now);
+    await settleAll([auditIn(tx, accountId, audit), rescore(tx, accountId, next, 'thresholds_changed', now)]);
     return next;
   },
   { heavy: true },

@@ -18,10 +18,10 @@ import {
 } from '../domain/rules.ts';
 import type { Factors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import type { RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
+import type { AuditEntry, RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { pages, pipelined, settleAll, turn } from './pipeline.ts';
-import { countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
+import { auditIn, countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
 
 /** The most rules an account may have. */
 export const MAX_RULES = 50;
@@ -389,7 +389,13 @@ export type RuleInput = Omit<FactorRule, 'updatedAt'>;
 /** Creates or replaces the rule of `input.factor` and rescores every customer it may move; answers it as stored. */
 export const putRule = write(
   import.meta.url,
-  async function putRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<FactorRule> {
+  async function putRule(
+    tx: Tx,
+    accountId: string,
+    input: RuleInput,
+    now: number,
+    audit?: AuditEntry,
+  ): Promise<FactorRule> {
     // The account's lock first (exclusive on PostgreSQL), as a weights change takes it.
     const settings = await tx.getSettings(accountId, { forUpdate: true });
     const rules = await tx.listFactorRules(accountId);
@@ -406,7 +412,10 @@ export const putRule = write(
     const next = [...rules.filter((r) => r.factor !== rule.factor), rule];
     const derived = new Set(next.map((r) => r.factor));
     const change = { rules: next, factor: rule.factor, changed: rule, before: before ?? null, derived };
-    await rescoreForRule(tx, accountId, change, settings, rule.updatedAt);
+    await settleAll([
+      auditIn(tx, accountId, audit),
+      rescoreForRule(tx, accountId, change, settings, rule.updatedAt),
+    ]);
     return rule;
   },
   { heavy: true },
@@ -415,7 +424,13 @@ export const putRule = write(
 /** Deletes the rule and takes its factor out of every score; 404 factor_rule_not_found. */
 export const deleteRule = write(
   import.meta.url,
-  async function deleteRule(tx: Tx, accountId: string, factor: string, now: number): Promise<void> {
+  async function deleteRule(
+    tx: Tx,
+    accountId: string,
+    factor: string,
+    now: number,
+    audit?: AuditEntry,
+  ): Promise<void> {
     const settings = await tx.getSettings(accountId, { forUpdate: true });
     const rules = await tx.listFactorRules(accountId);
     if (!(await tx.deleteFactorRule(accountId, factor))) {
@@ -423,13 +438,16 @@ export const deleteRule = write(
     }
     const next = rules.filter((r) => r.factor !== factor);
     const derived = new Set([...next.map((r) => r.factor), factor]);
-    await rescoreForRule(
-      tx,
-      accountId,
-      { rules: next, factor, changed: null, before: null, derived },
-      settings,
-      now,
-    );
+    await settleAll([
+      auditIn(tx, accountId, audit),
+      rescoreForRule(
+        tx,
+        accountId,
+        { rules: next, factor, changed: null, before: null, derived },
+        settings,
+        now,
+      ),
+    ]);
   },
   { heavy: true },
 );

@@ -118,6 +118,59 @@ describe('the audit log', () => {
     }
   });
 
+  test('the changes that rescore a whole account record their entry in their own transaction; a refused one records none', async () => {
+    const api = t.api;
+    assert.equal((await api.post('/api/customers', customerBody('cus_w'))).status, 201);
+    await api.post('/api/customers/cus_w/health-score', { factors: { usage: 0.5 } });
+    const before = (await api.get('/api/audit-log?limit=100')).body.data.length;
+    const rule = {
+      metric: 'logins',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 0, to: 20 },
+    };
+    const answers = [
+      await api.patch('/api/settings/health-score/thresholds', { at_risk: 0.3 }),
+      await api.patch('/api/settings/health-score/weights', { weights: { usage: 0.5, support: 0.5 } }),
+      await api.request('PUT', '/api/settings/health-score/factors/support', rule),
+      await api.delete('/api/settings/health-score/factors/support'),
+    ];
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200],
+    );
+    const refused = [
+      // Refused by the write itself (the thresholds' order, the rule's existence) or before it.
+      await api.patch('/api/settings/health-score/thresholds', { at_risk: 0.9 }),
+      await api.delete('/api/settings/health-score/factors/support'),
+      await api.patch('/api/settings/health-score/weights', { weights: { usage: 0.5 } }),
+    ];
+    assert.deepEqual(
+      refused.map((a) => [a.status, a.body.error.code]),
+      [
+        [400, 'parameter_invalid'],
+        [404, 'factor_rule_not_found'],
+        [400, 'weights_sum_invalid'],
+      ],
+    );
+    const log = (await api.get('/api/audit-log?limit=100')).body.data;
+    const added = log.slice(0, log.length - before);
+    assert.deepEqual(
+      added.map((e: { action: string; object_id: string | null }) => [e.action, e.object_id]),
+      [
+        ['factor_rule.deleted', 'support'],
+        ['factor_rule.put', 'support'],
+        ['weights.updated', null],
+        ['thresholds.updated', null],
+      ],
+    );
+    // Each entry names its own request.
+    assert.deepEqual(
+      added.map((e: { request_id: string }) => e.request_id),
+      answers.map((a) => a.headers['x-request-id']).reverse(),
+    );
+  });
+
   test('a person is named by their email; no secret, password or key is ever in it', async () => {
     const made = await t.api.post('/api/users', { email: 'auditor@example.com', role: 'admin' });
     const token = /#token=(.+)$/.exec(made.body.sign_in_link)?.[1] as string;

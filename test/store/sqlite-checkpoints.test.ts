@@ -1,7 +1,8 @@
 // The SQLite WAL is folded back into the database by a thread of its own (docs/operations.md,
 // "The SQLite writer thread"): the writer checkpoints itself only past 10,000 pages of WAL, so a
-// commit's pages reaching the database file before that is the checkpoint thread's doing; and
-// under a stream of commits the WAL stays bounded.
+// commit's pages reaching the database file before that is the checkpoint thread's doing; under
+// a stream of commits the WAL stays bounded; and a commit past the backstop is checkpointed by
+// the writer between its batches, never inside a COMMIT.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,5 +68,39 @@ test('a commit reaches the database file from the checkpoint thread, and under a
     .get();
   assert.deepEqual({ ...row }, { n: 2000, lo: 81, hi: 81 });
   assert.equal(db.prepare('SELECT COUNT(*) AS n FROM score_history').get()?.n, 162_000);
+  db.close();
+});
+
+test('a commit past the backstop is checkpointed by the writer after it, so the next write starts the WAL over', async () => {
+  const path = join(tempDir(), 'vitals.db');
+  const store = new SqliteStore({ path });
+  await store.migrate();
+  const { account } = await createApiKey(store, 'default');
+  const ids = Array.from({ length: 2000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
+  await seedCustomers(store, account.id, ids);
+  await until(() => size(`${path}-wal`) === 0 || size(path) > 4096 * 20, 'the seeding checkpointed');
+
+  // 150 versions in one transaction: about 55 MB of WAL in one commit. The checkpoint thread
+  // leaves a WAL past the backstop to the writer, and the writer no longer checkpoints in COMMIT.
+  await store.transaction(async (tx) => {
+    for (let v = 1; v <= 150; v++) {
+      await tx.writeScores(
+        account.id,
+        ids.map((id, i) => score(id, ((i + v) % 100) / 100, v)),
+        'factors_updated',
+      );
+    }
+  });
+  assert.ok(size(`${path}-wal`) > BACKSTOP_BYTES, `only ${size(`${path}-wal`)} bytes of WAL`);
+  // The writer copied it all back between that batch and this one: this write starts the WAL
+  // over, and its commit truncates the file to the backstop.
+  await store.transaction((tx) =>
+    tx.writeScores(account.id, [score(ids[0] as string, 0.5, 151)], 'factors_updated'),
+  );
+  assert.ok(size(`${path}-wal`) <= BACKSTOP_BYTES, `the WAL still holds ${size(`${path}-wal`)} bytes`);
+  await store.close();
+
+  const db = new DatabaseSync(path);
+  assert.deepEqual({ ...db.prepare('SELECT COUNT(*) AS n FROM score_history').get() }, { n: 300_001 });
   db.close();
 });

@@ -4,9 +4,9 @@
 // writer nor holds it up, at most every CHECKPOINT_EVERY_MS while commits come, and none while
 // none do. What it copies is already durable in the WAL: a checkpoint that fails (a full disk)
 // loses nothing, and the next one takes it up.
-import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
+import { walBytes } from './checkpoints.ts';
 
 /** At most one checkpoint in this many ms: SQLite's own (every 1,000 pages) came about as often under a write load. */
 const CHECKPOINT_EVERY_MS = 100;
@@ -26,21 +26,12 @@ const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 let last = 0;
 let scheduled: NodeJS.Timeout | undefined;
 
-/** The WAL file's size (0: none); the writer truncates it to the backstop when it starts it over. */
-function walBytes(): number {
-  try {
-    return statSync(`${path}-wal`).size;
-  } catch {
-    return 0;
-  }
-}
-
 function run(): void {
   scheduled = undefined;
   last = performance.now();
   // Past the backstop the writer checkpoints on its commits, and only one checkpoint runs at a
   // time: one of this thread's beside it would make the writer's fail, and the WAL grow on.
-  if (walBytes() > backstopBytes) return;
+  if (walBytes(path) > backstopBytes) return;
   try {
     checkpoint.get();
   } catch {

@@ -24,12 +24,15 @@ export class GroupCommit {
   readonly #writer: WriteConnection;
   /** After each COMMIT: whether the batch made deliveries due. */
   readonly #committed: (deliveriesDue: boolean) => void;
+  /** Housekeeping between two batches, once the last one's answers have gone (a checkpoint). */
+  readonly #between: (() => void) | undefined;
   #pending: Job[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(writer: WriteConnection, committed: (deliveriesDue: boolean) => void) {
+  constructor(writer: WriteConnection, committed: (deliveriesDue: boolean) => void, between?: () => void) {
     this.#writer = writer;
     this.#committed = committed;
+    this.#between = between;
   }
 
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -66,6 +69,11 @@ export class GroupCommit {
       } catch (error) {
         // Not expected (#commit answers its jobs); if it happens, nobody is left waiting.
         for (const job of batch) job.reject(error);
+      }
+      if (this.#between) {
+        // A turn of the event loop first: the batch's answers (promise callbacks) go out before it.
+        await setImmediate();
+        this.#between();
       }
     }
   }

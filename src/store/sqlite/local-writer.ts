@@ -15,13 +15,20 @@ export class LocalWriter {
   readonly writer: DirectWriter;
   readonly #commits: GroupCommit;
 
-  /** `onDue`: deliveries became due in a commit; `onCommit`: any commit. */
-  constructor(conn: Connection, onDue: () => void, onCommit?: () => void) {
+  /**
+   * `onDue`: deliveries became due in a commit; `onCommit`: any commit; `between`: work between
+   * two batches, after the first one's answers have gone.
+   */
+  constructor(conn: Connection, onDue: () => void, onCommit?: () => void, between?: () => void) {
     this.writer = new DirectWriter(conn);
-    this.#commits = new GroupCommit(this.writer, (due) => {
-      onCommit?.();
-      if (due) onDue();
-    });
+    this.#commits = new GroupCommit(
+      this.writer,
+      (due) => {
+        onCommit?.();
+        if (due) onDue();
+      },
+      between,
+    );
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {

@@ -31,6 +31,7 @@ const local = new LocalWriter(
   conn,
   () => post({ due: true }),
   () => checkpoints.committed(),
+  () => checkpoints.catchUp(),
 );
 const { writer } = local;
 /** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
