@@ -46,6 +46,12 @@ export interface ScoreRecord {
   override?: Override | null;
   /** What the derived factors came from (null or absent: none derived). */
   inputs?: DerivedInputs | null;
+  /**
+   * `inputs` are, to the last value, those the customer's stored score holds (a rule's new scale
+   * put on the aggregates it stored): a store may keep its own column instead of being sent them
+   * again (PostgreSQL does; docs/postgresql.md, "Rescoring a whole account").
+   */
+  inputsKept?: boolean;
   /** The effective weights this version was computed with: kept with its history entry. */
   weights?: Weights;
 }

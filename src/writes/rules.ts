@@ -40,6 +40,8 @@ export interface Derived {
   current: ScoreRecord | null;
   factors: Factors;
   inputs: DerivedInputs | null;
+  /** `inputs` are those `current` stores (ScoreRecord.inputsKept). */
+  inputsKept?: boolean;
 }
 
 const sameFactors = (a: Factors, b: Factors): boolean => {
@@ -171,7 +173,7 @@ function planRederived(
       plan.alerted.push({ customerId: id, at: update.record.updatedAt });
     }
   };
-  for (const [id, { current, factors, inputs }] of next) {
+  for (const [id, { current, factors, inputs, inputsKept }] of next) {
     const unchanged = Object.keys(factors).length === 0 || (current && sameFactors(current.factors, factors));
     if (unchanged) {
       // Nothing moved but time: an override that has ended is recorded as such (the rescore job).
@@ -180,7 +182,9 @@ function planRederived(
       }
       continue;
     }
-    record(id, scoreFactors(id, current, factors, settings, now, inputs), false);
+    const update = scoreFactors(id, current, factors, settings, now, inputs);
+    if (inputsKept) update.record.inputsKept = true;
+    record(id, update, false);
   }
   return plan;
 }
@@ -281,7 +285,8 @@ async function changedBy(
   const due: { customerId: string; at: number | null }[] = [];
   for (const [id, score] of scored) {
     let input: DerivedInput | null = null;
-    if (kept.has(id)) {
+    const inputsKept = kept.has(id);
+    if (inputsKept) {
       input = kept.get(id) ?? null;
     } else if (changed) {
       const summary = summaries.get(id)?.[0] ?? emptySummary();
@@ -297,6 +302,8 @@ async function changedBy(
         changed && input ? [...others, [factor, scaleScore(changed.scale, input.value)]] : others,
       ),
       inputs: Object.fromEntries(input ? [...otherInputs, [factor, input]] : otherInputs),
+      // The stored input of this factor, and the others' as they are: what the score stores.
+      inputsKept,
     });
   }
   return { factors, due, wholeDue: whole.due };

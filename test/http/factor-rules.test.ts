@@ -241,6 +241,10 @@ describe('a new scale alone puts each stored aggregate on it, reading again only
       due.filter((d) => d.accountId === accountId && d.customerId.startsWith('s_')).map((d) => d.customerId),
       ['s_due'],
     );
+    const why = async (id: string) => (await t.api.get(`/api/customers/${id}/health-score/explanation`)).body;
+    const input = async (id: string) =>
+      (await why(id)).factors.find((f: { factor: string }) => f.factor === 'sessions_month').metric;
+    const freshBefore = await input('s_fresh');
     const wider = { ...rule, scale: { type: 'linear', from: 0, to: 40 } };
     const preview = await t.api.post('/api/settings/health-score/factors/sessions_month/preview', wider);
     assert.equal(preview.status, 200, preview.raw);
@@ -248,13 +252,12 @@ describe('a new scale alone puts each stored aggregate on it, reading again only
     assert.equal((await factors('s_fresh')).sessions_month, 0.25, 'its sum of 10 on the new scale');
     assert.equal((await factors('s_due')).sessions_month, 0.1, 'read again: a sum of 4, not the stored 10');
     assert.deepEqual(await factors('s_quiet'), { support: 0.5 }, 'no point, still no factor');
-    const why = async (id: string) => (await t.api.get(`/api/customers/${id}/health-score/explanation`)).body;
-    const input = async (id: string) =>
-      (await why(id)).factors.find((f: { factor: string }) => f.factor === 'sessions_month').metric;
     assert.deepEqual(
       { value: (await input('s_fresh')).value, points: (await input('s_fresh')).points },
       { value: 10, points: 1 },
     );
+    // Kept as stored, to the last field (PostgreSQL copies the stored column instead of being sent it).
+    assert.deepEqual(await input('s_fresh'), freshBefore);
     assert.deepEqual(
       { value: (await input('s_due')).value, points: (await input('s_due')).points },
       { value: 4, points: 1 },

@@ -258,10 +258,12 @@ export class PgTx extends SqlTx {
     // Version 1 is a customer's first score; every later version replaces an existing row.
     // One statement per chunk: the new rows, the changed rows and their history. A recomputation
     // (`kept`: a later version carrying its stored factor text, as on SQLite) sends neither its
-    // factors nor their inputs again: the row keeps its own, and its history entry copies them.
+    // factors nor their inputs again: the row keeps its own, and its history entry copies them. A
+    // new scale on stored aggregates (`inputsKept`) keeps the inputs the same way.
     for (const part of chunks(scores)) {
       const kept = part.map((s) => s.version !== 1 && s.factorsJson !== undefined);
-      const explained = part.map((s, i) => explainedColumns(s, { inputs: !kept[i] }));
+      const keptInputs = part.map((s, i) => kept[i] || (s.version !== 1 && s.inputsKept === true));
+      const explained = part.map((s, i) => explainedColumns(s, { inputs: !keptInputs[i] }));
       await this.sql`
         WITH input AS (
           SELECT * FROM unnest(
@@ -276,9 +278,10 @@ export class PgTx extends SqlTx {
             ${pgArray(explained.map((e) => e.override))}::text[],
             ${pgArray(explained.map((e) => e.inputs))}::text[],
             ${pgArray(explained.map((e) => e.weights))}::text[],
-            ${pgArray(kept)}::bool[]
+            ${pgArray(kept)}::bool[],
+            ${pgArray(keptInputs)}::bool[]
           ) AS t(customer_id, score, band, status, factors, version, updated_at, computed, override, inputs,
-            weights, kept)
+            weights, kept, kept_inputs)
         ), inserted AS (
           INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
             computed, override, inputs)
@@ -293,7 +296,7 @@ export class PgTx extends SqlTx {
           UPDATE health_scores h SET score = i.score, band = i.band,
             factors = CASE WHEN i.kept THEN h.factors ELSE i.factors::json END,
             version = i.version, updated_at = i.updated_at, computed = i.computed,
-            override = i.override::json, inputs = CASE WHEN i.kept THEN h.inputs ELSE i.inputs::json END
+            override = i.override::json, inputs = CASE WHEN i.kept_inputs THEN h.inputs ELSE i.inputs::json END
           FROM input i
           WHERE i.version <> 1 AND h.account_id = ${accountId} AND h.customer_id = i.customer_id
         ), history AS (
@@ -301,7 +304,7 @@ export class PgTx extends SqlTx {
             computed, override, weights, inputs)
           SELECT ${accountId}, i.customer_id, i.version, i.score, i.status,
             CASE WHEN i.kept THEN p.factors ELSE i.factors::json END, ${reason}, i.updated_at,
-            i.computed, i.override::json, i.weights::json, CASE WHEN i.kept THEN p.inputs ELSE i.inputs::json END
+            i.computed, i.override::json, i.weights::json, CASE WHEN i.kept_inputs THEN p.inputs ELSE i.inputs::json END
           FROM input i LEFT JOIN previous p ON p.customer_id = i.customer_id
         ), days AS (
           -- What these writes change in the trend rollup (docs/operations.md, "The trend rollup").
