@@ -5,13 +5,14 @@
 //   seed: N customers with posted scores, 30 days of daily points of 3 metrics, the 3 rules of
 //         bench/rules.ts put, vacuumed; kept as the database vitals_rules_N (replacing one), on
 //         SQLite as the directory vitals_rules_N_sqlite in the temporary directory.
-//   run:  a copy of it served by this checkout's code; the rule change, then the weights change,
+//   run:  a copy of it served by this checkout's code; the rule change, then the weights change (--only
+//         window: a new window instead, which reads every customer's points again),
 //         each with 200 reads a second meanwhile (their p99), and the CPU seconds each cost;
 //         with --job, the rescore job instead: a day and a half passes (every point 36 hours
 //         older), every customer is made due, and the time until the server's job has taken them;
 //         with --writes, one metric write at a time at 200 a second instead (p50 and p99).
 // Usage: node bench/rules-copy.ts seed|run [--backend postgres|sqlite] [--customers 100000]
-//        [--reads score|customer|healthz] [--job | --writes] [--only rule|weights] [--from DATABASE] [--tag TEXT]
+//        [--reads score|customer|healthz] [--job | --writes] [--only rule|weights|window] [--from DATABASE] [--tag TEXT]
 //        [--async-commit] (a diagnostic: PostgreSQL acknowledges commits before they are on disk)
 //        [--floor] (PostgreSQL, no server: the rows a rule change writes, by the database alone)
 //        (PostgreSQL needs VITALS_TEST_POSTGRES_URL; the copy is dropped after the run)
@@ -53,6 +54,7 @@ import {
   timedWithReads,
   vacuumAndCheckpoint,
   WEIGHTS_CHANGE,
+  WINDOW_CHANGE,
   writesFigure,
 } from './rules-scenario.ts';
 import { customerId, dataset } from './seed.ts';
@@ -78,7 +80,7 @@ const { values, positionals } = parseArgs({
      * on the copy (rescoreFloor), the floor under the rule change's time on this machine.
      */
     floor: { type: 'boolean', default: false },
-    /** One of the two changes alone: rule or weights. */
+    /** One of the two changes alone (rule or weights), or a new window alone (window). */
     only: { type: 'string' },
     /** The database copied (default vitals_rules_N): one migrated ahead, say, to compare a schema change. */
     from: { type: 'string' },
@@ -246,14 +248,21 @@ async function run(admin: postgres.Sql | null): Promise<void> {
       const { job, moved } = await jobOverDue(copy.raw, (request) => timed(server, headers, request));
       console.log(`${values.tag} rescore job (${moved.toLocaleString('en')} rescored): ${job}`);
     } else {
-      if (values.only !== 'weights') {
+      if (values.only === 'window') {
+        await copy.settle();
+        const rule = await timed(server, headers, () =>
+          send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', WINDOW_CHANGE),
+        );
+        console.log(`${values.tag} a new window (every customer's points read again): ${rule}`);
+      }
+      if (values.only === undefined || values.only === 'rule') {
         await copy.settle();
         const rule = await timed(server, headers, () =>
           send(server, headers, 'PUT', '/api/settings/health-score/factors/engagement', RULE_CHANGE),
         );
         console.log(`${values.tag} rule change: ${rule}`);
       }
-      if (values.only !== 'rule') {
+      if (values.only === undefined || values.only === 'weights') {
         await copy.settle();
         const weights = await timed(server, headers, () =>
           send(server, headers, 'PATCH', '/api/settings/health-score/weights', WEIGHTS_CHANGE),

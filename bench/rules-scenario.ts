@@ -42,6 +42,9 @@ export const RULES = {
 /** The rule change measured: engagement on a new scale (a sum of ~60: a point leaving moves it). */
 export const RULE_CHANGE = { ...RULES.engagement, scale: { type: 'linear', from: 0, to: 100 } };
 
+/** A rule change that reads every customer's points again, as a first put does: a new window. */
+export const WINDOW_CHANGE = { ...RULES.engagement, window_days: 29 };
+
 /** The weights change measured. */
 export const WEIGHTS_CHANGE = {
   weights: { usage: 0.2, support: 0.1, billing: 0.1, engagement: 0.3, support_load: 0.2, adoption: 0.1 },
