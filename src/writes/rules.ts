@@ -342,17 +342,29 @@ function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
   const metrics = change.changed ? [change.changed.metric] : [];
   // Whether each is due matters to a new scale only (changedBy).
   const dueAt = rescaledBy(change) ? now : null;
+  // Scores read unlocked: the account's exclusive lock keeps every other writer out already (a
+  // preview writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
+  const targetsAfter = (after: string | null) => {
+    const read = tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE, dueAt);
+    read.catch(() => {}); // read ahead, it may never be awaited: its failure fails the transaction
+    return { after, read };
+  };
+  let ahead: ReturnType<typeof targetsAfter> | null = null;
   return async (after: string | null) => {
-    // Scores read unlocked: the account's exclusive lock keeps every other writer out already (a
-    // preview writes nothing), and on PostgreSQL a row lock per customer would write to every customer's row.
-    const targets = await tx.rederiveTargets(accountId, metrics, after, RESCORE_PAGE, dueAt);
+    const targets = await (ahead?.after === after ? ahead.read : targetsAfter(after).read);
     if (targets.length === 0) return null;
-    await turn(); // between parsing the page and deriving it (pipeline.ts)
+    const last = targets.length < RESCORE_PAGE ? null : (targets.at(-1) as RederiveTarget).customerId;
+    // The next page's customers, asked for at once: their key is known now, and this page's points
+    // (changedBy) take a round trip of their own. Sent later, they queued behind this page's writes.
+    ahead = last === null ? null : targetsAfter(last);
     const current = new Map(targets.map((t) => [t.customerId, t.score]));
     const due = new Set(targets.filter((t) => t.due).map((t) => t.customerId));
-    const page = await changedBy(tx, accountId, current, due, change, now);
-    const last = (targets.at(-1) as RederiveTarget).customerId;
-    return { page, after: targets.length < RESCORE_PAGE ? null : last };
+    // This page's points are asked for before the turn: sent after it, they queued behind the
+    // writes of the page before, sent meanwhile, and this page's derivation waited for those too.
+    const reading = changedBy(tx, accountId, current, due, change, now);
+    reading.catch(() => {}); // awaited below; not unhandled meanwhile
+    await turn(); // between reading the page and deriving it (pipeline.ts)
+    return { page: await reading, after: last };
   };
 }
 
