@@ -128,9 +128,11 @@ for (const backend of backends) {
   );
   report(
     backend,
-    `first rule put, ${N.toLocaleString('en')} customers rescored`,
+    `first rule put, ${N.toLocaleString('en')} customers rescored (every point read)`,
     `${(firstRule.ms / 1000).toFixed(2)} s (reads p99 ${firstRule.p99.toFixed(1)} ms; ${firstRule.cpu})`,
-    `${target}, p99 < 50 ms`,
+    // Issue 28's rule change is the next scenario's (a new scale); a first rule reads every
+    // customer's points as well, and BENCHMARKS.md has always listed it without a target.
+    '— (reads p99 < 50 ms)',
   );
   for (const factor of ['support_load', 'adoption'] as const) {
     await send(server, headers, 'PUT', `/api/settings/health-score/factors/${factor}`, RULES[factor]);
