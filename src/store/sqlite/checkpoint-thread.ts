@@ -29,7 +29,7 @@ let scheduled: NodeJS.Timeout | undefined;
 function run(): void {
   scheduled = undefined;
   last = performance.now();
-  // Past the backstop the writer checkpoints on its commits, and only one checkpoint runs at a
+  // Past the backstop the writer checkpoints between its batches, and only one checkpoint runs at a
   // time: one of this thread's beside it would make the writer's fail, and the WAL grow on.
   if (walBytes(path) > backstopBytes) return;
   try {
