@@ -27,13 +27,19 @@ async function until(done: () => boolean, what: string): Promise<void> {
   }
 }
 
-test('a commit reaches the database file from the checkpoint thread, and under a stream of commits the WAL stays bounded', async () => {
+/** A store in a file of its own with 2,000 customers, and their ids. */
+async function storeOf2000() {
   const path = join(tempDir(), 'vitals.db');
   const store = new SqliteStore({ path });
   await store.migrate();
   const { account } = await createApiKey(store, 'default');
   const ids = Array.from({ length: 2000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
   await seedCustomers(store, account.id, ids);
+  return { path, store, account, ids };
+}
+
+test('a commit reaches the database file from the checkpoint thread, and under a stream of commits the WAL stays bounded', async () => {
+  const { path, store, account, ids } = await storeOf2000();
   const write = (v: number) =>
     store.transaction((tx) =>
       tx.writeScores(
@@ -72,12 +78,7 @@ test('a commit reaches the database file from the checkpoint thread, and under a
 });
 
 test('a commit past the backstop is checkpointed by the writer after it, so the next write starts the WAL over', async () => {
-  const path = join(tempDir(), 'vitals.db');
-  const store = new SqliteStore({ path });
-  await store.migrate();
-  const { account } = await createApiKey(store, 'default');
-  const ids = Array.from({ length: 2000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
-  await seedCustomers(store, account.id, ids);
+  const { path, store, account, ids } = await storeOf2000();
   await until(() => size(`${path}-wal`) === 0 || size(path) > 4096 * 20, 'the seeding checkpointed');
 
   // 150 versions in one transaction: about 55 MB of WAL in one commit. The checkpoint thread
