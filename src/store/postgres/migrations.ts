@@ -405,3 +405,18 @@ MIGRATIONS.push(
     ADD CONSTRAINT metric_points_pkey PRIMARY KEY (account_id, customer_id, metric, at) INCLUDE (value);
   `,
 );
+
+MIGRATIONS.push(
+  /* 22: a factor rule may gate the status (docs/scoring.md, "Gates"): while the factor is below
+     `below`, the customer's status is at most `status`. JSON text {"below", "status"}, or null. */ `
+  ALTER TABLE factor_rules ADD COLUMN gate text;
+  `,
+);
+
+MIGRATIONS.push(
+  /* 23: a webhook's secret rotated with an overlap (docs/webhooks.md, "Rotating the secret"): the
+     previous secret keeps signing beside the new one until previous_secret_expires_at. */ `
+  ALTER TABLE webhooks ADD COLUMN previous_secret text;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_expires_at bigint;
+  `,
+);
