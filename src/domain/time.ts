@@ -28,3 +28,49 @@ export function iso(ms: number): string {
 
 /** A successful update is strictly later than the state it replaces, even if the clock has not moved. */
 export const nextTimestamp = (now: number, previous: number): number => (now > previous ? now : previous + 1);
+
+// The one reading of an instant sent to Vitals (docs/api.md, "Dates and times"): ISO 8601 with a
+// time zone, whose date and time exist. Date.parse rolls `2026-02-31` over to March 3 and
+// `T24:00:00` to the next day; here each component is put through the calendar and must come back
+// unchanged, so such text is refused instead of silently moved.
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+/** What an instant must be, for the message that refuses one: `'${field}' must be ${INSTANT_RULE}.` */
+export const INSTANT_RULE = 'a real date and time in ISO 8601 with a time zone, such as 2026-03-31T12:00:00Z';
+
+/** An instant as ms since the epoch, or null unless it is ISO 8601 with a time zone and a real date and time. */
+export function parseInstant(text: string): number | null {
+  const m = INSTANT.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  // Digits past the millisecond are dropped, as Date.parse drops them.
+  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  // RFC 3339's offsets: hours 00-23, minutes 00-59.
+  const offsetHours = m[9] === undefined ? 0 : Number(m[9]);
+  const offsetMinutes = m[10] === undefined ? 0 : Number(m[10]);
+  if (offsetHours > 23 || offsetMinutes > 59) return null;
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  if (
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month - 1 ||
+    date.getUTCDate() !== day ||
+    date.getUTCHours() !== hour ||
+    date.getUTCMinutes() !== minute ||
+    date.getUTCSeconds() !== second
+  ) {
+    return null;
+  }
+  const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
+  return date.getTime() - (m[8] === '-' ? -offset : offset);
+}

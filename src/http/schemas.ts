@@ -1,6 +1,7 @@
 // Shared TypeBox schemas: they validate requests, serialize responses and feed /openapi.json.
 import { Type } from 'typebox';
 import { ApiError } from '../domain/errors.ts';
+import { INSTANT_RULE, parseInstant } from '../domain/time.ts';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' });
 
@@ -43,20 +44,14 @@ export const Limit = Type.Integer({
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')]));
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** Whether the text has the form of an ISO 8601 date and time with a time zone. */
-export const isInstant = (text: string): boolean => ISO.test(text);
-
-/** An instant given as text, as ms since the epoch; 400 parameter_invalid (param `param`) unless ISO 8601 with a time zone. */
+/**
+ * An instant given as text, as ms since the epoch; 400 parameter_invalid (param `param`) unless ISO 8601 with a
+ * time zone and a date and time that exist (docs/api.md, "Dates and times").
+ */
 export function instantOf(text: string, param: string): number {
-  const ms = isInstant(text) ? Date.parse(text) : Number.NaN;
-  if (!Number.isFinite(ms)) {
-    throw new ApiError(
-      'parameter_invalid',
-      `'${param}' must be an ISO 8601 date and time with a time zone, such as 2026-03-31T12:00:00Z.`,
-      param,
-    );
+  const ms = parseInstant(text);
+  if (ms === null) {
+    throw new ApiError('parameter_invalid', `'${param}' must be ${INSTANT_RULE}.`, param);
   }
   return ms;
 }

@@ -1,6 +1,7 @@
 // How a row of an import file becomes a batch item (docs/cli.md, "Import and export"): the
 // columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
 // import (web/) reads CSV files with these same rules.
+import { INSTANT_RULE, parseInstant } from '../domain/time.ts';
 
 export type Kind = 'customers' | 'scores' | 'metrics' | 'outcomes';
 
@@ -29,7 +30,7 @@ const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
  * each import). */
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
-  scores: ['name', 'health_score', 'status', 'updated_at', 'override'],
+  scores: ['name', 'health_score', 'status', 'gated_by', 'updated_at', 'override'],
   metrics: ['health_score'],
   outcomes: ['id', 'created_at'],
 };
@@ -100,10 +101,13 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
     const cell = cells[i] ?? '';
     if (cell === '' || column.to === 'ignored') continue;
     switch (column.to) {
+      case 'at':
+        if (parseInstant(cell) === null) return notAnInstant();
+        item.at = cell;
+        break;
       case 'customer_id':
       case 'name':
       case 'email':
-      case 'at':
       case 'outcome':
       case 'note':
         item[column.to] = cell;
@@ -157,6 +161,13 @@ export function fromJson(kind: Kind, value: unknown): Converted {
   for (const field of READ_ONLY[kind]) delete item[field];
   // An Outcome as the API answers it says "no note" with null, which a write refuses: not sent.
   if (kind === 'outcomes' && item.note === null) delete item.note;
+  // A date that does not exist is the row's own error, as the API would give it (docs/api.md, "Dates and times").
+  if (
+    (kind === 'metrics' || kind === 'outcomes') &&
+    typeof item.at === 'string' &&
+    parseInstant(item.at) === null
+  )
+    return notAnInstant();
   return { item };
 }
 
@@ -174,6 +185,7 @@ function jsonObject(text: string): Record<string, unknown> | null {
 const refused = (param: string, message: string): Converted => ({
   error: { type: 'invalid_request_error', code: 'parameter_invalid', message, param },
 });
+const notAnInstant = (): Converted => refused('at', `'at' must be ${INSTANT_RULE}.`);
 
 /** The longest line (or CSV record) read: far above any row the API takes (16 KiB metadata). */
 export const MAX_LINE = 1024 * 1024;
