@@ -3,6 +3,7 @@
 
 export const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error' },
+  invalid_request: { status: 400, type: 'invalid_request_error' },
   parameter_missing: { status: 400, type: 'invalid_request_error' },
   parameter_invalid: { status: 400, type: 'invalid_request_error' },
   parameter_unknown: { status: 400, type: 'invalid_request_error' },
@@ -37,6 +38,7 @@ export const ERRORS = {
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   internal_error: { status: 500, type: 'api_error' },
   service_unavailable: { status: 503, type: 'api_error' },
 } as const;

@@ -1,9 +1,13 @@
 // Every failure leaves as the error envelope: ours pass through, Fastify's own (bad JSON,
 // 413, 415, bad URL, schema violations) are translated, a database that cannot be reached is a
 // 503 with Retry-After (docs/postgresql.md, "When the database restarts"), anything else
-// unexpected is an opaque 500.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// unexpected is an opaque 500. A request Node cannot parse as HTTP/1.1 never reaches Fastify:
+// answerClientError writes its envelope on the socket.
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
 import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { sendNotFoundPage } from './dashboard.ts';
 import { toApiError } from './validation.ts';
@@ -101,4 +105,57 @@ export function registerErrorHandling(app: FastifyInstance, allowed: (path: stri
     const err = new ApiError('resource_missing', `No route ${req.method} ${path}.`);
     return reply.code(404).send(err.toBody());
   });
+}
+
+/** How long a connection refused for its framing may stay open while the client reads the answer. */
+const FRAMING_LINGER_MS = 2000;
+/** llhttp's reasons are fixed texts ("Invalid character in chunk size"), never the client's bytes. */
+const PARSER_REASON = /^[\x20-\x7e]{1,200}$/;
+
+/** What a request Node could not parse is told (docs/errors.md, "Malformed requests"). */
+function framingError(err: ConnectionError & { reason?: unknown }): ApiError {
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    const limit = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`;
+    return new ApiError('headers_too_large', `The request line and headers are larger than ${limit} in all.`);
+  }
+  const reason = typeof err.reason === 'string' && PARSER_REASON.test(err.reason) ? ` (${err.reason})` : '';
+  return new ApiError('invalid_request', `The request is not well-formed HTTP/1.1${reason}.`);
+}
+
+/**
+ * Fastify's clientErrorHandler: a request Node's parser refused (conflicting Transfer-Encoding and
+ * Content-Length, a bad chunk, headers over maxHeaderSize) has no request or reply object, so the
+ * envelope is written on the socket as a whole HTTP/1.1 answer, with a request id of its own and
+ * Connection: close. As Node's own handler does, nothing is written once an answer on the
+ * connection has begun (it would corrupt it). A client too slow to send its headers
+ * (headersTimeout) gets a bodiless 408, as from Node's own handler: no error code says it.
+ */
+export function answerClientError(this: FastifyInstance, err: ConnectionError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const id = newId.requestId();
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    endWith(socket, 408, id, '');
+    return;
+  }
+  const api = framingError(err);
+  this.log.info({ reqId: id, statusCode: api.status, code: err.code }, 'malformed request');
+  endWith(socket, api.status, id, JSON.stringify(api.toBody()));
+}
+
+/**
+ * Ended rather than destroyed: closing with the client's bytes still unread (the rest of a large
+ * header) resets the connection, which can discard the answer before the client reads it.
+ */
+function endWith(socket: Socket, status: number, id: string, body: string): void {
+  const type = body ? 'Content-Type: application/json; charset=utf-8\r\n' : '';
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  setTimeout(() => socket.destroy(), FRAMING_LINGER_MS).unref();
 }

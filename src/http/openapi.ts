@@ -39,6 +39,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /api/customers/{customer_id}/metrics': 'recordMetrics',
   'GET /api/customers/{customer_id}/metrics': 'listMetrics',
   'POST /api/metrics/batch': 'recordMetricsBatch',
+  'GET /api/metrics/names': 'listMetricNames',
   'GET /api/health-scores': 'listHealthScores',
   'GET /api/health-scores/summary': 'getHealthScoreSummary',
   'GET /api/health-scores/distribution': 'getHealthScoreDistribution',
@@ -98,16 +99,17 @@ function answer(status: number, own: unknown, extra: Record<string, object> = {}
 /** The statuses the plumbing gives on a route, beyond what its handler declares. */
 function plumbingStatuses(method: string, url: string, route: RouteOptions): number[] {
   // 500 is the opaque envelope of a failure on our side: rare, never detailed, but it can happen anywhere.
-  const statuses = [500, 503];
+  // So can a request Node's parser refuses before any route sees it: 400 invalid_request (not
+  // well-formed HTTP/1.1) and 431 headers_too_large (docs/errors.md, "Malformed requests").
+  const statuses = [400, 431, 500, 503];
   const writes = !READS.has(method);
   if (writes) statuses.push(413, 415);
   if (url.startsWith('/api/')) {
-    statuses.push(400, 401, 429);
+    statuses.push(401, 429);
     const area = route.config?.area;
     if (writes || area === 'people' || area === 'audit') statuses.push(403);
     if (method === 'POST') statuses.push(409); // Idempotency-Key: the first request still running
   }
-  if (url.startsWith('/auth/') && writes) statuses.push(400);
   return statuses;
 }
 
@@ -209,7 +211,9 @@ export const SWAGGER_OPTIONS: SwaggerOptions = {
       description:
         'Customer records, health scores with status bands and history, and signed webhooks. Every answer carries X-Request-Id. ' +
         'A known path asked with a method it does not serve answers 405 method_not_allowed with an Allow header (components.responses.MethodNotAllowed); ' +
-        'an unknown path 404 resource_missing. Every failure is the Error envelope.',
+        'an unknown path 404 resource_missing. A request that is not well-formed HTTP/1.1 (conflicting Transfer-Encoding and Content-Length, a bad chunk) ' +
+        'answers 400 invalid_request, and one whose headers exceed 16 KiB 431 headers_too_large, at any path, and the connection is closed. ' +
+        'Every failure is the Error envelope.',
     },
     components: {
       securitySchemes: {

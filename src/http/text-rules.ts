@@ -3,8 +3,7 @@
 // and strings with a lone surrogate (\ud800 escapes: no UTF-8 database keeps them as sent, so
 // SQLite would silently store U+FFFD and PostgreSQL's json would refuse them).
 import { ApiError } from '../domain/errors.ts';
-
-export const MAX_BODY_DEPTH = 64;
+import { MAX_BODY_DEPTH, tooDeep } from './json-body.ts';
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
@@ -25,12 +24,7 @@ export function bodyRefusal(body: unknown): ApiError | null {
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (depth > MAX_BODY_DEPTH) {
-      return new ApiError(
-        'invalid_json',
-        `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`,
-      );
-    }
+    if (depth > MAX_BODY_DEPTH) return tooDeep();
     // Pushed last to first, so the first offending field in the document is the one named.
     const entries = Object.entries(value);
     for (let i = entries.length - 1; i >= 0; i--) {

@@ -21,7 +21,11 @@ export function rawRequest(
   if (body !== undefined) {
     lines.push('content-type: application/json', `content-length: ${Buffer.byteLength(body)}`);
   }
-  const request = `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
+  return rawExchange(port, `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`);
+}
+
+/** Writes `request` as given (malformed framing included) and reads the answer to the connection's end. */
+export function rawExchange(port: number, request: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect(port, '127.0.0.1', () => socket.write(request));
