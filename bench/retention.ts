@@ -41,6 +41,8 @@ await store.transaction((tx) =>
     events: ['customer.created'],
     description: null,
     secret: 'whsec_bench',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
     // Off, so the events the load makes are not delivered to a receiver that is not there.
     enabled: false,
     disabledReason: null,

@@ -46,6 +46,8 @@ try {
         events: ['customer.created'],
         description: null,
         secret: newId.webhookSecret(),
+        previousSecret: null,
+        previousSecretExpiresAt: null,
         enabled: true,
         disabledReason: null,
         createdAt: now,

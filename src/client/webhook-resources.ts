@@ -8,6 +8,7 @@ import type {
   Page,
   Webhook,
   WebhookCreate,
+  WebhookRotate,
   WebhookUpdate,
   WebhookWithBacklog,
   WebhookWithSecret,
@@ -44,9 +45,12 @@ export class Webhooks {
     return (await this.#http.get<{ webhooks: Webhook[] }>('/webhooks')).webhooks;
   }
 
-  /** A new secret; the old one stops working at once. */
-  rotateSecret(id: string, opts?: WriteOptions): Promise<WebhookWithSecret> {
-    return this.#http.post(path`/webhooks/${id}/rotate-secret`, undefined, opts);
+  /**
+   * A new secret. The old one stops at once, or with `{expire_previous_in: seconds}` signs beside
+   * the new one that long, while the receiver is given the new one (docs/webhooks.md, "Rotating the secret").
+   */
+  rotateSecret(id: string, body: WebhookRotate = {}, opts?: WriteOptions): Promise<WebhookWithSecret> {
+    return this.#http.post(path`/webhooks/${id}/rotate-secret`, body, opts);
   }
 
   /** Sends this webhook alone one `webhook.test` event; the answer is its delivery. */

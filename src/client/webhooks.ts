@@ -4,6 +4,8 @@
 // event id and the send time. The Standard Webhooks signature must verify, since only it binds
 // the send time (the hex one alone would let an old delivery be replayed with a fresh
 // timestamp), and the hex one, when present, must verify too. The send time must be recent.
+// During a rotation's overlap each header carries a signature with each secret (docs/webhooks.md,
+// "Rotating the secret"): the old secret's and the new one's both verify.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { WebhookEvent } from './types.ts';
 
@@ -91,9 +93,10 @@ function recentTimestamp(timestamp: string | undefined, opts: VerifyOptions): st
   return timestamp;
 }
 
+/** `X-Vitals-Signature` holds one hex signature per secret, comma-separated (two during an overlap). */
 function vitalsSignatureValid(secret: string, body: Buffer, header: string): boolean {
   const expected = createHmac('sha256', secret).update(body).digest('hex');
-  return sameText(expected, header.trim());
+  return header.split(',').some((signature) => sameText(expected, signature.trim()));
 }
 
 /** `webhook-signature` may hold several space-separated `v1,<base64>` signatures (during a rotation). */

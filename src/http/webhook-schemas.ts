@@ -29,6 +29,10 @@ export const Webhook = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     enabled: Type.Boolean(),
     disabled_reason: Type.Union([Type.String(), Type.Null()]),
+    previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'Until when the secret replaced by the last rotation still signs beside the current one; null when it no longer does.',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -100,6 +104,26 @@ export const NoFields = Type.Unsafe<Record<string, never> | null>({
   additionalProperties: false,
   description: 'No fields: send no body, or {}.',
 });
+/** The longest overlap a rotation may give the replaced secret: a week, in seconds. */
+export const MAX_OVERLAP_SECONDS = 604_800;
+/**
+ * Rotate-secret's body: no body, `{}`, `null`, or `expire_previous_in` (docs/webhooks.md, "Rotating
+ * the secret"). Typed by hand, since a TypeBox object cannot also be null.
+ */
+export const RotateBody = Type.Unsafe<{ expire_previous_in?: number } | null>({
+  type: ['object', 'null'],
+  properties: {
+    expire_previous_in: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_OVERLAP_SECONDS,
+      description:
+        'Seconds the replaced secret keeps signing beside the new one (default 0: it stops at once).',
+    },
+  },
+  additionalProperties: false,
+  description: 'Optional: send no body, {}, or {"expire_previous_in": seconds}.',
+});
 export const IdParams = Type.Object({ webhook_id: Type.String() });
 export const DeliveryParams = Type.Object({ webhook_id: Type.String(), delivery_id: Type.String() });
 export const DeliveriesQuery = Type.Object(
@@ -113,13 +137,18 @@ export const DeliveriesQuery = Type.Object(
 
 export const WebhookSchemas = [Webhook, Delivery];
 
-export const toWebhook = (w: WebhookRecord) => ({
+/** The webhook's JSON at `now`: never a secret; an overlap that has ended shows as none. */
+export const toWebhook = (w: WebhookRecord, now: number) => ({
   id: w.id,
   url: w.url,
   events: w.events,
   description: w.description,
   enabled: w.enabled,
   disabled_reason: w.disabledReason,
+  previous_secret_expires_at:
+    w.previousSecret !== null && w.previousSecretExpiresAt !== null && w.previousSecretExpiresAt > now
+      ? iso(w.previousSecretExpiresAt)
+      : null,
   created_at: iso(w.createdAt),
   updated_at: iso(w.updatedAt),
 });

@@ -14,7 +14,7 @@ import {
   BACKLOG_CAP,
   CreateBody,
   IdParams,
-  NoFields,
+  RotateBody,
   toWebhook,
   UpdateBody,
   type WebhookDeps,
@@ -38,8 +38,9 @@ function createWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: Webh
     async (req, reply) => {
       checkUrl(req.body.url);
       const answer = await store.transaction(async (tx) => {
-        const webhook = await createWebhook(tx, req.accountId, req.body, now());
-        const created = { ...toWebhook(webhook), secret: webhook.secret };
+        const at = now();
+        const webhook = await createWebhook(tx, req.accountId, req.body, at);
+        const created = { ...toWebhook(webhook, at), secret: webhook.secret };
         await recordAnswer(tx, req, reply, 201, created);
         return created;
       });
@@ -48,7 +49,7 @@ function createWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: Webh
   );
 }
 
-function listWebhooksRoute(app: FastifyInstance, { store }: WebhookDeps): void {
+function listWebhooksRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
   app.get(
     '/webhooks',
     {
@@ -58,11 +59,14 @@ function listWebhooksRoute(app: FastifyInstance, { store }: WebhookDeps): void {
         response: { 200: Type.Object({ webhooks: Type.Array(WebhookRef) }), ...errorResponses(401) },
       },
     },
-    async (req) => ({ webhooks: (await store.listWebhooks(req.accountId)).map(toWebhook) }),
+    async (req) => {
+      const at = now();
+      return { webhooks: (await store.listWebhooks(req.accountId)).map((w) => toWebhook(w, at)) };
+    },
   );
 }
 
-function getWebhookRoute(app: FastifyInstance, { store, find }: WebhookDeps): void {
+function getWebhookRoute(app: FastifyInstance, { store, find, now }: WebhookDeps): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/webhooks/:webhook_id',
     {
@@ -78,7 +82,7 @@ function getWebhookRoute(app: FastifyInstance, { store, find }: WebhookDeps): vo
       // One more than the cap tells "more than the cap" from "exactly the cap".
       const backlog = await store.webhookBacklog(req.accountId, webhook.id, BACKLOG_CAP + 1);
       return {
-        ...toWebhook(webhook),
+        ...toWebhook(webhook, now()),
         pending: Math.min(backlog.pending, BACKLOG_CAP),
         pending_truncated: backlog.pending > BACKLOG_CAP,
         oldest_pending_at: backlog.oldestAt === null ? null : iso(backlog.oldestAt),
@@ -101,10 +105,11 @@ function updateWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: Webh
     },
     async (req) => {
       if (req.body.url !== undefined) checkUrl(req.body.url);
+      const at = now();
       const updated = await store.transaction((tx) =>
-        updateWebhook(tx, req.accountId, req.params.webhook_id, req.body, now()),
+        updateWebhook(tx, req.accountId, req.params.webhook_id, req.body, at),
       );
-      return toWebhook(updated);
+      return toWebhook(updated, at);
     },
   );
 }
@@ -128,24 +133,28 @@ function deleteWebhookRoute(app: FastifyInstance, { store }: WebhookDeps): void 
 }
 
 function rotateSecretRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
-  app.post<{ Params: Static<typeof IdParams> }>(
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RotateBody> }>(
     '/webhooks/:webhook_id/rotate-secret',
     {
       schema: {
         tags: ['webhooks'],
-        summary: 'Replace the signing secret; the new one is shown only in this answer',
+        summary:
+          'Replace the signing secret, optionally keeping the old one signing beside it for a while; the new one is shown only in this answer',
         params: IdParams,
-        body: NoFields,
+        body: RotateBody,
         response: { 200: WebhookWithSecret, ...errorResponses(400, 401, 404, 413, 415) },
       },
     },
-    async (req, reply) =>
-      store.transaction(async (tx) => {
-        const next = await rotateWebhookSecret(tx, req.accountId, req.params.webhook_id, now());
-        const answer = { ...toWebhook(next), secret: next.secret };
+    async (req, reply) => {
+      const overlap = req.body?.expire_previous_in ?? 0;
+      const at = now();
+      return store.transaction(async (tx) => {
+        const next = await rotateWebhookSecret(tx, req.accountId, req.params.webhook_id, overlap, at);
+        const answer = { ...toWebhook(next, at), secret: next.secret };
         await recordAnswer(tx, req, reply, 200, answer);
         return answer;
-      }),
+      });
+    },
   );
 }
 

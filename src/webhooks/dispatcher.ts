@@ -26,6 +26,8 @@ export class Dispatcher {
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #agent: Agent;
+  /** The clock claims, leases, send times and retries go by: Date.now, or a test's clock. */
+  readonly #now: () => number;
   readonly #inFlight = new Map<string, Promise<void>>();
   /**
    * Each webhook's slots, earned and lost as its attempts end (docs/webhooks.md, "Throughput and
@@ -57,8 +59,15 @@ export class Dispatcher {
    */
   readonly #records: Batcher<AttemptOutcome, void>;
 
-  constructor(deps: { store: Store; config: Config['webhook']; log: Logger; metrics?: Metrics }) {
+  constructor(deps: {
+    store: Store;
+    config: Config['webhook'];
+    log: Logger;
+    metrics?: Metrics;
+    now?: () => number;
+  }) {
     this.#store = deps.store;
+    this.#now = deps.now ?? Date.now;
     this.#config = deps.config;
     this.#log = deps.log;
     this.#metrics = deps.metrics;
@@ -120,7 +129,7 @@ export class Dispatcher {
   async #pump(): Promise<void> {
     for (;;) {
       this.#again = false;
-      const now = Date.now();
+      const now = this.#now();
       this.#lookedAt = now;
       const free = this.#config.concurrency - this.#inFlight.size;
       if (free <= 0 || this.#stopped) return;
@@ -153,7 +162,7 @@ export class Dispatcher {
     let delay = this.#config.pollMs;
     try {
       const at = await this.#store.nextDueAt(this.#lookedAt);
-      if (at !== null) delay = Math.min(delay, Math.max(0, at - Date.now()));
+      if (at !== null) delay = Math.min(delay, Math.max(0, at - this.#now()));
     } catch (err) {
       this.#failed(err, 'dispatcher: reading the next due time failed');
     }
@@ -193,8 +202,9 @@ export class Dispatcher {
   }
 
   async #deliver(d: ClaimedDelivery): Promise<void> {
-    const startedAt = Date.now();
+    const startedAt = this.#now();
     const result = await attempt(d, {
+      now: startedAt,
       agent: this.#agent,
       timeoutMs: this.#config.timeoutMs,
       signatureHeader: this.#config.signatureHeader,
@@ -203,7 +213,7 @@ export class Dispatcher {
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     this.#adjustSlots(d.webhookId, result.statusCode);
     const gone = result.statusCode === 410;
-    const now = Date.now();
+    const now = this.#now();
     let next: AttemptOutcome['next'] = { status: 'succeeded' };
     if (gone) next = { status: 'failed' };
     else if (!ok) {

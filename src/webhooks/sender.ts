@@ -2,7 +2,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
-import { standardSignature, vitalsSignature } from '../domain/signing.ts';
+import { signingSecrets, standardSignatures, vitalsSignatures } from '../domain/signing.ts';
 import type { ClaimedDelivery } from '../store/store.ts';
 import { addressRefusal } from './url-guard.ts';
 
@@ -56,18 +56,20 @@ export function deliveryBody(d: Pick<ClaimedDelivery, 'eventType' | 'data'>): st
   return `{"type":${JSON.stringify(d.eventType)},"data":${d.data}}`;
 }
 
+/** During a rotation's overlap both headers carry a signature with each secret, the new one first. */
 export function deliveryHeaders(d: ClaimedDelivery, body: string, signatureHeader: string, nowMs: number) {
   const timestamp = Math.floor(nowMs / 1000);
+  const secrets = signingSecrets(d, nowMs);
   return {
     'content-type': 'application/json',
     'user-agent': 'Vitals-Webhooks/1',
-    [signatureHeader.toLowerCase()]: vitalsSignature(d.secret, body),
+    [signatureHeader.toLowerCase()]: vitalsSignatures(secrets, body),
     'x-vitals-event': d.eventType,
     'x-vitals-event-id': d.eventId,
     'x-vitals-delivery-attempt': String(d.attempt),
     'webhook-id': d.eventId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': standardSignature(d.secret, d.eventId, timestamp, body),
+    'webhook-signature': standardSignatures(secrets, d.eventId, timestamp, body),
   };
 }
 
@@ -81,7 +83,7 @@ function describe(err: unknown, timedOut: boolean): string {
 
 export async function attempt(
   d: ClaimedDelivery,
-  opts: { agent: Agent; timeoutMs: number; signatureHeader: string; blockPrivate: boolean },
+  opts: { agent: Agent; timeoutMs: number; signatureHeader: string; blockPrivate: boolean; now: number },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -102,7 +104,7 @@ export async function attempt(
     const res = await request(url, {
       method: 'POST',
       body,
-      headers: deliveryHeaders(d, body, opts.signatureHeader, Date.now()),
+      headers: deliveryHeaders(d, body, opts.signatureHeader, opts.now),
       dispatcher: opts.agent,
       signal,
     });

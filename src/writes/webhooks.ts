@@ -28,6 +28,8 @@ export async function createWebhook(
     events: input.events,
     description: input.description ?? null,
     secret: newId.webhookSecret(),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
     enabled: true,
     disabledReason: null,
     createdAt: now,
@@ -67,15 +69,28 @@ export async function updateWebhook(
   return next;
 }
 
-/** A new signing secret; later deliveries are signed with it. */
+/**
+ * A new signing secret; later deliveries are signed with it. With an overlap the secret it replaces
+ * signs beside it for `expirePreviousIn` seconds more (docs/webhooks.md, "Rotating the secret"):
+ * one previous secret is kept, so the one an earlier rotation kept stops now. With none (0, the
+ * default) the replaced secret stops at once.
+ */
 export async function rotateWebhookSecret(
   tx: Tx,
   accountId: string,
   id: string,
+  expirePreviousIn: number,
   now: number,
 ): Promise<WebhookRecord> {
   const before = await current(tx, accountId, id);
-  const next = { ...before, secret: newId.webhookSecret(), updatedAt: nextTimestamp(now, before.updatedAt) };
+  const overlap = expirePreviousIn > 0;
+  const next: WebhookRecord = {
+    ...before,
+    secret: newId.webhookSecret(),
+    previousSecret: overlap ? before.secret : null,
+    previousSecretExpiresAt: overlap ? now + expirePreviousIn * 1000 : null,
+    updatedAt: nextTimestamp(now, before.updatedAt),
+  };
   await tx.updateWebhook(accountId, next);
   return next;
 }

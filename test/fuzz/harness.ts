@@ -453,7 +453,12 @@ export const ROUTES = {
     { method: 'GET', path: '/api/webhooks/:webhook_id', body: null, query: [] },
     { method: 'PATCH', path: '/api/webhooks/:webhook_id', body: webhookPatch, query: [] },
     { method: 'DELETE', path: '/api/webhooks/:webhook_id', body: null, query: [] },
-    { method: 'POST', path: '/api/webhooks/:webhook_id/rotate-secret', body: null, query: [] },
+    {
+      method: 'POST',
+      path: '/api/webhooks/:webhook_id/rotate-secret',
+      body: [['expire_previous_in', '3600']],
+      query: [],
+    },
     {
       method: 'GET',
       path: '/api/webhooks/:webhook_id/deliveries',

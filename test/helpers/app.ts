@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Config } from '../../src/config.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { type AppDeps, buildApp } from '../../src/http/app.ts';
 import { createApiKey } from '../../src/keys.ts';
 import { Metrics } from '../../src/metrics.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -41,6 +41,8 @@ export interface TestAppOptions {
   dashboardDir?: string;
   /** The app's clock (a TestClock to move it by hand); Date.now unless given. */
   now?: () => number;
+  /** The calibration threads' size and heap (the app's defaults unless given). */
+  calibration?: AppDeps['calibration'];
 }
 
 /** A clock a test sets and moves: writes are stamped, trends and movers read, by it. */
@@ -132,6 +134,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     metrics,
     ...(opts.dashboardDir === undefined ? {} : { dashboardDir: opts.dashboardDir }),
     ...(opts.now === undefined ? {} : { now: opts.now }),
+    ...(opts.calibration === undefined ? {} : { calibration: opts.calibration }),
   });
   await app.ready();
   const dispatcher = opts.dispatcher

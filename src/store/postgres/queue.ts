@@ -16,6 +16,8 @@ interface DetailRow {
   data: string;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
 }
 
 /** Rounds of sharing: a webhook with fewer due deliveries than its share leaves the rest to others. */
@@ -75,12 +77,13 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
         INSERT INTO delivery_leases (delivery_id, account_id, webhook_id, owner, until)
         SELECT id, account_id, webhook_id, ${opts.owner}, ${opts.leaseUntil} FROM chosen
         ON CONFLICT (delivery_id) DO UPDATE SET owner = excluded.owner, until = excluded.until)
-      SELECT c.id, c.account_id, c.webhook_id, c.event_id, c.attempts, e.type, e.data, w.url, w.secret
+      SELECT c.id, c.account_id, c.webhook_id, c.event_id, c.attempts, e.type, e.data, w.url, w.secret,
+        w.previous_secret, w.previous_secret_expires_at
       FROM chosen c
       CROSS JOIN LATERAL (
         SELECT e.type, e.data::text AS data FROM events e WHERE e.id = c.event_id LIMIT 1) e
       CROSS JOIN LATERAL (
-        SELECT w.url, w.secret FROM webhooks w WHERE w.account_id = c.account_id AND w.id = c.webhook_id LIMIT 1) w`;
+        SELECT w.url, w.secret, w.previous_secret, w.previous_secret_expires_at FROM webhooks w WHERE w.account_id = c.account_id AND w.id = c.webhook_id LIMIT 1) w`;
     served.push(...share);
     chosen.push(...rows);
     const taken = rows.map((r) => ({ accountId: r.account_id, webhookId: r.webhook_id }));
@@ -98,6 +101,8 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
     data: r.data,
     url: fromText(r.url),
     secret: r.secret,
+    previousSecret: r.previous_secret,
+    previousSecretExpiresAt: r.previous_secret_expires_at,
     attempt: r.attempts + 1,
   }));
 }

@@ -133,6 +133,8 @@ export const toWebhook = (r: Row, text: Text = same): WebhookRecord => ({
   events: parsed(r.events),
   description: textOrNull(r.description, text),
   secret: r.secret as string,
+  previousSecret: (r.previous_secret as string | null) ?? null,
+  previousSecretExpiresAt: r.previous_secret_expires_at == null ? null : Number(r.previous_secret_expires_at),
   enabled: r.enabled === true || r.enabled === 1,
   disabledReason: textOrNull(r.disabled_reason, text),
   createdAt: r.created_at as number,

@@ -162,7 +162,8 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
     await this.db.run(
       `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
-         updated_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+         updated_at, previous_secret, previous_secret_expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [...this.#webhookParams(accountId, w), w.createdAt],
     );
     await this.#subscribe(accountId, w);
@@ -171,7 +172,8 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
     await this.db.run(
       `UPDATE webhooks SET url = $3, events = $4, description = $5, secret = $6, enabled = $7,
-         disabled_reason = $8, updated_at = $9 WHERE account_id = $1 AND id = $2`,
+         disabled_reason = $8, updated_at = $9, previous_secret = $10, previous_secret_expires_at = $11
+       WHERE account_id = $1 AND id = $2`,
       this.#webhookParams(accountId, w),
     );
     await this.db.run('DELETE FROM webhook_subscriptions WHERE account_id = $1 AND webhook_id = $2', [
@@ -183,7 +185,7 @@ export abstract class SqlTx extends SqlReader implements Tx {
     if (w.enabled) this.deliveriesDue = true;
   }
 
-  /** A webhook's columns as insert and update bind them: $1 … $9. */
+  /** A webhook's columns as insert and update bind them: $1 … $11. */
   #webhookParams(accountId: string, w: WebhookRecord) {
     const { text, textOrNull, json, bool } = this.db;
     return [
@@ -196,6 +198,8 @@ export abstract class SqlTx extends SqlReader implements Tx {
       bool(w.enabled),
       textOrNull(w.disabledReason),
       w.updatedAt,
+      w.previousSecret,
+      w.previousSecretExpiresAt,
     ];
   }
 

@@ -63,7 +63,8 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
     ids,
   );
   const rows = conn.all(
-    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret
+    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret,
+       w.previous_secret, w.previous_secret_expires_at
      FROM deliveries d
      JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
      JOIN events e ON e.id = d.event_id
@@ -84,6 +85,8 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
         data: r.data as string,
         url: r.url as string,
         secret: r.secret as string,
+        previousSecret: (r.previous_secret as string | null) ?? null,
+        previousSecretExpiresAt: (r.previous_secret_expires_at as number | null) ?? null,
         attempt: (r.attempts as number) + 1,
       },
     ];

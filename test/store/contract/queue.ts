@@ -62,6 +62,8 @@ export function queueContract(c: ContractContext): void {
           data: JSON.stringify(e.data),
           url: w.url,
           secret: w.secret,
+          previousSecret: null,
+          previousSecretExpiresAt: null,
           attempt: 1,
         },
       );
@@ -69,6 +71,26 @@ export function queueContract(c: ContractContext): void {
       const [taken] = await claim(store, 'two', T0 + 1000);
       assert.equal(taken?.id, first.id, 'a lease that has run out is taken over');
       assert.equal(taken?.attempt, 1);
+    });
+
+    test('a claim carries the secret a rotation replaced and when it stops signing', async (t) => {
+      const { store, account } = await c.isolated(t);
+      const a = await account();
+      const w = webhook();
+      await store.transaction((tx) => tx.insertWebhook(a, w));
+      const rotated = {
+        ...w,
+        secret: 'whsec_new',
+        previousSecret: w.secret,
+        previousSecretExpiresAt: T0 + 60_000,
+      };
+      await store.transaction((tx) => tx.updateWebhook(a, rotated));
+      await seedEvents(store, a, [anEvent('customer.created', T0)]);
+      const [claimed] = await claim(store, 'one', T0);
+      assert.deepEqual(
+        [claimed?.secret, claimed?.previousSecret, claimed?.previousSecretExpiresAt],
+        ['whsec_new', w.secret, T0 + 60_000],
+      );
     });
 
     test('a claim takes at most limit; per webhook and per account at most their limit in flight over every claim; none of disabled webhooks or not yet due', async (t) => {

@@ -62,6 +62,8 @@ export function webhooksContract(c: ContractContext): void {
         events: ['customer.deleted' as const],
         description: 'now',
         secret: 'whsec_other',
+        previousSecret: w.secret,
+        previousSecretExpiresAt: T0 + 86_400_000,
         updatedAt: T0 + 9,
       };
       await store.transaction((tx) => tx.updateWebhook(a, changed));
