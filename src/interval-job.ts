@@ -1,19 +1,55 @@
 // A background job's lifecycle, shared by the retention and rescore jobs: a pass soon after start,
 // then one every interval, never two at once in a process; stop lets a running pass finish.
 import type { FastifyBaseLogger } from 'fastify';
-import { logJobFailure } from './store/unavailable.ts';
+import type { Metrics } from './metrics.ts';
+import { isDatabaseUnavailable, logJobFailure } from './store/unavailable.ts';
+
+/** The `job` label of vitals_job_failures_total (docs/operations.md, "Background jobs"). */
+export type JobName = 'rescore' | 'retention';
 
 export abstract class IntervalJob<T> {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<T> | undefined;
   #stopped = false;
   readonly #what: string;
+  readonly #job: JobName;
   readonly #log: Pick<FastifyBaseLogger, 'error'>;
+  readonly #metrics: Pick<Metrics, 'jobFailures'> | undefined;
 
-  /** `what` names the job in a failure's log line. */
-  constructor(what: string, log: Pick<FastifyBaseLogger, 'error'>) {
+  /** `what` names the job in a failure's log line; `job` in vitals_job_failures_total. */
+  constructor(
+    what: string,
+    job: JobName,
+    log: Pick<FastifyBaseLogger, 'error'>,
+    metrics?: Pick<Metrics, 'jobFailures'>,
+  ) {
     this.#what = what;
+    this.#job = job;
     this.#log = log;
+    this.#metrics = metrics;
+  }
+
+  /**
+   * Runs one unit of a pass (one account's transaction, one kind of row's pruning): its failure is
+   * logged with `context` (the account) and counted, and the pass goes on with the next unit, so
+   * one account's bad data never stops the job for the others (docs/operations.md, "Background
+   * jobs"). Answers whether it succeeded. A database that is not there fails every unit alike: that
+   * one ends the pass, which is tried again next interval.
+   */
+  protected async isolated(context: Record<string, string>, unit: () => Promise<void>): Promise<boolean> {
+    try {
+      await unit();
+      return true;
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw err;
+      this.#metrics?.jobFailures.inc({ job: this.#job });
+      const where = Object.entries(context).map(([key, value]) => `${key} ${value}`);
+      this.#log.error(
+        { err, ...context },
+        `${this.#what} failed for ${where.join(', ')}; the rest of the pass goes on`,
+      );
+      return false;
+    }
   }
 
   /** One pass; it checks `stopped` between its transactions. */
@@ -53,7 +89,10 @@ export abstract class IntervalJob<T> {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.runOnce()
-        .catch((err) => logJobFailure(this.#log, this.#what, err, 'trying again next interval'))
+        .catch((err) => {
+          this.#metrics?.jobFailures.inc({ job: this.#job });
+          logJobFailure(this.#log, this.#what, err, 'trying again next interval');
+        })
         .finally(() => this.#schedule(this.intervalMs));
     }, ms);
     this.#timer.unref();

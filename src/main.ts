@@ -55,6 +55,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
         store,
         intervalMs: config.rescoreIntervalMs,
         log: app.log.child({ role: 'rescore' }),
+        metrics,
         parallel: store.backend === 'postgres' ? 2 : 1,
       })
     : undefined;

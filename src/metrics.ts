@@ -43,8 +43,12 @@ export class Metrics {
   readonly #drained = new LastMinute();
   readonly attemptSeconds: Histogram<'result'>;
   readonly pruned: Counter<'kind'>;
+  /** A background job's unit of work that failed: one account's rescore, one kind's retention. */
+  readonly jobFailures: Counter<'job'>;
   readonly scoreBatchSize: Histogram;
   readonly metricBatchSize: Histogram;
+  /** Calibration reports computed: identical requests in flight share one (docs/api.md). */
+  readonly calibrations: Counter;
 
   constructor(store: Store, opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vitals_' });
@@ -67,10 +71,21 @@ export class Metrics {
       labelNames: ['kind'],
       registers: [this.registry],
     });
+    this.jobFailures = new Counter({
+      name: 'vitals_job_failures_total',
+      help: "Failures of a background job's unit of work, by job: rescore (one account's transaction of a pass) or retention (one kind of row's pruning in a pass). The other accounts and kinds go on in the same pass.",
+      labelNames: ['job'],
+      registers: [this.registry],
+    });
     this.scoreBatchSize = new Histogram({
       name: 'vitals_score_batch_size',
       help: 'Score updates written together in one transaction (group commit of POST/PATCH …/health-score).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [this.registry],
+    });
+    this.calibrations = new Counter({
+      name: 'vitals_calibrations_computed_total',
+      help: 'Calibration reports computed on the calibration threads; an identical request while one is in flight shares its report and counts none.',
       registers: [this.registry],
     });
     this.metricBatchSize = new Histogram({

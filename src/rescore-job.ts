@@ -3,8 +3,11 @@
 // write. Every VITALS_RESCORE_INTERVAL it takes the customers due (each derivation records when its
 // factors may next change) and derives them again, history reason time_passed. A customer another
 // process is rescoring at that moment is skipped (PostgreSQL), so processes never do it twice.
+// An account whose transaction fails is logged, counted and left for the next pass; the other
+// accounts go on in this one (docs/operations.md, "Background jobs").
 import type { FastifyBaseLogger } from 'fastify';
 import { IntervalJob } from './interval-job.ts';
+import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
 import { rescoreDue } from './writes/rules.ts';
 
@@ -12,6 +15,8 @@ export interface RescoreJobOptions {
   store: Pick<Store, 'dueForRederive' | 'run'>;
   intervalMs: number;
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  /** Where a failed account is counted (vitals_job_failures_total{job="rescore"}). */
+  metrics?: Pick<Metrics, 'jobFailures'>;
   /** The clock (tests move it). */
   now?: () => number;
   /** Customers taken per transaction (default 500). */
@@ -31,10 +36,10 @@ export interface RescorePass {
 }
 
 export class RescoreJob extends IntervalJob<RescorePass> {
-  readonly #o: Required<RescoreJobOptions>;
+  readonly #o: Required<Omit<RescoreJobOptions, 'metrics'>>;
 
   constructor(opts: RescoreJobOptions) {
-    super('rescore', opts.log);
+    super('rescore', 'rescore', opts.log, opts.metrics);
     this.#o = { now: Date.now, batch: 500, parallel: 1, ...opts };
   }
 
@@ -46,8 +51,10 @@ export class RescoreJob extends IntervalJob<RescorePass> {
     const pass: RescorePass = { checked: 0, rescored: 0 };
     const now = this.#o.now();
     const { batch, parallel } = this.#o;
+    /** Accounts whose transaction failed in this pass: their customers stay due, for the next pass. */
+    const failed = new Set<string>();
     for (;;) {
-      const due = await this.#o.store.dueForRederive(now, batch * parallel);
+      const due = await this.#o.store.dueForRederive(now, batch * parallel, [...failed]);
       // Per account, in transactions of `batch`, `parallel` of them at a time.
       const work: [string, string[]][] = [];
       const byAccount = new Map<string, string[]>();
@@ -60,20 +67,26 @@ export class RescoreJob extends IntervalJob<RescorePass> {
         for (let i = 0; i < ids.length; i += batch) work.push([accountId, ids.slice(i, i + batch)]);
       }
       let checked = 0;
+      const failures = failed.size;
       const next = async () => {
         for (let item = work.shift(); item; item = work.shift()) {
           if (this.stopped) return;
-          const done = await this.#o.store.run(rescoreDue, item[0], item[1], now);
-          checked += done.checked;
-          pass.rescored += done.rescored;
+          const [accountId, ids] = item;
+          if (failed.has(accountId)) continue;
+          const ok = await this.isolated({ accountId }, async () => {
+            const done = await this.#o.store.run(rescoreDue, accountId, ids, now);
+            checked += done.checked;
+            pass.rescored += done.rescored;
+          });
+          if (!ok) failed.add(accountId);
         }
       };
       await Promise.all(Array.from({ length: Math.min(parallel, work.length) }, next));
       if (this.stopped) return pass;
       pass.checked += checked;
       // Fewer than asked: everyone due was seen. None of them taken: another process holds them;
-      // the next pass takes what is left.
-      if (due.length < batch * parallel || checked === 0) break;
+      // the next pass takes what is left. An account failed: the next page leaves it out.
+      if (due.length < batch * parallel || (checked === 0 && failed.size === failures)) break;
     }
     if (pass.rescored > 0) this.#o.log.info(pass, 'rescore: derived factors moved as time passed');
     return pass;

@@ -44,7 +44,7 @@ export class RetentionJob extends IntervalJob<PassResult> {
   readonly #o: Required<Omit<RetentionOptions, 'metrics'>> & Pick<RetentionOptions, 'metrics'>;
 
   constructor(opts: RetentionOptions) {
-    super('event retention', opts.log);
+    super('retention', 'retention', opts.log, opts.metrics);
     this.#o = {
       now: Date.now,
       batch: 500,
@@ -67,11 +67,23 @@ export class RetentionJob extends IntervalJob<PassResult> {
 
   protected async pass(): Promise<PassResult> {
     const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0, metricPoints: 0 };
-    if (this.#o.keepMs !== null) await this.#events(this.#o.now() - this.#o.keepMs, total);
-    if (this.#o.auditKeepMs !== null) await this.#audit(this.#o.now() - this.#o.auditKeepMs, total);
-    if (this.#o.metricKeepMs !== null) await this.#metricPoints(this.#o.now() - this.#o.metricKeepMs, total);
+    const { keepMs, auditKeepMs, metricKeepMs } = this.#o;
+    // Each kind on its own: one that fails (logged, counted) leaves the others to be pruned.
+    if (keepMs !== null) {
+      await this.isolated({ kind: 'events' }, () => this.#events(this.#o.now() - keepMs, total));
+    }
+    if (auditKeepMs !== null) {
+      await this.isolated({ kind: 'audit' }, () => this.#audit(this.#o.now() - auditKeepMs, total));
+    }
+    if (metricKeepMs !== null) {
+      await this.isolated({ kind: 'metric_points' }, () =>
+        this.#metricPoints(this.#o.now() - metricKeepMs, total),
+      );
+    }
     // Failures outside the window lock nothing; sign-in forgets only its own email's.
-    await this.#o.store.pruneSignInFailures(this.#o.now() - LOCK_WINDOW_MS);
+    await this.isolated({ kind: 'sign_in_failures' }, async () => {
+      await this.#o.store.pruneSignInFailures(this.#o.now() - LOCK_WINDOW_MS);
+    });
     return total;
   }
 

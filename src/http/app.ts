@@ -10,7 +10,6 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import sjson from 'secure-json-parse';
 import { Type } from 'typebox';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -18,6 +17,7 @@ import { newId } from '../domain/ids.ts';
 import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
+import type { CalibrationThreadOptions } from '../work/calibration-threads.ts';
 import { metricWriter, scoreWriter } from '../writes/coalesce.ts';
 import { auditRoutes, registerAudit } from './audit.ts';
 import { KeyAuthenticator } from './auth.ts';
@@ -25,12 +25,13 @@ import { authRoutes } from './auth-routes.ts';
 import { batchRoutes } from './batch.ts';
 import { Customer, customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
-import { registerErrorHandling, sendUnavailable, translate } from './errors.ts';
+import { answerClientError, registerErrorHandling, sendUnavailable, translate } from './errors.ts';
 import { EventSchema, eventsRoutes } from './events.ts';
 import { Explanation, explanationRoutes } from './explanations.ts';
 import { Rule as FactorRule, factorRulesRoutes } from './factor-rules.ts';
 import { HealthScore, healthScoresRoutes, OverrideSchema, PortfolioEntry } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
+import { parseJsonBody } from './json-body.ts';
 import { trackMethods } from './methods.ts';
 import { metricsRoutes } from './metrics.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
@@ -61,6 +62,8 @@ export interface AppDeps {
   dashboardDir?: string;
   /** The clock writes are stamped with and trends and movers read by (tests move it). */
   now?: () => number;
+  /** The calibration threads' size and heap (defaults: min(2, cores), V8's). */
+  calibration?: Pick<CalibrationThreadOptions, 'threads' | 'heapMb'>;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -116,6 +119,8 @@ function createServer(deps: AppDeps): FastifyInstance {
     routerOptions: ROUTER_OPTIONS,
     rewriteUrl: originForm,
     return503OnClosing: true,
+    // Requests Node cannot parse as HTTP/1.1 answer the error envelope too (docs/errors.md).
+    clientErrorHandler: answerClientError,
     frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
       reply.header('x-request-id', req.id);
@@ -141,8 +146,8 @@ function originForm(req: { url?: string }): string {
 }
 
 /**
- * Only JSON bodies. An empty body is "no body" (some clients send a Content-Type on DELETE);
- * __proto__ keys are refused so no object we build can be prototype-polluted; text-rules.ts
+ * Only JSON bodies, on every route whatever its bodyLimit (the batches' parser is this one):
+ * json-body.ts refuses bodies nested too deep before parsing, and `__proto__` keys; text-rules.ts
  * refuses what parses but cannot be stored as sent.
  */
 function setUpParsing(app: FastifyInstance): void {
@@ -152,16 +157,11 @@ function setUpParsing(app: FastifyInstance): void {
     'application/json',
     { parseAs: 'string', bodyLimit: BODY_LIMIT },
     (_req, body, done) => {
-      const text = body as string;
-      if (text.trim() === '') return done(null, undefined);
       let parsed: unknown;
       try {
-        parsed = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' });
+        parsed = parseJsonBody(body as string);
       } catch (err) {
-        const message = /prototype/.test((err as Error).message)
-          ? "JSON keys named '__proto__' are not accepted."
-          : 'The request body is not valid JSON.';
-        return done(new ApiError('invalid_json', message), undefined);
+        return done(err as ApiError, undefined);
       }
       const refusal = bodyRefusal(parsed);
       done(refusal, refusal ? undefined : parsed);
@@ -278,7 +278,12 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     });
     await api.register(healthScoresRoutes(deps.store, writer, now));
     await api.register(explanationRoutes(deps.store, now));
-    await api.register(outcomesRoutes(deps.store, now));
+    await api.register(
+      outcomesRoutes(deps.store, now, {
+        ...deps.calibration,
+        ...(metrics ? { onComputed: () => metrics.calibrations.inc() } : {}),
+      }),
+    );
     await api.register(portfolioRoutes(deps.store, now));
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
