@@ -30,6 +30,7 @@ import type {
   HistoryParams,
   MetricBatchItem,
   MetricListParams,
+  MetricName,
   MetricPoint,
   MetricsBatch,
   MetricsRecorded,
@@ -287,6 +288,11 @@ export class Metrics {
     params: MetricListParams = {},
   ): Promise<{ data: MetricPoint[]; has_more: boolean }> {
     return this.#http.get(path`/customers/${customerId}/metrics`, params);
+  }
+
+  /** The account's metric names, by name: what a factor rule's `metric` may read. */
+  async names(): Promise<MetricName[]> {
+    return (await this.#http.get<{ data: MetricName[] }>('/metrics/names')).data;
   }
 }
 

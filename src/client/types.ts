@@ -27,7 +27,13 @@ import type {
   PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
 } from '../http/health-scores.ts';
-import type { MetricItem, MetricsAnswer, MetricsBody, MetricsQuery } from '../http/metrics.ts';
+import type {
+  MetricItem,
+  MetricNameItem,
+  MetricsAnswer,
+  MetricsBody,
+  MetricsQuery,
+} from '../http/metrics.ts';
 import type {
   CalibrationQuery,
   CalibrationSchema,
@@ -60,6 +66,7 @@ import type {
   DeliveriesQuery,
   Delivery as DeliverySchema,
   CreateBody as WebhookCreateBody,
+  RotateBody as WebhookRotateBody,
   Webhook as WebhookSchema,
   UpdateBody as WebhookUpdateBody,
   WebhookWithBacklog as WebhookWithBacklogSchema,
@@ -141,6 +148,8 @@ export type MetricsBatchResult = ({ status: 200 } & MetricsRecorded) | BatchRefu
 export type MetricsBatch = { results: MetricsBatchResult[] };
 export type MetricPoint = { metric: string; value: number; at: string };
 export type MetricListParams = Static<typeof MetricsQuery>;
+/** One of the account's metric names: customers with a point of it, its points, its newest point's instant. */
+export type MetricName = Static<typeof MetricNameItem>;
 
 // Outcome's `outcome` and a calibration band's `status` are unions built from arrays, which Static
 // reads as `never`.
@@ -172,6 +181,8 @@ export type WebhookWithSecret = Static<typeof WebhookWithSecretSchema>;
 export type WebhookWithBacklog = Static<typeof WebhookWithBacklogSchema>;
 export type WebhookCreate = Static<typeof WebhookCreateBody>;
 export type WebhookUpdate = Static<typeof WebhookUpdateBody>;
+/** rotateSecret's body: how long, in seconds, the replaced secret keeps signing (default 0). */
+export type WebhookRotate = NonNullable<Static<typeof WebhookRotateBody>>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryListParams = Static<typeof DeliveriesQuery>;
 

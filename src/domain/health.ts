@@ -2,10 +2,15 @@
 // Pure: the handlers read the current state, call these, and write what they return.
 import { type EventRecord, scoreEvents } from './events.ts';
 import { effectiveWeights } from './explain.ts';
-import type { DerivedInputs } from './rules.ts';
+import type { DerivedInputs, FactorRule } from './rules.ts';
 import {
   computeScore,
   type Factors,
+  type Gate,
+  type Gates,
+  gatedBy,
+  gatedStatus,
+  NO_GATES,
   type Status,
   statusFor,
   type Thresholds,
@@ -21,6 +26,24 @@ export interface Override {
   setAt: number;
   /** Who set it: the audit log's label of the key or person. */
   setBy: string;
+}
+
+/**
+ * What a status is computed with: the account's weights and thresholds, and its rules' gates
+ * (gatesOf: every write that bands a score reads the rules with the settings; absent: none, as
+ * for seeds and tests of an account without rules).
+ */
+export interface ScoringSettings {
+  weights: Weights;
+  thresholds: Thresholds;
+  gates?: Gates;
+}
+
+/** The gates of these rules, by factor. */
+export function gatesOf(rules: readonly Pick<FactorRule, 'factor' | 'gate'>[]): Gates {
+  const gates = new Map<string, Gate>();
+  for (const rule of rules) if (rule.gate) gates.set(rule.factor, rule.gate);
+  return gates;
 }
 
 /** A customer's current health score. */
@@ -54,6 +77,11 @@ export interface ScoreRecord {
   inputsKept?: boolean;
   /** The effective weights this version was computed with: kept with its history entry. */
   weights?: Weights;
+  /**
+   * The factors whose gate caps `status` (docs/scoring.md, "Gates"), where the status was just
+   * computed; a record read from a store has none (healthScoreJson works it out from the gates).
+   */
+  gatedBy?: string[];
 }
 
 /** The score a record's factors give, override or not. */
@@ -67,13 +95,37 @@ export const standingOverride = (s: ScoreRecord | null, now: number): Override |
 export const overrideEnded = (s: Pick<ScoreRecord, 'override'>, now: number): boolean =>
   !!s.override && s.override.expiresAt <= now;
 
-/** The score as it shows once its ended override has given way: computed, in its band. */
-export function withoutOverride<T extends Pick<ScoreRecord, 'score' | 'status' | 'computed' | 'override'>>(
-  s: T,
-  thresholds: Thresholds,
-): T {
+/**
+ * The status a version shows: an override's score in its band (an override pins the status too),
+ * else the computed score's band capped by the gates that apply (docs/scoring.md, "Gates").
+ */
+export function statusOf(
+  score: number,
+  factors: Factors,
+  override: Override | null,
+  settings: Pick<ScoringSettings, 'thresholds' | 'gates'>,
+): Status {
+  return override
+    ? statusFor(score, settings.thresholds)
+    : gatedStatus(score, factors, settings.thresholds, settings.gates ?? NO_GATES);
+}
+
+/**
+ * The factors whose gate caps the status `s` stores (docs/scoring.md, "Gates"): none under an
+ * override, which pins the status; else those of `gates` its factors are below. Exact for a
+ * stored score because every change of a gate re-bands the account in its transaction.
+ */
+export function gatedByOf(s: Pick<ScoreRecord, 'factors' | 'override'>, gates: Gates): string[] {
+  return s.override ? [] : gatedBy(s.factors, gates);
+}
+
+/** The score as it shows once its ended override has given way: computed, in its (gated) band. */
+export function withoutOverride<
+  T extends Pick<ScoreRecord, 'score' | 'status' | 'computed' | 'override' | 'factors'>,
+>(s: T, settings: Pick<ScoringSettings, 'thresholds' | 'gates'>): T {
   const computed = computedOf(s);
-  return { ...s, score: computed, status: statusFor(computed, thresholds), computed: null, override: null };
+  const status = statusOf(computed, s.factors, null, settings);
+  return { ...s, score: computed, status, computed: null, override: null };
 }
 
 /** `inputs` of the factors present only; null when none is left. */
@@ -90,7 +142,7 @@ function inputsFor(factors: Factors, inputs: DerivedInputs | null | undefined): 
 function version(
   current: ScoreRecord | null,
   fields: { customerId: string; factors: Factors; computed: number; override: Override | null },
-  settings: { weights: Weights; thresholds: Thresholds },
+  settings: ScoringSettings,
   inputs: DerivedInputs | null | undefined,
   now: number,
 ): ScoreRecord {
@@ -99,7 +151,8 @@ function version(
   return {
     customerId,
     score,
-    status: statusFor(score, settings.thresholds),
+    status: statusOf(score, factors, override, settings),
+    gatedBy: override ? [] : gatedBy(factors, settings.gates ?? NO_GATES),
     factors,
     version: (current?.version ?? 0) + 1,
     updatedAt: current ? nextTimestamp(now, current.updatedAt) : now,
@@ -123,7 +176,7 @@ export function scoreFactors(
   customerId: string,
   current: ScoreRecord | null,
   factors: Factors,
-  settings: { weights: Weights; thresholds: Thresholds },
+  settings: ScoringSettings,
   now: number,
   inputs?: DerivedInputs | null,
 ): ScoreUpdate {
@@ -138,17 +191,13 @@ export function scoreFactors(
  * band moved (the visible one, or the computed one under an override) get a new version, a
  * history entry and events (events only for what shows).
  */
-export function rescoreAll(
-  scores: ScoreRecord[],
-  settings: { weights: Weights; thresholds: Thresholds },
-  now: number,
-): ScoreUpdate[] {
+export function rescoreAll(scores: ScoreRecord[], settings: ScoringSettings, now: number): ScoreUpdate[] {
   const updates: ScoreUpdate[] = [];
   for (const current of scores) {
     const computed = computeScore(current.factors, settings.weights);
     const override = standingOverride(current, now);
     const score = override ? override.score : computed;
-    const status = statusFor(score, settings.thresholds);
+    const status = statusOf(score, current.factors, override, settings);
     if (
       score === current.score &&
       status === current.status &&
@@ -168,13 +217,24 @@ export function rescoreAll(
 }
 
 /**
+ * A version for a score whose factors stay but whose gated status moves (a gate put, changed or
+ * lifted: docs/scoring.md, "Gates"), with its events; null when it stays. A score under an
+ * override keeps the status the override gives.
+ */
+export function regated(current: ScoreRecord, settings: ScoringSettings, now: number): ScoreUpdate | null {
+  if (current.override) return null;
+  if (statusOf(current.score, current.factors, null, settings) === current.status) return null;
+  return rescoreAll([current], settings, now)[0] ?? null;
+}
+
+/**
  * A version that changes only the override (set, replaced, removed or expired: `override` null),
  * events for what shows. The factors, their computed score and inputs stay.
  */
 export function overrideVersion(
   current: ScoreRecord,
   override: Override | null,
-  settings: { weights: Weights; thresholds: Thresholds },
+  settings: ScoringSettings,
   now: number,
 ): ScoreUpdate {
   const record = {

@@ -1,7 +1,7 @@
 // Factor rules: a factor score derived from a customer's raw metric points (an aggregate over a
 // window, put on a scale). Pure: no I/O; the caller reads the points and writes the factors.
 import { DAY_MS } from './portfolio.ts';
-import { type Factors, round6 } from './scoring.ts';
+import { type Factors, type Gate, round6 } from './scoring.ts';
 
 export { DAY_MS };
 
@@ -25,6 +25,8 @@ export interface FactorRule {
   scale: Scale;
   /** The newest point may be at most this old, else the factor is absent; null: no limit. */
   maxAgeDays: number | null;
+  /** Caps the status while the factor is below it (docs/scoring.md, "Gates"); null or absent: none. */
+  gate?: Gate | null;
   /** ms since epoch. */
   updatedAt: number;
 }
@@ -36,6 +38,22 @@ export interface MetricPoint {
 }
 
 export const MAX_STEPS = 20;
+
+/**
+ * A metric value lies in [−METRIC_VALUE_MAX, METRIC_VALUE_MAX] (docs/scoring.md, "Metric values"):
+ * a sum over a window of such points stays far inside a double (1e15 × a billion points is 1e24),
+ * so no aggregate overflows on either backend, where 1.7e308 twice made PostgreSQL's SUM fail and
+ * SQLite's Infinity.
+ */
+export const METRIC_VALUE_MAX = 1e15;
+
+/**
+ * A stored point as the aggregates read it: within the bound. Points stored before the bound was
+ * checked may lie beyond it; each counts as the bound, the same in SQL (metricSummaries) as here.
+ */
+export const boundedValue = (value: number): number =>
+  Math.min(METRIC_VALUE_MAX, Math.max(-METRIC_VALUE_MAX, value));
+
 const DEFAULT_WINDOW_DAYS = 30;
 
 /** The window a rule aggregates over, in days: as given, else 30, except `last`, which has none unless given (null). */
@@ -101,13 +119,14 @@ export function summarize(rule: FactorRule, points: readonly MetricPoint[], now:
     }
     if (summary.newestAt === null || p.at > summary.newestAt) summary.newestAt = p.at;
     if (p.at <= after) continue;
+    const value = boundedValue(p.value);
     summary.count += 1;
-    summary.sum += p.value;
-    if (summary.min === null || p.value < summary.min) summary.min = p.value;
-    if (summary.max === null || p.value > summary.max) summary.max = p.value;
+    summary.sum += value;
+    if (summary.min === null || value < summary.min) summary.min = value;
+    if (summary.max === null || value > summary.max) summary.max = value;
     if (rule.aggregate === 'last' && p.at >= lastAt) {
       lastAt = p.at;
-      summary.last = p.value;
+      summary.last = value;
     }
     if (summary.oldestAt === null || p.at < summary.oldestAt) summary.oldestAt = p.at;
   }

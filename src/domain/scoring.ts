@@ -54,6 +54,48 @@ export function statusFor(score: number, thresholds: Thresholds): Status {
   return 'critical';
 }
 
+/** The bands a gate may cap a status at (docs/scoring.md, "Gates"). */
+export const GATE_STATUSES = ['at_risk', 'critical'] as const;
+
+/**
+ * A factor rule's gate: while its factor scores below `below`, the customer's status is at most
+ * `status`, whatever the weighted mean (docs/scoring.md, "Gates"). The score itself is not touched.
+ */
+export interface Gate {
+  below: number;
+  status: (typeof GATE_STATUSES)[number];
+}
+
+/** The account's gates by factor (a Map: a factor may be named `constructor`). */
+export type Gates = ReadonlyMap<string, Gate>;
+
+export const NO_GATES: Gates = new Map();
+
+/** The factors whose gate applies to these factors (present and below it), by name. */
+export function gatedBy(factors: Factors, gates: Gates): string[] {
+  if (gates.size === 0) return [];
+  const applied: string[] = [];
+  for (const [factor, gate] of gates) {
+    const value = Object.hasOwn(factors, factor) ? factors[factor] : undefined;
+    if (value !== undefined && value < gate.below) applied.push(factor);
+  }
+  return applied.sort();
+}
+
+/** The worse of two statuses. */
+const worse = (a: Status, b: Status): Status => (STATUSES.indexOf(a) >= STATUSES.indexOf(b) ? a : b);
+
+/**
+ * The status a computed score shows: its band under the thresholds, capped by every gate that
+ * applies. An override's score is banded by statusFor alone: a gate never caps it.
+ */
+export function gatedStatus(score: number, factors: Factors, thresholds: Thresholds, gates: Gates): Status {
+  let status = statusFor(score, thresholds);
+  if (status === 'critical' || gates.size === 0) return status;
+  for (const factor of gatedBy(factors, gates)) status = worse(status, (gates.get(factor) as Gate).status);
+  return status;
+}
+
 export function weightsSumValid(weights: Weights): boolean {
   let sum = 0;
   for (const w of Object.values(weights)) sum += w;

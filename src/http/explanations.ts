@@ -6,14 +6,15 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { notFound } from '../domain/errors.ts';
 import { contributionChanges, effectiveWeights, explainFactors } from '../domain/explain.ts';
-import { computedOf, overrideEnded, type ScoreRecord, withoutOverride } from '../domain/health.ts';
+import { computedOf, gatesOf, overrideEnded, type ScoreRecord, withoutOverride } from '../domain/health.ts';
 import { AGGREGATES } from '../domain/rules.ts';
-import { round6, STATUSES, type Weights } from '../domain/scoring.ts';
+import { type Gates, round6, STATUSES, type Weights } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ExplainedVersion, Store } from '../store/store.ts';
 import { deleteOverride, MAX_REASON, putOverride } from '../writes/overrides.ts';
 import { healthScoreJson } from '../writes/score-json.ts';
 import { sendJson } from './customers.ts';
+import { GateStatus } from './factor-rules.ts';
 import { HistoryEntry, toOverride } from './health-scores.ts';
 import { errorResponses, instantOf, Timestamp } from './schemas.ts';
 
@@ -56,6 +57,22 @@ const ExplainedFactorSchema = Type.Object({
         newest_at: Type.Union([Timestamp, Type.Null()]),
       },
       { description: 'For a derived factor: what it was computed from, as of this version.' },
+    ),
+  ),
+  gate: Type.Optional(
+    Type.Object(
+      {
+        below: Type.Number(),
+        status: GateStatus,
+        applied: Type.Boolean({
+          description:
+            'Whether the factor is below it in this version, capping the status (never under an override).',
+        }),
+      },
+      {
+        description:
+          'For a derived factor whose rule has a gate (docs/scoring.md, "Gates"): the rule\'s gate as it stands.',
+      },
     ),
   ),
 });
@@ -126,11 +143,19 @@ async function currentScore(store: Store, accountId: string, customerId: string)
   throw notFound.healthScore(customerId);
 }
 
+/** A derived factor's `gate` member, when its rule has one: an override pins the status, so none applies then. */
+function gateOf(factor: string, score: number, derived: boolean, overridden: boolean, gates: Gates) {
+  const gate = derived ? gates.get(factor) : undefined;
+  if (!gate) return {};
+  return { gate: { below: gate.below, status: gate.status, applied: !overridden && score < gate.below } };
+}
+
 function explanation(
   customerId: string,
   at: ExplainedVersion,
   before: ExplainedVersion | undefined,
   accountWeights: Weights,
+  gates: Gates,
 ) {
   const explained = (v: ExplainedVersion) =>
     explainFactors(v.factors, v.weights ?? effectiveWeights(v.factors, accountWeights), v.inputs);
@@ -162,6 +187,13 @@ function explanation(
             },
           }
         : {}),
+      ...gateOf(
+        f.factor,
+        f.score,
+        f.input !== null,
+        at.override !== null && at.override !== undefined,
+        gates,
+      ),
     })),
     change: before
       ? {
@@ -198,11 +230,11 @@ function explain(app: FastifyInstance, { store, now }: Deps): void {
       const current = await currentScore(store, req.accountId, customer_id);
       const version = req.query.version ?? current.version;
       if (version > current.version) throw notFound.version(customer_id, version);
-      const rows = await store.explainedVersions(
-        req.accountId,
-        customer_id,
-        version > 1 ? [version, version - 1] : [version],
-      );
+      const [rows, rules] = await Promise.all([
+        store.explainedVersions(req.accountId, customer_id, version > 1 ? [version, version - 1] : [version]),
+        store.listFactorRules(req.accountId),
+      ]);
+      const gates = gatesOf(rules);
       let at = rows.find((r) => r.version === version);
       if (!at) throw notFound.version(customer_id, version);
       // Versions kept before explanations were have no weights (the account's current ones stand
@@ -210,9 +242,9 @@ function explain(app: FastifyInstance, { store, now }: Deps): void {
       const ended = version === current.version && overrideEnded(at, clock);
       const settings =
         ended || rows.some((r) => r.weights === null) ? await store.getSettings(req.accountId) : null;
-      if (ended && settings) at = withoutOverride(at, settings.thresholds);
+      if (ended && settings) at = withoutOverride(at, { thresholds: settings.thresholds, gates });
       const before = rows.find((r) => r.version === version - 1);
-      return explanation(customer_id, at, before, settings?.weights ?? {});
+      return explanation(customer_id, at, before, settings?.weights ?? {}, gates);
     },
   );
 }

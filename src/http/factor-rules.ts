@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { AGGREGATES, type FactorRule, MAX_STEPS, type Scale, scaleRefusal } from '../domain/rules.ts';
+import { GATE_STATUSES, type Gate } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { deleteRule, previewRule, putRule, type RuleInput } from '../writes/rules.ts';
@@ -39,6 +40,34 @@ const ScaleSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A gate: an object or null in one schema (not a union), so that a bad field is named as
+ * `gate.below`, `gate.status` or `gate.NAME` rather than as the union's first branch.
+ */
+const GateBody = Type.Unsafe<Gate | null>({
+  type: ['object', 'null'],
+  properties: {
+    below: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: 'While the factor scores below this (0-1), the status is at most `status`.',
+    },
+    status: { type: 'string', enum: [...GATE_STATUSES], description: 'at_risk or critical.' },
+  },
+  required: ['below', 'status'],
+  additionalProperties: false,
+  description:
+    'Caps the customer\'s status while the factor is below `below`; its score is unchanged (docs/scoring.md, "Gates"). null or absent: none.',
+});
+
+/** A gate's band, spelled out (a union built from an array is `never` to Static, and so to the typed client). */
+export const GateStatus = Type.Union([Type.Literal('at_risk'), Type.Literal('critical')]);
+
+const GateAnswer = Type.Union([Type.Object({ below: Type.Number(), status: GateStatus }), Type.Null()], {
+  description: 'The gate (docs/scoring.md, "Gates"); null: none.',
+});
+
 export const RuleBody = Type.Object(
   {
     metric: Type.String({ ...FactorName, description: 'The metric it reads; names as for factors.' }),
@@ -54,6 +83,7 @@ export const RuleBody = Type.Object(
       ...Days,
       description: '1-365: an older newest point makes the factor absent.',
     }),
+    gate: Type.Optional(GateBody),
   },
   { additionalProperties: false },
 );
@@ -72,6 +102,7 @@ export const Rule = Type.Object(
       }),
     ]),
     max_age_days: Type.Union([Type.Integer(), Type.Null()]),
+    gate: GateAnswer,
     updated_at: Timestamp,
   },
   { $id: 'FactorRule' },
@@ -86,6 +117,7 @@ export const toRule = (r: FactorRule) => ({
   window_days: r.windowDays,
   scale: r.scale,
   max_age_days: r.maxAgeDays,
+  gate: r.gate ? { below: r.gate.below, status: r.gate.status } : null,
   updated_at: iso(r.updatedAt),
 });
 
@@ -124,6 +156,7 @@ const ruleInput = (factor: string, body: Static<typeof RuleBody>): RuleInput => 
   windowDays: body.window_days ?? null,
   scale: scaleOf(body.scale),
   maxAgeDays: body.max_age_days ?? null,
+  gate: body.gate ? { below: body.gate.below, status: body.gate.status } : null,
 });
 
 export const RulePreviewAnswer = previewSchema({

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { computedOf, type ScoreRecord } from '../domain/health.ts';
+import { computedOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
 import { type Factors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
@@ -54,7 +54,17 @@ export const HealthScore = Type.Object(
     customer_id: Type.String(),
     health_score: Type.Number({ minimum: 0, maximum: 1 }),
     factors: Type.Record(Type.String(), Type.Number()),
-    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    status: Type.Union(
+      STATUSES.map((s) => Type.Literal(s)),
+      {
+        description:
+          'The band of health_score, capped by the gates that apply (docs/scoring.md, "Gates"); an override sets it alone.',
+      },
+    ),
+    gated_by: Type.Array(Type.String(), {
+      description:
+        "The factors whose rule's gate applies (the factor is below the gate), by name; empty when none does or an override stands.",
+    }),
     updated_at: Timestamp,
     override: Type.Union([Type.Ref('Override'), Type.Null()], {
       description:
@@ -132,6 +142,7 @@ export const toHealthScore = (s: ScoreRecord) => ({
   health_score: s.score,
   factors: s.factors,
   status: s.status,
+  gated_by: s.gatedBy ?? [],
   updated_at: iso(s.updatedAt),
   override: toOverride(s),
 });
@@ -228,10 +239,17 @@ function getScore(app: FastifyInstance, { store, now }: Deps): void {
     },
     async (req, reply) => {
       const { customer_id } = req.params;
-      const score = await store.getScore(req.accountId, customer_id);
+      // The rules' gates say which cap the stored status (gated_by); read beside the score.
+      const [score, rules] = await Promise.all([
+        store.getScore(req.accountId, customer_id),
+        store.listFactorRules(req.accountId),
+      ]);
       // Built by hand, as POST's answer is (score-json.ts): the schema serializer would test which
       // branch of `override` (an object or null) each answer takes.
-      if (score) return sendJson(reply, healthScoreJson(await scoreAsOf(store, req.accountId, score, now())));
+      if (score) {
+        const shown = await scoreAsOf(store, req.accountId, score, now());
+        return sendJson(reply, healthScoreJson(shown, gatesOf(rules)));
+      }
       if (!(await store.getCustomer(req.accountId, customer_id))) throw notFound.customer(customer_id);
       throw notFound.healthScore(customer_id);
     },
@@ -295,16 +313,20 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
     },
     async (req, reply) => {
       const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
-      const page = await store.listScores(req.accountId, {
-        status: req.query.status,
-        after,
-        limit: req.query.limit ?? 10,
-        segment: segmentOf(req.query),
-      });
+      const [page, rules] = await Promise.all([
+        store.listScores(req.accountId, {
+          status: req.query.status,
+          after,
+          limit: req.query.limit ?? 10,
+          segment: segmentOf(req.query),
+        }),
+        store.listFactorRules(req.accountId),
+      ]);
+      const gates = gatesOf(rules);
       const last = page.data.at(-1);
       // By hand, as GET's answer: each entry is the HealthScore's text with the name after it.
       const data = page.data.map(
-        (e) => `${healthScoreJson(e).slice(0, -1)},"name":${JSON.stringify(e.name)}}`,
+        (e) => `${healthScoreJson(e, gates).slice(0, -1)},"name":${JSON.stringify(e.name)}}`,
       );
       const cursor = page.hasMore && last ? `"${encodeCursor(last)}"` : 'null';
       return sendJson(

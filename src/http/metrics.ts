@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { iso } from '../domain/time.ts';
+import { METRIC_VALUE_MAX } from '../domain/rules.ts';
+import { iso, parseInstant } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
 import type { MetricWriter } from '../writes/coalesce.ts';
@@ -15,18 +16,20 @@ import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
 import { sendJson } from './customers.ts';
 import { FactorName } from './health-scores.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses, instantOf, isInstant, Timestamp } from './schemas.ts';
+import { errorResponses, instantOf, Timestamp } from './schemas.ts';
 import { itemValidator } from './validation.ts';
 
 const MAX_VALUES = 50;
+/** A value's bound, METRIC_VALUE_MAX (±1e15): no aggregate of such values overflows a double. */
+const MAX_VALUE = METRIC_VALUE_MAX;
 
 export const MetricValues = Type.Unsafe<Record<string, number>>({
   type: 'object',
   minProperties: 1,
   maxProperties: MAX_VALUES,
   propertyNames: FactorName,
-  additionalProperties: { type: 'number', minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE },
-  description: `Metric name (as for factors) to a finite number; 1-${MAX_VALUES} of them.`,
+  additionalProperties: { type: 'number', minimum: -MAX_VALUE, maximum: MAX_VALUE },
+  description: `Metric name (as for factors) to a number from -1e15 to 1e15; 1-${MAX_VALUES} of them.`,
 });
 const At = Type.String({
   maxLength: 64,
@@ -71,6 +74,13 @@ const MetricsBatchAnswer = Type.Object({
     ]),
   ),
 });
+export const MetricNameItem = Type.Object({
+  name: Type.String(),
+  customers: Type.Integer({ description: 'Customers with at least one point of it.' }),
+  points: Type.Integer(),
+  last_at: Timestamp,
+});
+export const MetricNamesAnswer = Type.Object({ data: Type.Array(MetricNameItem) });
 const MetricPoint = Type.Object({ metric: Type.String(), value: Type.Number(), at: Timestamp });
 const IdParams = Type.Object({ customer_id: Type.String() });
 export const MetricsQuery = Type.Object(
@@ -193,8 +203,8 @@ function listMetrics(app: FastifyInstance, { store }: Deps): void {
       let after: { at: number; metric: string } | undefined;
       if (req.query.starting_after !== undefined) {
         const [metric = '', at = ''] = req.query.starting_after.split('@');
-        const ms = isInstant(at) ? Date.parse(at) : Number.NaN;
-        if (!METRIC_NAME.test(metric) || !Number.isFinite(ms)) {
+        const ms = parseInstant(at);
+        if (!METRIC_NAME.test(metric) || ms === null) {
           throw new ApiError(
             'parameter_invalid',
             "'starting_after' is the last point of the previous page as 'metric@at', such as logins@2026-03-31T12:00:00.000Z.",
@@ -220,8 +230,29 @@ function listMetrics(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
+function listMetricNames(app: FastifyInstance, { store }: Deps): void {
+  app.get(
+    '/metrics/names',
+    {
+      schema: {
+        tags: ['metrics'],
+        summary: "The account's metric names, by name, with their customers, points and newest instant",
+        response: { 200: MetricNamesAnswer, ...errorResponses(401) },
+      },
+    },
+    async (req) => ({
+      data: (await store.metricNames(req.accountId)).map((n) => ({
+        name: n.name,
+        customers: n.customers,
+        points: n.points,
+        last_at: iso(n.lastAt),
+      })),
+    }),
+  );
+}
+
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [postMetrics, listMetrics, postMetricsBatch];
+const ROUTES = [postMetrics, listMetrics, postMetricsBatch, listMetricNames];
 
 export const metricsRoutes =
   (store: Store, writer: MetricWriter, now: () => number): FastifyPluginAsync =>

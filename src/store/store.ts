@@ -45,6 +45,14 @@ export interface MetricPointRecord extends MetricPoint {
   metric: string;
 }
 
+/** One of an account's metric names, with how many customers and points have it and its newest instant. */
+export interface MetricName {
+  name: string;
+  customers: number;
+  points: number;
+  lastAt: number;
+}
+
 export interface Account {
   id: string;
   name: string;
@@ -163,6 +171,12 @@ export interface WebhookRecord {
   events: SubscribableEventType[];
   description: string | null;
   secret: string;
+  /**
+   * The secret a rotation with an overlap replaced: it signs beside `secret` until
+   * `previousSecretExpiresAt` (docs/webhooks.md, "Rotating the secret"); both null when none.
+   */
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
   enabled: boolean;
   /** Why Vitals switched it off (a 410 from the receiver); null when a person did, or it is on. */
   disabledReason: string | null;
@@ -206,6 +220,9 @@ export interface ClaimedDelivery {
   data: string;
   url: string;
   secret: string;
+  /** The replaced secret and when it stops signing (the sender compares with the send time). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
   /** The number of the attempt about to be made (1 for the first). */
   attempt: number;
 }
@@ -326,6 +343,12 @@ export interface Reader {
     accountId: string,
     opts: { horizonMs: number; segment?: Segment | undefined; after: string | null; limit: number },
   ): Promise<JudgedOutcome[]>;
+  /**
+   * The account's metric names, by name (byte order), each with the customers that have a point
+   * of it, its points and its newest point's instant. Read in slices of customers that let
+   * other work run between them (docs/api.md, "Metrics").
+   */
+  metricNames(accountId: string): Promise<MetricName[]>;
   listMetricPoints(
     accountId: string,
     customerId: string,
@@ -349,8 +372,15 @@ export interface Reader {
     limit: number,
     dueAt: number | null,
   ): Promise<RederiveTarget[]>;
-  /** The customers due for the rescore job at `now`, oldest due first, at most `limit`, across accounts. */
-  dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]>;
+  /**
+   * The customers due for the rescore job at `now`, oldest due first, at most `limit`, across
+   * accounts, except those of the accounts in `skip` (the ones whose pass failed: the others go on).
+   */
+  dueForRederive(
+    now: number,
+    limit: number,
+    skip?: readonly string[],
+  ): Promise<{ accountId: string; customerId: string }[]>;
   /**
    * Each rule's summary of each customer's points as of `now` (points up to `until` count as
    * dated ahead): summaries[i] is rules[i]'s, for every customer given, with points or not.

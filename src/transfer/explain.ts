@@ -61,7 +61,7 @@ function source(f: ExplainedFactor): string {
   const window = m.window_days === null ? '' : ` ${m.window_days}d`;
   const points = `${m.points} ${m.points === 1 ? 'point' : 'points'}`;
   const newest = m.newest_at === null ? 'none yet' : `newest ${m.newest_at.slice(0, 10)}`;
-  return `metric ${m.name} ${m.aggregate}${window} = ${m.value} (${points}, ${newest})`;
+  return `metric ${m.name} ${m.aggregate}${window} = ${plain(m.value)} (${points}, ${newest})`;
 }
 
 function changeLines(change: ScoreChange | null, score: number, computed: number): string[] {
@@ -97,6 +97,12 @@ function table(header: string[], rows: string[][]): string[] {
 }
 
 const num = (n: number) => n.toFixed(4);
+
+/**
+ * A quantity of the account's own (a metric's aggregate: 10 logins, an average of 0.1467…) as the
+ * API rounds numbers: at most 6 decimal places, no trailing zeros and no float noise (docs/cli.md).
+ */
+const plain = (n: number) => String(Math.round(n * 1e6) / 1e6 + 0); // + 0 turns -0 into 0
 
 /** With its sign, the minus a real one: +0.0500, −0.1375, 0.0000. */
 function signed(n: number): string {

@@ -3,7 +3,7 @@
 // 1,000, a few in flight, rows of one customer in file order), each refused row told with its error.
 import type { VitalsClient } from '../client/index.ts';
 import { VitalsError } from '../client/index.ts';
-import { type ItemError, Sender } from './batching.ts';
+import { groupKeyOf, type ItemError, Sender } from './batching.ts';
 import type { Progress } from './progress.ts';
 import { FileError, type Format, readRows } from './read.ts';
 import type { Kind, RowError } from './rows.ts';
@@ -45,6 +45,14 @@ export interface ImportSummary {
   fileError?: FileError;
 }
 
+/**
+ * Rows read ahead of the batch being cut, to find the other rows of its customers and instants
+ * (docs/cli.md, "Import and export"): a file with a row per source stays one version per
+ * customer and instant while the rows of one are within 10,000 rows of each other, in a few
+ * MiB of memory.
+ */
+const LOOKAHEAD = { rows: 10_000, bytes: 16 * 1024 * 1024 };
+
 export async function importRows(opts: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
   const { client, kind, onRefused } = opts;
@@ -83,6 +91,8 @@ export async function importRows(opts: ImportOptions): Promise<ImportSummary> {
     inFlight: opts.concurrency,
     maxItems: opts.batchSize,
     maxBytes: opts.maxBatchBytes,
+    groupKey: groupKeyOf(kind),
+    lookahead: groupKeyOf(kind) ? LOOKAHEAD : undefined,
   });
   try {
     for await (const row of readRows(opts.input, kind, opts.format)) {

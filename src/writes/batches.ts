@@ -85,12 +85,42 @@ export const scoreBatch = write(
       accountId,
       entries,
       claim,
-      (items) => applyFactorUpdates(tx, accountId, items, now),
+      // One request's items carry no instant of their own: they all stand at `now`, so the same
+      // customer named twice is the same customer at the same instant, and makes one version.
+      (items) => applyFactorUpdates(tx, accountId, items, now, true),
       (item, record) =>
         `{"customer_id":${JSON.stringify(item.customerId)},"status":200,"health_score":${healthScoreJson(record)}}`,
     );
   },
 );
+
+/**
+ * Applies a request's items with those for the same `key` (a customer and an instant) merged
+ * into the first one's place, so each such group makes one version and one set of events
+ * (docs/api.md, "One customer, one instant, one version"); each item gets its group's result.
+ */
+export async function appliedTogether<T, R>(
+  items: readonly T[],
+  key: (item: T) => string,
+  merge: (into: T, item: T) => T,
+  apply: (merged: T[]) => Promise<R[]>,
+): Promise<R[]> {
+  const merged: T[] = [];
+  const at = new Map<string, number>();
+  const into = items.map((item) => {
+    const k = key(item);
+    const i = at.get(k);
+    if (i === undefined) {
+      at.set(k, merged.length);
+      merged.push(item);
+      return merged.length - 1;
+    }
+    merged[i] = merge(merged[i] as T, item);
+    return i;
+  });
+  const results = await apply(merged);
+  return into.map((i) => results[i] as R);
+}
 
 /**
  * A batch of customers' items answered in order: the checked ones applied together, each

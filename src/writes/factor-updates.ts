@@ -4,7 +4,7 @@
 import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import { type ScoreRecord, scoreFactors } from '../domain/health.ts';
+import { gatesOf, type ScoreRecord, scoreFactors } from '../domain/health.ts';
 import { type Factors, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
@@ -78,6 +78,11 @@ function refusal(factors: Factors): ApiError | null {
  * two versions. Results are in input order. Items of one round touch distinct customers (the
  * store writes at most one score per customer per call); a later item for the same customer
  * goes to the next round and builds on the version the round before made.
+ *
+ * `together` (one request's items, which all stand at `now`): a customer's items make one
+ * version instead, at its first item's place, each item folded into the factors the ones
+ * before left; a refused item is left out of the fold alone, and every other of the customer's
+ * items answers the one score (docs/api.md, "One customer, one instant, one version").
  */
 export const applyFactorUpdates = write(
   import.meta.url,
@@ -86,6 +91,7 @@ export const applyFactorUpdates = write(
     accountId: string,
     items: readonly FactorUpdate[],
     now: number,
+    together = false,
   ): Promise<FactorResult[]> {
     const results = new Array<FactorResult>(items.length);
     const ids = [...new Set(items.map((i) => i.customerId))];
@@ -98,18 +104,21 @@ export const applyFactorUpdates = write(
     ]);
     // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
     const derived = new Set(rules.map((r) => r.factor));
+    // The rules' gates cap the status (docs/scoring.md, "Gates").
+    const scoring = { ...settings, gates: gatesOf(rules) };
     const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
     const alerted: { customerId: string; at: number }[] = [];
     // Events go out in input order, as if the items had run one after another, whatever their rounds.
     const events = new Array<EventRecord[]>(items.length);
     let pending = items.map((_, i) => i);
     while (pending.length > 0) {
-      const inRound = new Set<string>();
+      /** Each customer of the round: the factors its items leave, and those items (the first first). */
+      const round = new Map<string, { factors: Factors; items: number[] }>();
       const later: number[] = [];
-      const records: ScoreRecord[] = [];
       for (const i of pending) {
         const item = items[i] as FactorUpdate;
-        if (inRound.has(item.customerId)) {
+        const held = round.get(item.customerId);
+        if (held && !together) {
           later.push(i);
           continue;
         }
@@ -117,37 +126,40 @@ export const applyFactorUpdates = write(
           results[i] = { ok: false, error: notFound.customer(item.customerId) };
           continue;
         }
-        const score = current.get(item.customerId) ?? null;
         const posted = Object.keys(item.factors).find((name) => derived.has(name));
         if (posted !== undefined) {
           results[i] = { ok: false, error: derivedRefusal(posted) };
           continue;
         }
+        const base = held?.factors ?? current.get(item.customerId)?.factors ?? {};
         const factors =
           derived.size === 0
-            ? nextFactors(item, score?.factors ?? {})
-            : withDerived(
-                nextFactors(item, postedOf(score?.factors ?? {}, derived)),
-                score?.factors ?? {},
-                derived,
-              );
+            ? nextFactors(item, base)
+            : withDerived(nextFactors(item, postedOf(base, derived)), base, derived);
         const refused = refusal(factors);
         if (refused) {
           results[i] = { ok: false, error: refused };
           continue;
         }
-        inRound.add(item.customerId);
-        const update = scoreFactors(item.customerId, score, factors, settings, now, score?.inputs);
-        current.set(item.customerId, update.record);
+        if (held) {
+          held.factors = factors;
+          held.items.push(i);
+        } else round.set(item.customerId, { factors, items: [i] });
+      }
+      const records: ScoreRecord[] = [];
+      for (const [customerId, { factors, items: applied }] of round) {
+        const score = current.get(customerId) ?? null;
+        const update = scoreFactors(customerId, score, factors, scoring, now, score?.inputs);
+        current.set(customerId, update.record);
         records.push(update.record);
-        events[i] = update.events;
-        const watch = drops?.get(item.customerId);
+        events[applied[0] as number] = update.events;
+        const watch = drops?.get(customerId);
         const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
         if (dropped) {
           update.events.push(dropped);
-          alerted.push({ customerId: item.customerId, at: update.record.updatedAt });
+          alerted.push({ customerId, at: update.record.updatedAt });
         }
-        results[i] = { ok: true, record: update.record };
+        for (const i of applied) results[i] = { ok: true, record: update.record };
       }
       if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
       pending = later;

@@ -1,13 +1,14 @@
 // Metric writes (docs/api.md, "Metrics"): points stored and, where a rule reads them, the
 // customer's score derived again in the same transaction (history reason metrics_updated, with
 // its events and drop alerts). Items run in order, as if each ran alone: a customer named twice
-// gets its second write built on the first.
+// gets its second write built on the first — but a batch's items for the same customer and
+// instant are one write (metricBatch).
 import { type ApiError, notFound } from '../domain/errors.ts';
-import type { ScoreRecord } from '../domain/health.ts';
+import { gatedByOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
 import { iso } from '../domain/time.ts';
 import type { AuditEntry, MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
+import { answerItems, appliedTogether, type Claim, type Entry, recordAnswer } from './batches.ts';
 import { settleAll } from './pipeline.ts';
 import { rederive } from './rules.ts';
 import { healthScoreJson } from './score-json.ts';
@@ -39,6 +40,7 @@ export async function applyMetricUpdates(
     tx.listFactorRules(accountId),
   ]);
   const readMetrics = new Set(rules.map((r) => r.metric));
+  const gates = gatesOf(rules);
   const results = new Array<MetricResult>(items.length);
   let pending = items.map((_, i) => i);
   while (pending.length > 0) {
@@ -81,7 +83,12 @@ export async function applyMetricUpdates(
     for (const i of pending) {
       const item = items[i] as MetricUpdate;
       if (results[i] === undefined && inRound.has(item.customerId) && !later.includes(i)) {
-        results[i] = { ok: true, record: known.get(item.customerId) ?? null };
+        const record = known.get(item.customerId) ?? null;
+        // A score the write left as it was says which gates cap it, as a new version does (gated_by).
+        results[i] = {
+          ok: true,
+          record: record && { ...record, gatedBy: record.gatedBy ?? gatedByOf(record, gates) },
+        };
       }
     }
     pending = later;
@@ -128,7 +135,12 @@ export const applyMetricWrites = write(
   },
 );
 
-/** POST /api/metrics/batch: every checked item in order, one result per item, as the answer's text. */
+/**
+ * POST /api/metrics/batch: every checked item in order, one result per item, as the answer's text.
+ * Items for the same customer and instant are one write at the first one's place, a later value
+ * of a metric winning (docs/api.md, "One customer, one instant, one version"): a file with a
+ * row per source makes one version, not one per row with the score flapping between them.
+ */
 export const metricBatch = write(
   import.meta.url,
   async function metricBatch(
@@ -143,7 +155,14 @@ export const metricBatch = write(
       accountId,
       entries,
       claim,
-      (items) => applyMetricUpdates(tx, accountId, items, now),
+      (items) =>
+        appliedTogether(
+          items,
+          (item) => JSON.stringify([item.customerId, item.at]),
+          (into, item) => ({ ...into, values: { ...into.values, ...item.values } }),
+          (merged) => applyMetricUpdates(tx, accountId, merged, now),
+        ),
+      // Each item echoes its own values, with the score the merged write made.
       (item, record) => metricAnswerJson(item, record, '"status":200,'),
     );
   },

@@ -4,6 +4,7 @@
 // recorded by the rescore job (the customer is due then) or by the next write after it.
 import { ApiError, notFound } from '../domain/errors.ts';
 import {
+  gatesOf,
   type Override,
   overrideEnded,
   overrideVersion,
@@ -69,8 +70,9 @@ async function writeOverride(
   reason: ScoreReason,
   now: number,
 ): Promise<ScoreRecord> {
-  const settings = await tx.getSettings(accountId);
-  const { record, events } = overrideVersion(current, override, settings, now);
+  // The rules' gates band the computed score once the override is gone (docs/scoring.md, "Gates").
+  const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
+  const { record, events } = overrideVersion(current, override, { ...settings, gates: gatesOf(rules) }, now);
   await tx.writeScores(accountId, [record], reason);
   if (events.length > 0) await tx.insertEvents(accountId, events);
   return record;
@@ -120,11 +122,15 @@ export const deleteOverride = write(
 
 /** The current score as it shows at `now`: an override that has ended gives way at once, before the job records it. */
 export async function scoreAsOf(
-  store: Pick<Store, 'getSettings'>,
+  store: Pick<Store, 'getSettings' | 'listFactorRules'>,
   accountId: string,
   score: ScoreRecord,
   now: number,
 ): Promise<ScoreRecord> {
   if (!overrideEnded(score, now)) return score;
-  return withoutOverride(score, (await store.getSettings(accountId)).thresholds);
+  const [settings, rules] = await Promise.all([
+    store.getSettings(accountId),
+    store.listFactorRules(accountId),
+  ]);
+  return withoutOverride(score, { thresholds: settings.thresholds, gates: gatesOf(rules) });
 }

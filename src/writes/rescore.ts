@@ -2,11 +2,10 @@
 // settings and every stored score they move commit in one transaction, so the next read follows
 // them. docs/api.md, "Settings"; docs/scoring.md for the computation.
 import { ApiError } from '../domain/errors.ts';
-import { rescoreAll } from '../domain/health.ts';
+import { gatesOf, rescoreAll, type ScoringSettings, statusOf } from '../domain/health.ts';
 import {
   computeScore,
   type Status,
-  statusFor,
   type Thresholds,
   thresholdsValid,
   type Weights,
@@ -81,7 +80,7 @@ async function scorePage(tx: Tx, accountId: string, after: string | null) {
 export async function rescore(
   tx: Tx,
   accountId: string,
-  settings: Settings,
+  settings: ScoringSettings,
   reason: ScoreReason,
   now: number,
 ): Promise<void> {
@@ -139,8 +138,9 @@ export const applyWeights = write(
     const current = await tx.getSettings(accountId, { forUpdate: true });
     const now = nextTimestamp(clock, current.weightsUpdatedAt ?? 0);
     await tx.putWeights(accountId, weights, now);
-    const next = await tx.getSettings(accountId);
-    await settleAll([auditIn(tx, accountId, audit), rescore(tx, accountId, next, 'weights_changed', now)]);
+    const [next, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
+    const scoring = { ...next, gates: gatesOf(rules) };
+    await settleAll([auditIn(tx, accountId, audit), rescore(tx, accountId, scoring, 'weights_changed', now)]);
     return next;
   },
   { heavy: true },
@@ -182,8 +182,13 @@ export const applyThresholds = write(
     }
     const now = nextTimestamp(clock, current.thresholdsUpdatedAt ?? 0);
     await tx.putThresholds(accountId, thresholds, now);
-    const next = await tx.getSettings(accountId);
-    await settleAll([auditIn(tx, accountId, audit), rescore(tx, accountId, next, 'thresholds_changed', now)]);
+    // The gates stay and cap the new bands (docs/scoring.md, "Gates").
+    const [next, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
+    const scoring = { ...next, gates: gatesOf(rules) };
+    await settleAll([
+      auditIn(tx, accountId, audit),
+      rescore(tx, accountId, scoring, 'thresholds_changed', now),
+    ]);
     return next;
   },
   { heavy: true },
@@ -199,8 +204,8 @@ export async function previewWeights(store: Store, accountId: string, weights: W
 export const computePreview = write(
   import.meta.url,
   async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<Preview> {
-    const settings = await tx.getSettings(accountId);
-    const next = { weights, thresholds: settings.thresholds };
+    const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
+    const next = { weights, thresholds: settings.thresholds, gates: gatesOf(rules) };
     const preview: Preview = {
       customers: 0,
       scoresChanged: 0,
@@ -211,7 +216,7 @@ export const computePreview = write(
       preview.customers += scores.length;
       for (const old of scores) {
         const score = computeScore(old.factors, next.weights);
-        countChange(preview, old, { score, status: statusFor(score, next.thresholds) });
+        countChange(preview, old, { score, status: statusOf(score, old.factors, null, next) });
       }
     }
     return preview;

@@ -4,7 +4,15 @@
 import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import { overrideVersion, type ScoreUpdate, scoreFactors, standingOverride } from '../domain/health.ts';
+import {
+  gatesOf,
+  overrideVersion,
+  regated,
+  type ScoreUpdate,
+  type ScoringSettings,
+  scoreFactors,
+  standingOverride,
+} from '../domain/health.ts';
 import {
   changeOf,
   type DerivedInput,
@@ -78,7 +86,7 @@ export async function rederive(
     deriveAll(tx, accountId, current, rules, derived, now),
     watching,
   ]);
-  const plan = planRederived(factors, settings, reason, watch, now);
+  const plan = planRederived(factors, { ...settings, gates: gatesOf(rules) }, reason, watch, now);
   // The due times (when time alone may next move these customers' derived factors: the rescore
   // job's list) go out with the versions: on PostgreSQL in the same round trip.
   await settleAll([persistRederived(tx, accountId, plan), tx.setRederiveDue(accountId, due)]);
@@ -148,7 +156,7 @@ interface RederivedPlan {
 /** rederive's plan (`watch`: the drop-alert peaks, null when no alert applies). */
 function planRederived(
   next: ReadonlyMap<string, Derived>,
-  settings: Settings,
+  settings: Settings & ScoringSettings,
   reason: ScoreReason,
   watch: Awaited<ReturnType<Tx['dropWatch']>> | null,
   now: number,
@@ -179,7 +187,11 @@ function planRederived(
       // Nothing moved but time: an override that has ended is recorded as such (the rescore job).
       if (current?.override && !standingOverride(current, now)) {
         record(id, overrideVersion(current, null, settings, now), true);
+        continue;
       }
+      // The factors stay, but a gate put, changed or lifted may move the status.
+      const update = current ? regated(current, settings, now) : null;
+      if (update) record(id, update, false);
       continue;
     }
     const update = scoreFactors(id, current, factors, settings, now, inputs);
@@ -235,7 +247,10 @@ const rescaledBy = ({ changed, before }: RuleChange): FactorRule | null =>
 function storedInput(score: ScoreRecord, rule: FactorRule): DerivedInput | null | undefined {
   const input = score.inputs?.[rule.factor];
   if (!input) return Object.hasOwn(score.factors, rule.factor) ? undefined : null;
+  // A value stored as null was an aggregate beyond a double (Infinity has no JSON), kept before
+  // aggregates were bounded (docs/scoring.md, "Metric values"): the points say what it is.
   const same =
+    Number.isFinite(input.value) &&
     input.metric === rule.metric &&
     input.aggregate === rule.aggregate &&
     input.windowDays === rule.windowDays;
@@ -322,9 +337,11 @@ async function rescoreForRule(
 ): Promise<void> {
   // A page's reads write nothing, and the next page's do not depend on this one's writes (the
   // account's lock is held exclusively: no point or score moves meanwhile), so pages pipeline.
+  // The gates of the rules after the change band every score, moved or not (docs/scoring.md, "Gates").
+  const scoring = { ...settings, gates: gatesOf(change.rules) };
   await pipelined(
     rulePages(tx, accountId, change, now),
-    (page) => ({ page, plan: planRederived(page.factors, settings, 'rules_changed', null, now) }),
+    (page) => ({ page, plan: planRederived(page.factors, scoring, 'rules_changed', null, now) }),
     ({ page, plan }) =>
       settleAll([
         tx.setRederiveDue(accountId, page.due, { earlierOnly: true }),
@@ -375,10 +392,10 @@ function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
 export const previewRule = write(
   import.meta.url,
   async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<Preview> {
-    const settings = await tx.getSettings(accountId);
-    const rules = await tx.listFactorRules(accountId);
+    const [account, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
     const rule: FactorRule = { ...input, updatedAt: now };
     const next = [...rules.filter((r) => r.factor !== input.factor), rule];
+    const settings = { ...account, gates: gatesOf(next) };
     const derived = new Set([...rules, ...next].map((r) => r.factor));
     const preview: Preview = {
       customers: 0,
@@ -392,8 +409,15 @@ export const previewRule = write(
       preview.customers += factors.size;
       for (const [id, change] of factors) {
         const score = change.current;
-        if (Object.keys(change.factors).length === 0) continue;
-        if (score && sameFactors(score.factors, change.factors)) continue;
+        if (
+          Object.keys(change.factors).length === 0 ||
+          (score && sameFactors(score.factors, change.factors))
+        ) {
+          // The factors stay; the rule's gate may still move the status, as the put would.
+          const moved = score && !standingOverride(score, now) ? regated(score, settings, now) : null;
+          if (moved) countChange(preview, score, moved.record);
+          continue;
+        }
         countChange(preview, score, scoreFactors(id, score, change.factors, settings, now).record);
       }
     }

@@ -122,6 +122,31 @@ test('an override: its line under the score, and a version in which no factor mo
   }
 });
 
+test("a metric's value rounds as the API's numbers do: 6 places at most, no float noise", async () => {
+  const { key: avgKey } = await app.t.newAccount('explain-avg');
+  const avg = new VitalsClient({ url: app.url, key: avgKey });
+  await avg.settings.putFactorRule('adoption', {
+    metric: 'ratio',
+    aggregate: 'avg',
+    window_days: 30,
+    scale: { type: 'linear', from: 0, to: 1 },
+  });
+  await avg.customers.create(customerBody('averaged'));
+  const values = [0.1, 0.2, 0.1402];
+  for (const [i, ratio] of values.entries()) {
+    const at = new Date(Date.now() - (3 - i) * DAY).toISOString();
+    await avg.metrics.record('averaged', { values: { ratio }, at });
+  }
+  // The average is the float 0.4402 / 3 comes to (0.14673333333333335 or so); the table rounds it.
+  const run = await vitals(['explain', 'averaged'], { VITALS_API_KEY: avgKey });
+  assert.equal(run.code, 0, run.stderr);
+  const row = run.stdout.split('\n').find((l) => l.startsWith('adoption'));
+  assert.match(
+    row ?? run.stdout,
+    /^adoption {2}0\.1467 {2}1\.0000 {2}0\.1467 {8}metric ratio avg 30d = 0\.146733 \(3 points, newest /,
+  );
+});
+
 test('refusals: the server’s message on stderr, exit 1; a usage mistake, exit 2; nothing on stdout', async () => {
   const cases: [string[], Record<string, string> | undefined, number, RegExp][] = [
     [

@@ -45,6 +45,15 @@ test('a rule put, listed, read and deleted; metrics recorded, derived into the s
     ],
   );
   assert.deepEqual((await all(client.metrics.list('acme', { metric: 'seats' }))).length, 1);
+  const names = await client.metrics.names();
+  assert.deepEqual(
+    names.map((n) => [n.name, n.customers, n.points]),
+    [
+      ['logins', 1, 2],
+      ['seats', 1, 1],
+    ],
+  );
+  assert.equal(names[1]?.last_at, recorded.at);
   // A one-day window would leave out yesterday's login: the preview counts the score it would move.
   const preview = await client.settings.previewFactorRule('usage', {
     metric: 'logins',

@@ -11,7 +11,7 @@ import { ROOT } from '../helpers/server.ts';
 import { type ClientApp, clientApp } from './harness.ts';
 
 const SOURCE = join(ROOT, 'src', 'client');
-const BUILT = join(ROOT, 'dist', 'client', 'client');
+const BUILT = join(ROOT, 'dist', 'client');
 const built = (file: string) => join(BUILT, file);
 
 let app: ClientApp;

@@ -127,7 +127,7 @@ describe('overrides in the score arithmetic', () => {
     );
   });
   test('withoutOverride shows the computed score in its band', () => {
-    const shown = withoutOverride(pinned.record, DEFAULT_THRESHOLDS);
+    const shown = withoutOverride(pinned.record, { thresholds: DEFAULT_THRESHOLDS });
     assert.equal(shown.score, 0.9);
     assert.equal(shown.status, 'healthy');
     assert.equal(shown.override, null);

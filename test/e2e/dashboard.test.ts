@@ -267,7 +267,8 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     assert.ok(deliveryId, await text(sent));
     const row = page.locator('li.delivery').first();
     await row.filter({ hasText: deliveryId }).getByText('succeeded', { exact: true }).waitFor();
-    assert.match(await text(row), /^webhook\.test\s*succeeded\s*1 attempt/);
+    await row.getByTestId('delivery-customer').waitFor();
+    assert.match(await text(row), /^webhook\.test\s*a test event, about no customer\s*succeeded\s*1 attempt/);
     await page
       .getByRole('status')
       .filter({ hasText: `Test delivery ${deliveryId} succeeded.` })

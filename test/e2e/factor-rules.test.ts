@@ -62,7 +62,24 @@ describe('factor rules in Chromium', { skip: skipReason(), timeout: 120_000 }, (
     await page.getByText('No factor rules yet').waitFor();
 
     await page.getByLabel('Factor', { exact: true }).fill('usage');
-    await page.getByLabel('Metric', { exact: true }).fill('logins');
+    // A misspelt metric is called out with the names the account has (GET /api/metrics/names),
+    // which the field also offers as it is typed.
+    const metric = page.getByLabel('Metric', { exact: true });
+    assert.equal(await metric.getAttribute('list'), 'rule-metric-names');
+    const options = page.locator('#rule-metric-names option');
+    assert.equal(await options.count(), 1);
+    assert.equal(await options.first().getAttribute('value'), 'logins');
+    await metric.fill('login');
+    const warning = page.getByTestId('rule-metric-warning');
+    await warning.waitFor();
+    assert.equal(
+      (await text(warning)).replace(/\s+/g, ' ').trim(),
+      'No customer has a metric named login yet: check the spelling; known metrics: logins.',
+    );
+    assert.match((await metric.getAttribute('aria-describedby')) ?? '', /rule-metric-warning/);
+    await dashboard.shoot('factor-rule-metric-warning');
+    await metric.fill('logins');
+    await warning.waitFor({ state: 'detached' });
     await page.getByLabel('Aggregate').selectOption('sum');
     await page.getByLabel('Window (days)').fill('30');
     await page.getByLabel('From (scores 0)').fill('0');
@@ -127,7 +144,7 @@ describe('factor rules in Chromium', { skip: skipReason(), timeout: 120_000 }, (
     assert.equal(stored.data.length, 1);
     assert.deepEqual(
       { ...stored.data[0], updated_at: undefined },
-      { factor: 'usage', ...body, max_age_days: null, updated_at: undefined },
+      { factor: 'usage', ...body, max_age_days: null, gate: null, updated_at: undefined },
     );
     // The form is ready for another rule.
     assert.equal(await page.getByLabel('Factor', { exact: true }).inputValue(), '');
@@ -200,6 +217,66 @@ describe('factor rules in Chromium', { skip: skipReason(), timeout: 120_000 }, (
     assert.match(await text(source), /Latest 3 on/);
     assert.equal(await page.getByTestId('source-support').count(), 0, 'a posted factor has no metric');
     await dashboard.shoot('customer-metrics');
+  });
+
+  test('a gate set in the editor caps the status, and the customer page says which gate holds it', async () => {
+    // Acme: usage 1 (25 logins), support 0.9, and an invoice 40 days overdue.
+    await call('PATCH', '/api/customers/acme/health-score', { factors: { support: 0.9 } });
+    await call('POST', '/api/customers/acme/metrics', { values: { days_overdue: 40 } });
+    await page.goto(`${dashboard.base}/settings`);
+    await page.getByRole('heading', { name: 'Factor rules' }).waitFor();
+    await page.getByLabel('Factor', { exact: true }).fill('invoice_overdue');
+    await page.getByLabel('Metric', { exact: true }).fill('days_overdue');
+    await page.getByLabel('Aggregate').selectOption('last');
+    await page.getByLabel('From (scores 0)').fill('60');
+    await page.getByLabel('To (scores 1)').fill('0');
+    assert.equal(
+      await page.getByLabel('While the factor is below (0–1)').count(),
+      0,
+      'no gate, no threshold',
+    );
+    await page.getByLabel('Status at most').selectOption('critical');
+    await page.getByLabel('While the factor is below (0–1)').fill('0.5');
+
+    const body = {
+      metric: 'days_overdue',
+      aggregate: 'last',
+      scale: { type: 'linear', from: 60, to: 0 },
+      gate: { below: 0.5, status: 'critical' },
+    };
+    const expected = await call('POST', `${RULES}/invoice_overdue/preview`, body);
+    // 1/3 averages Acme out at 0.744, healthy; the gate holds it at critical.
+    assert.equal(expected.band_changes, 1, JSON.stringify(expected));
+    await page.getByTestId('rule-preview').waitFor();
+    await page.getByTestId('rule-band-changes').filter({ hasText: '1' }).waitFor();
+    await dashboard.shoot('factor-rule-gate');
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'The rule of invoice_overdue is saved.' }).waitFor();
+    await page
+      .getByRole('row', { name: /^invoice_overdue/ })
+      .getByText('below 0.5: at most critical')
+      .waitFor();
+    assert.deepEqual((await call('GET', `${RULES}/invoice_overdue`)).gate, body.gate);
+
+    await page.goto(`${dashboard.base}/customers/acme`);
+    await page.getByRole('heading', { name: 'Acme', level: 1 }).waitFor();
+    assert.equal(await text(page.getByTestId('current-score')), '0.744');
+    assert.equal(await text(page.locator('.big-score .badge')), 'Critical');
+    assert.match(
+      await text(page.getByTestId('gated-note')),
+      /Capped at critical by invoice_overdue \(0\.333, below its gate of 0\.5\)/,
+    );
+    const why = page.getByTestId('why-gates');
+    await why.waitFor();
+    assert.match(await text(why), /Capped at critical by invoice_overdue/);
+    await dashboard.shoot('customer-gated');
+
+    await call('DELETE', `${RULES}/invoice_overdue`);
+    assert.equal(
+      (await call('GET', '/api/customers/acme/health-score')).status,
+      'healthy',
+      'the gate goes with its rule',
+    );
   });
 
   test('a rule is edited in place and deleted with a confirmation; its factor leaves the scores', async () => {

@@ -87,7 +87,10 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     await importButton().click();
     const summary = page.getByRole('status').filter({ hasText: 'Import done' });
     await summary.waitFor();
-    assert.equal(await text(summary), 'Import done: 5 created, 0 updated, 2 refused.');
+    assert.equal(
+      await text(summary),
+      'Import done: 5 created, 0 updated. 2 rows were refused and not stored: see Refused rows below.',
+    );
     const progress = page.getByRole('progressbar', { name: 'Rows sent' });
     assert.equal(await progress.getAttribute('value'), '6');
     assert.equal(await progress.getAttribute('max'), '6');
@@ -152,7 +155,10 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     await importButton().click();
     const summary = page.getByRole('status').filter({ hasText: 'Import done' });
     await summary.waitFor();
-    assert.equal(await text(summary), 'Import done: 2 scored, 1 refused.');
+    assert.equal(
+      await text(summary),
+      'Import done: 2 scored. 1 row was refused and not stored: see Refused rows below.',
+    );
     assert.match(
       await text(page.getByRole('table', { name: 'Refused rows' }).locator('tbody tr')),
       /^4\s*nobody/,
@@ -197,7 +203,10 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     await importButton().click();
     const summary = page.getByRole('status').filter({ hasText: 'Import done' });
     await summary.waitFor();
-    assert.equal(await text(summary), 'Import done: 2 rows of metrics recorded, 2 refused.');
+    assert.equal(
+      await text(summary),
+      'Import done: 2 rows of metrics recorded. 2 rows were refused and not stored: see Refused rows below.',
+    );
     const refused = page.getByRole('table', { name: 'Refused rows' }).locator('tbody tr');
     assert.equal(await refused.count(), 2);
     assert.match(await text(refused.nth(0)), /^4\s*nobody/);

@@ -187,15 +187,19 @@ describe('drop alerts: customer.health_score.dropped', () => {
     await score(api, 'v', { usage: 0.1 });
     assert.deepEqual(await drops(api), []);
     assert.equal((await api.patch('/api/settings/health-score/alerts', RULE)).status, 200);
-    const batch = await api.post('/api/health-scores/batch', {
-      scores: [
+    // One batch a version: a batch's items for one customer make one version (docs/api.md, "One
+    // customer, one instant, one version"), so each step of the drop is a batch of its own.
+    for (const scores of [
+      [
         { customer_id: 'u', factors: { usage: 0.8 } },
-        { customer_id: 'u', factors: { usage: 0.5 } },
-        { customer_id: 'u', factors: { usage: 0.1 } },
         { customer_id: 'v', factors: { usage: 0.95 } },
       ],
-    });
-    assert.equal(batch.status, 200, batch.raw);
+      [{ customer_id: 'u', factors: { usage: 0.5 } }],
+      [{ customer_id: 'u', factors: { usage: 0.1 } }],
+    ]) {
+      const batch = await api.post('/api/health-scores/batch', { scores });
+      assert.equal(batch.status, 200, batch.raw);
+    }
     assert.deepEqual(
       (await drops(api)).map((d) => [d.customer_id, d.health_score, d.peak_score]),
       [['u', 0.5, 0.8]],

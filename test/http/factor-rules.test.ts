@@ -59,6 +59,7 @@ describe('factor rules: create, read, replace, delete', () => {
       window_days: 30,
       scale: { type: 'linear', from: 0, to: 20 },
       max_age_days: null,
+      gate: null,
       updated_at: '2026-03-31T12:00:00.000Z',
     });
     assert.deepEqual((await t.api.get('/api/settings/health-score/factors/engagement')).body, created.body);

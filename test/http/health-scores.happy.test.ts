@@ -81,12 +81,14 @@ describe('health scores: write and read', () => {
     assert.deepEqual(Object.keys(res.body).sort(), [
       'customer_id',
       'factors',
+      'gated_by',
       'health_score',
       'override',
       'status',
       'updated_at',
     ]);
     assert.equal(res.body.override, null);
+    assert.deepEqual(res.body.gated_by, []);
     assert.equal(res.body.customer_id, 'cus_read');
     assert.equal(res.body.health_score, 0.8);
     assert.deepEqual(res.body.factors, { usage: 0.8, support: 0.6, billing: 1 });

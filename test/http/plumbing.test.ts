@@ -314,6 +314,7 @@ describe('plumbing', () => {
           '/api/settings/health-score/factors/{factor}/preview post',
           '/api/customers/{customer_id}/metrics post,get,head',
           '/api/metrics/batch post',
+          '/api/metrics/names get,head',
           '/api/events get,head',
           '/api/events/{event_id} get,head',
           '/api/webhooks post,get,head',

@@ -21,6 +21,7 @@ const record = fc
     score: unit,
     status: fc.constantFrom(...STATUSES),
     factors,
+    gatedBy: fc.array(factorName, { maxLength: 3 }),
     version: fc.integer({ min: 1, max: 1e6 }),
     updatedAt: fc.integer({ min: 0, max: 253_402_300_799_999 }),
     withText: fc.boolean(),

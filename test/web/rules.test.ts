@@ -7,8 +7,10 @@ import fc from 'fast-check';
 import { scaleScore } from '../../src/domain/rules.ts';
 import {
   aggregateWords,
+  cappedWords,
   curve,
   curveDomain,
+  gateWords,
   type Scale,
   scaleWords,
   undrawable,
@@ -119,5 +121,15 @@ test('value ticks are round, ascending and inside the range', () => {
         if (i > 0) assert.ok(t > (ticks[i - 1] as number));
       }
     }),
+  );
+});
+
+test('a gate reads in words, in the rules table and where it caps a status (docs/scoring.md, "Gates")', () => {
+  assert.equal(gateWords(null), 'none');
+  assert.equal(gateWords({ below: 0.5, status: 'critical' }), 'below 0.5: at most critical');
+  assert.equal(gateWords({ below: 0.25, status: 'at_risk' }), 'below 0.25: at most at risk');
+  assert.equal(
+    cappedWords('invoice_overdue', { below: 0.5, status: 'critical' }, 1 / 3),
+    'Capped at critical by invoice_overdue (0.333, below its gate of 0.5)',
   );
 });

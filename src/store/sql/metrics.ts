@@ -2,18 +2,21 @@
 // backends: the reads of SqlReader and the writes of SqlTx call these.
 import {
   type Aggregate,
+  boundedValue,
   emptySummary,
   type FactorRule,
   lastSummary,
+  METRIC_VALUE_MAX,
   type PointSummary,
   type Scale,
   windowStart,
 } from '../../domain/rules.ts';
-import type { MetricPointRecord, Page, RederiveTarget } from '../store.ts';
+import type { Gate } from '../../domain/scoring.ts';
+import type { MetricName, MetricPointRecord, Page, RederiveTarget } from '../store.ts';
 import { type Driver, hasNul, Params, parsed, type Row } from './driver.ts';
 import { scoreColumns, toScore } from './rows.ts';
 
-const RULE_COLUMNS = 'factor, metric, aggregate, window_days, scale, max_age_days, updated_at';
+const RULE_COLUMNS = 'factor, metric, aggregate, window_days, scale, max_age_days, gate, updated_at';
 
 const toRule = (r: Row): FactorRule => ({
   factor: r.factor as string,
@@ -22,6 +25,8 @@ const toRule = (r: Row): FactorRule => ({
   windowDays: (r.window_days as number | null) ?? null,
   scale: parsed<Scale>(r.scale),
   maxAgeDays: (r.max_age_days as number | null) ?? null,
+  // JSON text {"below", "status"} on both backends (migration 22), or null.
+  gate: r.gate === null || r.gate === undefined ? null : parsed<Gate>(r.gate),
   updatedAt: r.updated_at as number,
 });
 
@@ -35,11 +40,11 @@ export async function listFactorRules(db: Driver, accountId: string): Promise<Fa
 
 export async function putFactorRule(db: Driver, accountId: string, rule: FactorRule): Promise<void> {
   await db.run(
-    `INSERT INTO factor_rules (account_id, factor, metric, aggregate, window_days, scale, max_age_days, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO factor_rules (account_id, factor, metric, aggregate, window_days, scale, max_age_days, gate, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $8)
      ON CONFLICT (account_id, factor) DO UPDATE SET metric = excluded.metric, aggregate = excluded.aggregate,
        window_days = excluded.window_days, scale = excluded.scale, max_age_days = excluded.max_age_days,
-       updated_at = excluded.updated_at`,
+       gate = excluded.gate, updated_at = excluded.updated_at`,
     [
       accountId,
       rule.factor,
@@ -49,6 +54,8 @@ export async function putFactorRule(db: Driver, accountId: string, rule: FactorR
       db.json(rule.scale),
       rule.maxAgeDays,
       rule.updatedAt,
+      // Only its two fields, in this order: the text is what the API answers.
+      rule.gate ? JSON.stringify({ below: rule.gate.below, status: rule.gate.status }) : null,
     ],
   );
 }
@@ -75,6 +82,68 @@ export async function insertMetricPoints(
     [...last.values()].map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
     ['text', 'text', 'text', 'int8', 'float8'],
   );
+}
+
+/**
+ * How long a slice of metricNames should keep this thread busy (ms of its CPU time, which other
+ * processes on the machine do not inflate as they do the wall clock): each slice's customers
+ * follow from the last one's pace, since points per customer vary from account to account. On
+ * PostgreSQL the database does the counting, and slices grow to the largest.
+ */
+const NAMES_SLICE_MS = 15;
+
+/** Per metric name, a slice's customers with it, their points and the newest instant. */
+const namesOf = (upTo: string) =>
+  `SELECT metric, COUNT(*) AS customers, SUM(n) AS points, MAX(last_at) AS last_at FROM (
+     SELECT metric, COUNT(*) AS n, MAX(at) AS last_at FROM metric_points
+     WHERE account_id = $1 AND customer_id > $2${upTo} GROUP BY customer_id, metric
+   ) AS per_customer GROUP BY metric`;
+const NAMES_UP_TO = namesOf(' AND customer_id <= $3');
+const NAMES_REST = namesOf('');
+
+/**
+ * The account's metric names. SQLite reads on the main thread, so a read of every point of an
+ * account at once (100,000 customers × 3 metrics × 30 points: seconds) would hold every other
+ * request: it goes in slices of customers along the points' key, each a range of the key
+ * counted in the database, with the event loop let run between them; the slices' counts add up
+ * here, a customer being in one slice only.
+ */
+export async function metricNames(db: Driver, accountId: string): Promise<MetricName[]> {
+  const names = new Map<string, MetricName>();
+  let after = '';
+  let slice = 100;
+  for (;;) {
+    const started = process.threadCpuUsage();
+    const edge = await db.get(
+      'SELECT id FROM customers WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT 1 OFFSET $3',
+      [accountId, after, slice - 1],
+    );
+    const upTo = (edge?.id as string | undefined) ?? null;
+    const rows = await db.all(
+      upTo === null ? NAMES_REST : NAMES_UP_TO,
+      upTo === null ? [accountId, after] : [accountId, after, upTo],
+    );
+    for (const r of rows) {
+      const name = r.metric as string;
+      const seen = names.get(name);
+      const customers = Number(r.customers);
+      const points = Number(r.points);
+      const lastAt = Number(r.last_at);
+      if (seen) {
+        seen.customers += customers;
+        seen.points += points;
+        seen.lastAt = Math.max(seen.lastAt, lastAt);
+      } else names.set(name, { name, customers, points, lastAt });
+    }
+    if (upTo === null) break;
+    after = upTo;
+    const cpu = process.threadCpuUsage(started);
+    const ms = Math.max((cpu.user + cpu.system) / 1000, 1);
+    // At most four times the last, so one fast slice (cached pages) cannot make the next one long.
+    slice = Math.min(Math.max(Math.round((slice * NAMES_SLICE_MS) / ms), 10), slice * 4, 10_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return [...names.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export async function listMetricPoints(
@@ -106,6 +175,15 @@ export async function listMetricPoints(
   }));
   return { data, hasMore: rows.length > opts.limit };
 }
+
+/**
+ * A point's value as the sum reads it: within METRIC_VALUE_MAX (domain/rules.ts, boundedValue).
+ * The API refuses values beyond it, but a point stored before it did may lie there, and two
+ * points of 1.7e308 made PostgreSQL's SUM fail with `value out of range` (the account's every
+ * rescore with it) and SQLite's answer Infinity. Within the bound a sum stays finite.
+ */
+const BOUND = METRIC_VALUE_MAX.toExponential(); // a real literal on both: SQLite sums integers as integers
+const BOUNDED = `CASE WHEN value > ${BOUND} THEN ${BOUND} WHEN value < -${BOUND} THEN -${BOUND} ELSE value END`;
 
 /**
  * Each rule's summary of each customer's points as of `now` (points dated up to `until`, ahead of
@@ -154,7 +232,7 @@ export async function metricSummaries(
       db.perId(
         p,
         ids,
-        (match) => `SELECT customer_id, COUNT(*) AS n, SUM(value) AS total,
+        (match) => `SELECT customer_id, COUNT(*) AS n, SUM(${BOUNDED}) AS total,
           MIN(value) AS lo, MAX(value) AS hi, MIN(at) AS oldest, MAX(at) AS newest
         FROM metric_points
         WHERE account_id = $1 AND customer_id ${match} AND metric = ${metric}
@@ -168,8 +246,8 @@ export async function metricSummaries(
       const summary: PointSummary = {
         count: Number(r.n),
         sum: Number(r.total),
-        min: Number(r.lo),
-        max: Number(r.hi),
+        min: boundedValue(Number(r.lo)),
+        max: boundedValue(Number(r.hi)),
         last: null,
         oldestAt: Number(r.oldest),
         newestAt: Number(r.newest),
@@ -264,7 +342,9 @@ async function edges(
   // SQLite answers a customer without such a point with a null instant: dropped here (a WHERE on
   // it would run its probe a second time).
   for (const r of rows) {
-    if (r.at !== null) found.set(r.customer_id as string, { at: Number(r.at), value: Number(r.value) });
+    if (r.at !== null) {
+      found.set(r.customer_id as string, { at: Number(r.at), value: boundedValue(Number(r.value)) });
+    }
   }
   return found;
 }
@@ -361,15 +441,20 @@ export async function setRederiveDue(
   }
 }
 
-/** The customers due at `now` (oldest due first), at most `limit`, across accounts. */
+/** The customers due at `now` (oldest due first), at most `limit`, across accounts but those in `skip`. */
 export async function dueForRederive(
   db: Driver,
   now: number,
   limit: number,
+  skip: readonly string[] = [],
 ): Promise<{ accountId: string; customerId: string }[]> {
+  const p = new Params(now, limit);
+  // An account whose pass failed keeps its customers due, oldest first: left out, or they would
+  // fill every page of the pass ahead of the other accounts' (docs/operations.md, "Background jobs").
+  const others = skip.length === 0 ? '' : ` AND NOT (account_id ${db.inList(p, skip)})`;
   const rows = await db.all(
-    'SELECT account_id, customer_id FROM rederive_due WHERE due_at <= $1 ORDER BY due_at LIMIT $2',
-    [now, limit],
+    `SELECT account_id, customer_id FROM rederive_due WHERE due_at <= $1${others} ORDER BY due_at LIMIT $2`,
+    p.list,
   );
   return rows.map((r) => ({ accountId: r.account_id as string, customerId: r.customer_id as string }));
 }

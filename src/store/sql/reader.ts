@@ -237,6 +237,10 @@ export class SqlReader implements Reader {
     return outcomes.judgedOutcomes(this.db, ...args);
   }
 
+  metricNames(accountId: string): ReturnType<Reader['metricNames']> {
+    return metrics.metricNames(this.db, accountId);
+  }
+
   listMetricPoints(...args: Parameters<Reader['listMetricPoints']>): Promise<Page<MetricPointRecord>> {
     return metrics.listMetricPoints(this.db, ...args);
   }
@@ -245,8 +249,8 @@ export class SqlReader implements Reader {
     return metrics.rederiveTargets(this.db, ...args);
   }
 
-  dueForRederive(now: number, limit: number): Promise<{ accountId: string; customerId: string }[]> {
-    return metrics.dueForRederive(this.db, now, limit);
+  dueForRederive(...args: Parameters<Reader['dueForRederive']>): ReturnType<Reader['dueForRederive']> {
+    return metrics.dueForRederive(this.db, ...args);
   }
 
   metricSummaries(...args: Parameters<Reader['metricSummaries']>): ReturnType<Reader['metricSummaries']> {

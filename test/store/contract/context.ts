@@ -75,6 +75,8 @@ export const webhook = (extra: Partial<WebhookRecord> = {}): WebhookRecord => ({
   events: ['customer.created'],
   description: null,
   secret: newId.webhookSecret(),
+  previousSecret: null,
+  previousSecretExpiresAt: null,
   enabled: true,
   disabledReason: null,
   createdAt: T0,

@@ -1,8 +1,8 @@
 // Metric points and factor rules (store.ts: listFactorRules, putFactorRule, deleteFactorRule,
-// insertMetricPoints, listMetricPoints, metricSummaries), on every backend.
+// insertMetricPoints, listMetricPoints, metricSummaries, metricNames), on every backend.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DAY_MS, type FactorRule, summarize } from '../../../src/domain/rules.ts';
+import { DAY_MS, type FactorRule, METRIC_VALUE_MAX, summarize } from '../../../src/domain/rules.ts';
 import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
@@ -12,6 +12,7 @@ const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
   windowDays: 30,
   scale: { type: 'linear', from: 0, to: 20 },
   maxAgeDays: null,
+  gate: null,
   updatedAt: T0,
   ...extra,
 });
@@ -29,7 +30,7 @@ export function metricsContract(c: ContractContext): void {
         ],
       };
       await store.transaction(async (tx) => {
-        await tx.putFactorRule(a, rule('usage'));
+        await tx.putFactorRule(a, rule('usage', { gate: { below: 0.25, status: 'at_risk' } }));
         await tx.putFactorRule(
           a,
           rule('billing', {
@@ -38,8 +39,10 @@ export function metricsContract(c: ContractContext): void {
             windowDays: null,
             maxAgeDays: 7,
             scale: { type: 'linear', from: 30, to: 0 },
+            gate: { below: 0.5, status: 'critical' },
           }),
         );
+        // Replaced without a gate: the gate goes with the rest.
         await tx.putFactorRule(a, rule('usage', { aggregate: 'avg', scale: steps, updatedAt: T0 + 1 }));
       });
       assert.deepEqual(await store.listFactorRules(a), [
@@ -49,6 +52,7 @@ export function metricsContract(c: ContractContext): void {
           windowDays: null,
           maxAgeDays: 7,
           scale: { type: 'linear', from: 30, to: 0 },
+          gate: { below: 0.5, status: 'critical' },
         }),
         rule('usage', { aggregate: 'avg', scale: steps, updatedAt: T0 + 1 }),
       ]);
@@ -253,6 +257,43 @@ export function metricsContract(c: ContractContext): void {
       );
     });
 
+    test('metricSummaries: a point stored beyond ±METRIC_VALUE_MAX counts as the bound, so no aggregate overflows', async () => {
+      const store = c.store();
+      const a = await c.account();
+      // What a release before the bound may have stored: PostgreSQL's SUM of two raised `value out
+      // of range`, SQLite's was Infinity.
+      const points = [
+        { customerId: 'huge', metric: 'logins', at: T0 - 3 * DAY_MS, value: 1.7e308 },
+        { customerId: 'huge', metric: 'logins', at: T0 - 2 * DAY_MS, value: Number.MAX_VALUE },
+        { customerId: 'huge', metric: 'logins', at: T0 - DAY_MS, value: 2 },
+        { customerId: 'tiny', metric: 'logins', at: T0 - 2 * DAY_MS, value: -1.7e308 },
+        { customerId: 'tiny', metric: 'logins', at: T0 - DAY_MS, value: -1.7e308 },
+        { customerId: 'both', metric: 'logins', at: T0 - 2 * DAY_MS, value: 1.7e308 },
+        { customerId: 'both', metric: 'logins', at: T0 - DAY_MS, value: -1.7e308 },
+      ];
+      await store.transaction(async (tx) => {
+        for (const id of ['huge', 'tiny', 'both']) await tx.insertCustomer(a, customer(id));
+        await tx.insertMetricPoints(a, points);
+      });
+      const rules = (['sum', 'avg', 'min', 'max', 'last'] as const).map((aggregate) =>
+        rule(aggregate, { aggregate, windowDays: 7 }),
+      );
+      const found = await store.metricSummaries(a, ['huge', 'tiny', 'both'], rules, T0, T0);
+      for (const id of ['huge', 'tiny', 'both']) {
+        const own = points.filter((p) => p.customerId === id);
+        assert.deepEqual(
+          found.get(id),
+          rules.map((r) => summarize(r, own, T0)),
+          id,
+        );
+      }
+      const sums = ['huge', 'tiny', 'both'].map((id) => found.get(id)?.[0]?.sum);
+      assert.deepEqual(sums, [2 * METRIC_VALUE_MAX + 2, -2 * METRIC_VALUE_MAX, 0]);
+      assert.deepEqual(found.get('huge')?.[3]?.max, METRIC_VALUE_MAX);
+      assert.deepEqual(found.get('huge')?.[4]?.last, 2);
+      assert.deepEqual(found.get('tiny')?.[4]?.last, -METRIC_VALUE_MAX);
+    });
+
     test('pruneMetricPoints: at most `limit` points dated before `before`, oldest first, across accounts', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
@@ -296,6 +337,12 @@ export function metricsContract(c: ContractContext): void {
         { accountId: a, customerId: 'd1' },
       ]);
       assert.equal((await store.dueForRederive(T0 + 20, 1)).length, 1);
+      assert.deepEqual(
+        await store.dueForRederive(T0 + 20, 1, [a]),
+        [{ accountId: b, customerId: 'd1' }],
+        'an account skipped (its pass failed): the others are listed',
+      );
+      assert.deepEqual(await store.dueForRederive(T0 + 20, 10, [a, b]), []);
       assert.deepEqual(
         await store.transaction((tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
         ['d1', 'd2'],
@@ -397,6 +444,53 @@ export function metricsContract(c: ContractContext): void {
       await store.transaction((tx) => tx.deleteCustomer(a, 'gone'));
       await store.transaction((tx) => tx.insertCustomer(a, customer('gone')));
       assert.deepEqual((await store.listMetricPoints(a, 'gone', { limit: 10 })).data, []);
+    });
+
+    test('metricNames: each name by name with its customers, points and newest instant, counted across slices; the event loop runs between them', async () => {
+      const store = c.store();
+      const a = await c.account();
+      assert.deepEqual(await store.metricNames(a), [], 'an account without points has no names');
+      // 250 customers: more than one slice (the first is of 100), so the slices' counts must add up.
+      const ids = Array.from({ length: 250 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+      const points = ids.flatMap((id, i) => [
+        { customerId: id, metric: 'logins', at: T0 + i * 1000, value: 1 },
+        { customerId: id, metric: 'logins', at: T0 - DAY_MS, value: 2 },
+        ...(i % 2 === 0 ? [{ customerId: id, metric: 'tickets', at: T0 - i, value: i }] : []),
+        ...(i === 249 ? [{ customerId: id, metric: 'days_overdue', at: T0 + 5, value: 40 }] : []),
+      ]);
+      await store.transaction(async (tx) => {
+        for (const id of ids) await tx.insertCustomer(a, customer(id));
+        await tx.insertCustomer(a, customer('no_points'));
+        await tx.insertMetricPoints(a, points);
+      });
+      const other = await c.account();
+      await store.transaction(async (tx) => {
+        await tx.insertCustomer(other, customer('n000'));
+        await tx.insertMetricPoints(other, [{ customerId: 'n000', metric: 'seats', at: T0, value: 3 }]);
+      });
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      const names = await store.metricNames(a);
+      assert.equal(turned, true, 'other work ran while the names were read');
+      assert.deepEqual(names, [
+        { name: 'days_overdue', customers: 1, points: 1, lastAt: T0 + 5 },
+        { name: 'logins', customers: 250, points: 500, lastAt: T0 + 249_000 },
+        { name: 'tickets', customers: 125, points: 125, lastAt: T0 },
+      ]);
+      assert.deepEqual(await store.metricNames(other), [
+        { name: 'seats', customers: 1, points: 1, lastAt: T0 },
+      ]);
+      // A deleted customer's points go with it, and so do the names only it had.
+      await store.transaction((tx) => tx.deleteCustomer(a, 'n249'));
+      assert.deepEqual(
+        (await store.metricNames(a)).map((n) => [n.name, n.customers, n.points]),
+        [
+          ['logins', 249, 498],
+          ['tickets', 125, 125],
+        ],
+      );
     });
   });
 }
