@@ -5,12 +5,25 @@
 // installs anyway, and Vitals then answers / with a 503 that says to build. Plain JavaScript, not
 // TypeScript: without devDependencies the Node that runs it may be the machine's own, too old to
 // strip types.
+//
+// npm also runs it when it packs this directory (`npm pack`, or installing Vitals as a git
+// dependency: npm clones it, installs its dependencies, which runs this, then packs the clone,
+// which runs this again). A package ships the client alone (`files`, docs/client.md), so there
+// only the client is built, once: by the prepack script for `npm pack`, here for a git dependency.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const installed = (name) => existsSync(new URL(`../node_modules/${name}/package.json`, import.meta.url));
 const run = (script) => spawnSync('npm', ['run', script], { stdio: 'inherit' }).status ?? 1;
+
+// npm sets npm_package_resolved on the prepare it runs before packing a directory, and
+// _PACOTE_NO_PREPARE_ on the install of a git dependency's own dependencies.
+const packing = Boolean(process.env.npm_package_resolved);
+if (packing || process.env._PACOTE_NO_PREPARE_) {
+  const prepacked = ['pack', 'publish'].includes(process.env.npm_command ?? '');
+  process.exit(packing && !prepacked ? run('build:client') : 0);
+}
 
 let status = 0;
 if (!installed('patch-package')) {

@@ -44,6 +44,7 @@ export type {
   Explanation,
   HealthScore,
   HistoryEntry,
+  MetricName,
   MetricPoint,
   Outcome,
   OutcomeCreate as OutcomeInput,

@@ -1,7 +1,8 @@
 // Sending an import's rows (import.tsx) with the CLI's Sender (src/transfer/batching.ts: batches
-// of up to 1,000 rows, rows of one customer in file order, a batch refused whole halved), two
+// of up to 1,000 rows, rows of one customer in file order, rows of one customer and instant in
+// one batch, a batch refused whole halved), two
 // requests in flight, each with an Idempotency-Key of its own.
-import { type ItemResult, type Row, Sender } from '../../src/transfer/batching.ts';
+import { groupKeyOf, type ItemResult, type Row, Sender } from '../../src/transfer/batching.ts';
 import type { Kind as TransferKind } from '../../src/transfer/rows.ts';
 import { ApiError, request } from './api.ts';
 
@@ -65,6 +66,10 @@ export async function sendRows(kind: Kind, rows: Row[], tally: Tally, onBatch: (
     },
     onBatch,
     inFlight: IN_FLIGHT,
+    // The whole file is in memory already: the rows of one customer and instant travel together
+    // wherever they are in it.
+    groupKey: groupKeyOf(kind),
+    lookahead: groupKeyOf(kind) ? { rows: rows.length, bytes: Number.POSITIVE_INFINITY } : undefined,
   });
   try {
     for (const row of rows) await sender.add(row);

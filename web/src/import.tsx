@@ -195,9 +195,18 @@ function Summary({ run, kind, refused }: { run: Run; kind: Kind; refused: number
       : kind === 'scores'
         ? `${count(scored)} scored`
         : `${count(recorded)} ${recorded === 1 ? 'row' : 'rows'} of metrics recorded`;
+  if (run.error !== undefined)
+    return (
+      <p class="message">
+        Import stopped: {done}, {count(refused)} refused.
+      </p>
+    );
+  if (refused === 0) return <p class="message ok">Import done: {done}, 0 refused.</p>;
+  // Not a success to skim past: those rows are not stored, and the file needs fixing.
   return (
-    <p class={`message${run.error === undefined ? ' ok' : ''}`}>
-      {run.error === undefined ? 'Import done' : 'Import stopped'}: {done}, {count(refused)} refused.
+    <p class="message warning">
+      Import done: {done}. {count(refused)} {refused === 1 ? 'row was' : 'rows were'} refused and not stored:
+      see Refused rows below.
     </p>
   );
 }

@@ -150,8 +150,8 @@ function App() {
             </nav>
           )}
           {signedIn && session.user && (
-            <span class="who" data-testid="who">
-              {session.user.email} ({session.user.role})
+            <span class="who" data-testid="who" title={`${session.user.email} (${session.user.role})`}>
+              <span class="email">{session.user.email}</span> ({session.user.role})
             </span>
           )}
           {signedIn && (

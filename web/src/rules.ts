@@ -113,3 +113,18 @@ export function valueTicks(lo: number, hi: number, n = 5): number[] {
   }
   return out;
 }
+
+/** A gate's band in words (docs/scoring.md, "Gates"). */
+const GATE_WORDS = { at_risk: 'at risk', critical: 'critical' } as const;
+
+/** A rule's gate in the rules table: "below 0.5: at most critical", or "none". */
+export const gateWords = (gate: { below: number; status: keyof typeof GATE_WORDS } | null | undefined) =>
+  gate ? `below ${plain(gate.below)}: at most ${GATE_WORDS[gate.status]}` : 'none';
+
+/** Why a status is capped: "Capped at critical by invoice_overdue (0.333, below its gate of 0.5)". */
+export const cappedWords = (
+  factor: string,
+  gate: { below: number; status: keyof typeof GATE_WORDS },
+  factorScore: number,
+) =>
+  `Capped at ${GATE_WORDS[gate.status]} by ${factor} (${factorScore.toFixed(3)}, below its gate of ${plain(gate.below)})`;

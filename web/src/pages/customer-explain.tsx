@@ -4,7 +4,7 @@
 import type { Ref } from 'preact';
 import { api, customerPath, type ExplainedFactor, type Explanation, query } from '../api.ts';
 import { count, date, REASON_LABEL, score, signed, when } from '../format.ts';
-import { aggregateWords, plain } from '../rules.ts';
+import { aggregateWords, cappedWords, plain } from '../rules.ts';
 import { ErrorMessage, Loading, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 
 /** Contributions are rounded to 6 places each: a pin is told from rounding by more than this. */
@@ -80,6 +80,7 @@ export function WhyPanel(props: {
               the factors below compute <strong>{score(e.computed_score)}</strong>.
             </p>
           )}
+          <GateWords explanation={e} />
           <h3 id="why-factors-title">What each factor adds</h3>
           <Contributions explanation={e} />
           <h3 id="why-change-title">What changed</h3>
@@ -87,6 +88,18 @@ export function WhyPanel(props: {
         </div>
       )}
     </section>
+  );
+}
+
+/** Which gates held this version's status down (docs/scoring.md, "Gates"); nothing when none did. */
+function GateWords({ explanation: e }: { explanation: Explanation }) {
+  const applied = e.factors.filter((f) => f.gate?.applied);
+  if (applied.length === 0) return null;
+  return (
+    <p class="gated-note" data-testid="why-gates">
+      {applied.map((f) => (f.gate ? cappedWords(f.factor, f.gate, f.score) : f.factor)).join('; ')}: the
+      status is at most that, whatever the score.
+    </p>
   );
 }
 

@@ -16,9 +16,9 @@ import {
   type WeightsAnswer,
 } from '../api.ts';
 import { HistoryChart, Sparkline } from '../charts.tsx';
-import { count, date, day, REASON_LABEL, score, when } from '../format.ts';
+import { count, date, day, REASON_LABEL, score, time, when } from '../format.ts';
 import { Link, paths } from '../router.tsx';
-import { aggregateWords, plain, windowDaysOf } from '../rules.ts';
+import { aggregateWords, cappedWords, plain, windowDaysOf } from '../rules.ts';
 import { ErrorMessage, Loading, Notice, Page, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 import { EditCustomer } from './customer-edit.tsx';
 import { WhyPanel } from './customer-explain.tsx';
@@ -225,6 +225,21 @@ function CurrentScore(props: {
           — computed {score(current.override.computed_score)} — reason “{current.override.reason}”
         </p>
       )}
+      {current.gated_by.length > 0 && (
+        // The status is below the score's band because a rule's gate holds it there (docs/scoring.md, "Gates").
+        <p class="gated-note" data-testid="gated-note">
+          {current.gated_by.map((factor, i) => {
+            const gate = ruleOf.get(factor)?.gate;
+            return (
+              <Fragment key={factor}>
+                {i > 0 && '; '}
+                {gate ? cappedWords(factor, gate, current.factors[factor] ?? 0) : `Capped by ${factor}`}
+              </Fragment>
+            );
+          })}
+          : the status is at most that, whatever the score.
+        </p>
+      )}
       <p class="hint">Updated {when(current.updated_at)}</p>
       <div class="table-wrap">
         <table class="factors">
@@ -273,7 +288,11 @@ function CurrentScore(props: {
                   {rule && (
                     <tr class="factor-source">
                       <td colSpan={4}>
-                        <FactorMetric customerId={props.customerId} rule={rule} />
+                        <FactorMetric
+                          customerId={props.customerId}
+                          rule={rule}
+                          scoredAt={Date.parse(current.updated_at)}
+                        />
                       </td>
                     </tr>
                   )}
@@ -298,8 +317,14 @@ function CurrentScore(props: {
 /** The newest points of a rule's metric, as many as one page holds. */
 const RECENT_POINTS = 100;
 
-/** Where a derived factor comes from: "from logins (sum over 30 days)", and the metric's recent points as a sparkline. */
-function FactorMetric({ customerId, rule }: { customerId: string; rule: FactorRule }) {
+/**
+ * Where a derived factor comes from: "from logins (sum over 30 days)", and the metric's recent points as a
+ * sparkline. The newest point named is the newest the score could read, the same as "Why this score" shows:
+ * a point may be dated up to 5 minutes ahead and counts from its time on (docs/scoring.md, "Factors from
+ * metrics"), so one dated after the score's version is told apart, not called the latest.
+ */
+function FactorMetric(props: { customerId: string; rule: FactorRule; scoredAt: number }) {
+  const { customerId, rule, scoredAt } = props;
   const points = useLoad(
     (signal) =>
       api.get<ListPage<MetricPoint>>(
@@ -311,6 +336,8 @@ function FactorMetric({ customerId, rule }: { customerId: string; rule: FactorRu
   const series = (points.data?.data ?? []).map((p) => ({ t: Date.parse(p.at), value: p.value })).reverse();
   const first = series[0];
   const last = series.at(-1);
+  const ahead = series.filter((p) => p.t > scoredAt);
+  const read = series.filter((p) => p.t <= scoredAt).at(-1);
   return (
     <div class="source" data-testid={`source-${rule.factor}`}>
       <p class="source-label">
@@ -324,10 +351,22 @@ function FactorMetric({ customerId, rule }: { customerId: string; rule: FactorRu
           <Sparkline
             points={series}
             windowDays={windowDaysOf(rule)}
-            label={`${rule.metric}: ${count(series.length)} ${series.length === 1 ? 'point' : 'points'} from ${day(first.t)} to ${day(last.t)}, between ${plain(Math.min(...series.map((p) => p.value)))} and ${plain(Math.max(...series.map((p) => p.value)))}; the latest ${plain(last.value)}.`}
+            label={`${rule.metric}: ${count(series.length)} ${series.length === 1 ? 'point' : 'points'} from ${day(first.t)} to ${day(last.t)}, between ${plain(Math.min(...series.map((p) => p.value)))} and ${plain(Math.max(...series.map((p) => p.value)))}${read ? `; the newest as of this score ${plain(read.value)}` : ''}${ahead.length > 0 ? `; ${plural(ahead.length)} dated after this score` : ''}.`}
           />
           <p class="hint note">
-            Latest <strong>{plain(last.value)}</strong> on {day(last.t)}
+            {read ? (
+              <>
+                Newest point as of this score: <strong>{plain(read.value)}</strong> on {day(read.t)}
+              </>
+            ) : (
+              'No point dated before this score.'
+            )}
+            {ahead.length > 0 && (
+              <>
+                <br />
+                {`${plural(ahead.length)} dated after this score, read from ${ahead.length === 1 ? 'its' : 'their'} time on: ${ahead.map((p) => `${plain(p.value)} at ${time(p.t)}`).join(', ')}.`}
+              </>
+            )}
             <br />
             {points.data?.has_more ? `The latest ${count(series.length)} points` : plural(series.length)}
             {first.t !== last.t && ` since ${day(first.t)}`}

@@ -12,6 +12,7 @@ import {
   type FactorRuleInput,
   type FactorRulePreview,
   factorRulePath,
+  type MetricName,
   type Summary,
 } from '../api.ts';
 import { ScaleChart } from '../charts.tsx';
@@ -21,6 +22,7 @@ import {
   AGGREGATES,
   type Aggregate,
   aggregateWords,
+  gateWords,
   MAX_STEPS,
   maxAgeWords,
   type Scale,
@@ -45,6 +47,9 @@ interface Draft {
   from: string;
   to: string;
   steps: StepRow[];
+  /** The gate's band ('': no gate) and the factor score it applies below (docs/scoring.md, "Gates"). */
+  gateStatus: '' | 'at_risk' | 'critical';
+  gateBelow: string;
 }
 
 let nextKey = 1;
@@ -60,6 +65,8 @@ const blank = (): Draft => ({
   from: '0',
   to: '',
   steps: [stepRow()],
+  gateStatus: '',
+  gateBelow: '',
 });
 
 function draftOf(rule: FactorRule): Draft {
@@ -74,8 +81,12 @@ function draftOf(rule: FactorRule): Draft {
     from: s.type === 'linear' ? String(s.from) : '0',
     to: s.type === 'linear' ? String(s.to) : '',
     steps: s.type === 'steps' ? s.steps.map((x) => stepRow(String(x.min), String(x.score))) : [stepRow()],
+    gateStatus: rule.gate?.status ?? '',
+    gateBelow: rule.gate ? String(rule.gate.below) : '',
   };
 }
+
+type Gate = NonNullable<FactorRule['gate']>;
 
 /** A PUT body in one key order, so that two bodies of the same rule compare equal as JSON. */
 function bodyOf(rule: {
@@ -84,6 +95,7 @@ function bodyOf(rule: {
   window_days: number | null;
   scale: Scale;
   max_age_days: number | null;
+  gate?: Gate | null;
 }): FactorRuleInput {
   const body: FactorRuleInput = {
     metric: rule.metric,
@@ -95,6 +107,8 @@ function bodyOf(rule: {
   };
   if (rule.window_days !== null) body.window_days = rule.window_days;
   if (rule.max_age_days !== null) body.max_age_days = rule.max_age_days;
+  // A put replaces the whole rule: a rule sent without a gate has none.
+  if (rule.gate) body.gate = { below: rule.gate.below, status: rule.gate.status };
   return body;
 }
 
@@ -131,16 +145,35 @@ function read(draft: Draft) {
             score: need(`scale.steps.${i}.score`, s.score),
           })),
         };
+  const gate: Gate | null =
+    draft.gateStatus === '' ? null : { below: need('gate.below', draft.gateBelow), status: draft.gateStatus };
   const complete = Object.keys(missing).length === 0;
   const body = complete
-    ? bodyOf({ metric: draft.metric.trim(), aggregate: draft.aggregate, window_days, scale, max_age_days })
+    ? bodyOf({
+        metric: draft.metric.trim(),
+        aggregate: draft.aggregate,
+        window_days,
+        scale,
+        max_age_days,
+        gate,
+      })
     : undefined;
   return { scale, body, missing };
 }
 
 /** The fields the form shows, by the `param` the API names them with. */
 function fieldParams(draft: Draft): Set<string> {
-  const params = ['factor', 'metric', 'aggregate', 'window_days', 'max_age_days', 'scale.type'];
+  const params = [
+    'factor',
+    'metric',
+    'aggregate',
+    'window_days',
+    'max_age_days',
+    'scale.type',
+    'gate',
+    'gate.status',
+  ];
+  if (draft.gateStatus !== '') params.push('gate.below');
   if (draft.type === 'linear') params.push('scale.from', 'scale.to');
   else {
     params.push('scale.steps');
@@ -153,6 +186,8 @@ function fieldParams(draft: Draft): Set<string> {
 const fieldId = (param: string, draft: Draft): string => {
   const step = /^scale\.steps\.(\d+)\.(min|score)$/.exec(param);
   if (step) return `rule-step-${draft.steps[Number(step[1])]?.key}-${step[2]}`;
+  if (param === 'gate.below') return 'rule-gate-below';
+  if (param.startsWith('gate')) return 'rule-gate-status';
   return `rule-${param.replace('scale.', '').replaceAll('_', '-')}`;
 };
 
@@ -161,11 +196,14 @@ const plural = (n: number, one: string, many: string) => `${count(n)} ${n === 1 
 export function FactorRules() {
   const admin = can('administer');
   const loaded = useLoad(async (signal) => {
-    const [rules, summary] = await Promise.all([
+    const [rules, summary, names] = await Promise.all([
       api.get<{ data: FactorRule[] }>('/api/settings/health-score/factors', signal),
       api.get<Summary>('/api/health-scores/summary', signal),
+      // The names a rule can read: offered as the metric is typed, and a name not among them is
+      // called out (a misspelt metric previews "0 changed" and saves a rule that never scores).
+      api.get<{ data: MetricName[] }>('/api/metrics/names', signal),
     ]);
-    return { rules: rules.data, summary };
+    return { rules: rules.data, summary, names: names.data.map((n) => n.name) };
   }, []);
   const [draft, setDraft] = useState<Draft>(blank);
   const [editing, setEditing] = useState<string | null>(null);
@@ -208,7 +246,9 @@ export function FactorRules() {
 
   if (loaded.error) return <ErrorMessage error={loaded.error} />;
   if (!loaded.data) return <Loading what="the factor rules" />;
-  const { rules, summary } = loaded.data;
+  const { rules, summary, names } = loaded.data;
+  const metric = draft.metric.trim();
+  const unknownMetric = metric !== '' && !names.includes(metric);
 
   const params = fieldParams(draft);
   const current = preview?.for === json ? preview : undefined;
@@ -267,6 +307,7 @@ export function FactorRules() {
           a.factor < b.factor ? -1 : 1,
         ),
         summary: after,
+        names,
       });
       startOver();
       setNotice(
@@ -293,7 +334,7 @@ export function FactorRules() {
     try {
       await api.delete(factorRulePath(rule.factor));
       const after = await api.get<Summary>('/api/health-scores/summary').catch(() => summary);
-      loaded.set({ rules: rules.filter((r) => r.factor !== rule.factor), summary: after });
+      loaded.set({ rules: rules.filter((r) => r.factor !== rule.factor), summary: after, names });
       if (editing === rule.factor) startOver();
       setNotice(`The rule of ${rule.factor} is deleted; ${rule.factor} has left every score.`);
     } catch (err) {
@@ -325,6 +366,7 @@ export function FactorRules() {
                 <th scope="col">Reads</th>
                 <th scope="col">Scale</th>
                 <th scope="col">Max age</th>
+                <th scope="col">Gate</th>
                 {admin && (
                   <th scope="col">
                     <span class="sr-only">Actions</span>
@@ -344,6 +386,7 @@ export function FactorRules() {
                   <td data-label="Reads">{aggregateWords(r)}</td>
                   <td data-label="Scale">{scaleWords(r.scale)}</td>
                   <td data-label="Max age">{maxAgeWords(r.max_age_days)}</td>
+                  <td data-label="Gate">{gateWords(r.gate)}</td>
                   {admin && (
                     <td class="row-actions">
                       <button
@@ -414,9 +457,31 @@ export function FactorRules() {
                 maxLength={64}
                 spellcheck={false}
                 autoComplete="off"
+                list="rule-metric-names"
                 onInput={(ev) => change({ metric: ev.currentTarget.value }, 'metric')}
-                {...described('metric', 'rule-metric')}
+                {...described('metric', 'rule-metric', unknownMetric ? 'rule-metric-warning' : undefined)}
               />
+              <datalist id="rule-metric-names">
+                {names.map((n) => (
+                  <option key={n} value={n} />
+                ))}
+              </datalist>
+              {unknownMetric && (
+                <p
+                  class="hint note metric-warning"
+                  id="rule-metric-warning"
+                  data-testid="rule-metric-warning"
+                >
+                  No customer has a metric named <span class="mono">{metric}</span> yet: check the spelling;{' '}
+                  {names.length === 0 ? (
+                    'no metric has been recorded yet.'
+                  ) : (
+                    <>
+                      known metrics: <span class="mono">{names.join(', ')}</span>.
+                    </>
+                  )}
+                </p>
+              )}
             </Field>
             <Field id="rule-aggregate" label="Aggregate" error={errorOf('aggregate')}>
               <select
@@ -541,6 +606,54 @@ export function FactorRules() {
                   of <span class="mono">{draft.metric.trim() || 'the metric'}</span>; up: the factor's score.
                 </p>
               </div>
+            </div>
+          </fieldset>
+          <fieldset class="rule-gate">
+            <legend>Gate (optional)</legend>
+            <p class="hint note" id="rule-gate-hint">
+              While this factor scores below the gate, the customer's status is at most the band chosen,
+              however high the score: a single bad signal, such as an invoice long overdue, cannot average out
+              to healthy.
+            </p>
+            <div class="rule-fields">
+              <Field
+                id="rule-gate-status"
+                label="Status at most"
+                error={errorOf('gate.status') ?? errorOf('gate')}
+              >
+                <select
+                  id="rule-gate-status"
+                  value={draft.gateStatus}
+                  onChange={(ev) =>
+                    change({ gateStatus: ev.currentTarget.value as Draft['gateStatus'] }, 'gate.status')
+                  }
+                  {...described('gate.status', 'rule-gate-status', 'rule-gate-hint')}
+                >
+                  <option value="">No gate</option>
+                  <option value="at_risk">At risk</option>
+                  <option value="critical">Critical</option>
+                </select>
+              </Field>
+              {draft.gateStatus !== '' && (
+                <Field
+                  id="rule-gate-below"
+                  label="While the factor is below (0–1)"
+                  error={errorOf('gate.below')}
+                >
+                  <input
+                    id="rule-gate-below"
+                    type="number"
+                    inputMode="decimal"
+                    min={0}
+                    max={1}
+                    step="any"
+                    value={draft.gateBelow}
+                    placeholder="0.5"
+                    onInput={(ev) => change({ gateBelow: ev.currentTarget.value }, 'gate.below')}
+                    {...described('gate.below', 'rule-gate-below')}
+                  />
+                </Field>
+              )}
             </div>
           </fieldset>
           <div class="preview" aria-live="polite">

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { Event } from 'vitals/client';
 import {
   ApiError,
   api,
@@ -189,6 +190,64 @@ function LiveNotice({ notice }: { notice: string | undefined }) {
   return <div role="status">{notice && <div class="message ok">{notice}</div>}</div>;
 }
 
+/**
+ * Who a delivery is about, read from its event's data (docs/webhooks.md, "Event types and payloads"):
+ * a customer, by name when the event has it (a customer's own events) and by id otherwise (a
+ * score's); no customer (a test event); or unknown, once retention has removed the event.
+ */
+type Subject = { id: string; name?: string; deleted: boolean } | 'none' | 'gone';
+
+/** An event never changes: each is read once while the dashboard is open, not at each look at the log. */
+const subjectsRead = new Map<string, Subject>();
+
+function subjectOf(event: Event): Subject {
+  const data = event.data;
+  const id =
+    typeof data.customer_id === 'string' ? data.customer_id : typeof data.id === 'string' ? data.id : null;
+  if (id === null || !event.type.startsWith('customer.')) return 'none';
+  const name = typeof data.name === 'string' ? data.name : undefined;
+  return { id, name, deleted: event.type === 'customer.deleted' };
+}
+
+function useSubjects(deliveries: Delivery[] | undefined): Map<string, Subject> {
+  const [, setRead] = useState(0);
+  useEffect(() => {
+    const unread = [...new Set((deliveries ?? []).map((d) => d.event_id))].filter(
+      (id) => !subjectsRead.has(id),
+    );
+    if (unread.length === 0) return;
+    const controller = new AbortController();
+    Promise.all(
+      unread.map(async (id) => {
+        try {
+          subjectsRead.set(
+            id,
+            subjectOf(await api.get<Event>(`/api/events/${encodeURIComponent(id)}`, controller.signal)),
+          );
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 404) subjectsRead.set(id, 'gone');
+        }
+      }),
+    ).then(() => {
+      if (!controller.signal.aborted) setRead((n) => n + 1);
+    });
+    return () => controller.abort();
+  }, [deliveries]);
+  return subjectsRead;
+}
+
+function About({ subject }: { subject: Subject | undefined }) {
+  if (subject === undefined) return <span class="sub">…</span>;
+  if (subject === 'none') return <span data-testid="delivery-customer">a test event, about no customer</span>;
+  if (subject === 'gone') return <span data-testid="delivery-customer">its event is no longer kept</span>;
+  const words = subject.name === undefined ? subject.id : `${subject.name} (${subject.id})`;
+  return (
+    <span data-testid="delivery-customer">
+      about {subject.deleted ? `${words} (deleted)` : <Link href={paths.customer(subject.id)}>{words}</Link>}
+    </span>
+  );
+}
+
 const FILTERS = ['', 'pending', 'succeeded', 'failed'] as const;
 /** After a test event is sent, the log looks again this often until its delivery has an outcome… */
 const FOLLOW_MS = 500;
@@ -209,6 +268,7 @@ function Deliveries({ webhookId, sent }: { webhookId: string; sent: Delivery | u
   );
   const [error, setError] = useState<unknown>();
   const [notice, setNotice] = useState<string>();
+  const subjects = useSubjects(list.data?.data);
 
   // A test event was just sent: show the whole log from its first page, where its delivery is on
   // top, and follow that delivery until it has an outcome.
@@ -299,6 +359,7 @@ function Deliveries({ webhookId, sent }: { webhookId: string; sent: Delivery | u
             <li key={d.id} class="delivery">
               <div class="delivery-head">
                 <span class="mono">{d.event_type}</span>
+                <About subject={subjects.get(d.event_id)} />
                 <span class={`badge ${d.status}`}>{d.status}</span>
                 <span class="sub">
                   {d.attempt_count} {d.attempt_count === 1 ? 'attempt' : 'attempts'} · {when(d.created_at)}
