@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_BODY_DEPTH, nestsDeeperThan } from '../../src/http/json-body.ts';
+import { MAX_BODY_CONTAINERS, MAX_BODY_DEPTH, nestsDeeperThan } from '../../src/http/json-body.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
 import { refusedWithoutChange } from '../helpers/refusals.ts';
 
@@ -148,6 +148,35 @@ describe('8 MiB nested bodies', () => {
 
   test('a 1 MiB route refuses a nested body of 1 MiB the same way', async () => {
     await tooDeep('/api/customers', '['.repeat(MiB));
+  });
+});
+
+describe('flat bodies of many arrays and objects', () => {
+  /** A metric batch whose one item holds `n` empty arrays in one metadata-like list. */
+  const flat = (n: number) =>
+    `{"metrics":[{"customer_id":"cus_base","values":{"x":1},"at":[${'[],'.repeat(n - 1)}[]]}]}`;
+
+  test(`more than ${MAX_BODY_CONTAINERS.toLocaleString('en-US')}: 400 invalid_json before parsing, nothing stored`, async () => {
+    // 8 MiB of `[],` is 2.8 million arrays: JSON.parse held the event loop 150 ms to 1 s for it.
+    const body = flat(Math.floor((8 * MiB - 100) / 3));
+    const stall = await longestStall(async () => {
+      const res = await refusedWithoutChange(
+        stored,
+        () => t.api.request('POST', '/api/metrics/batch', body),
+        400,
+        'invalid_json',
+        undefined,
+      );
+      assert.match(res.body.error.message, /more than 250,000 arrays and objects/);
+    });
+    assert.ok(stall < 1000, `the event loop was held ${Math.round(stall)} ms`);
+  });
+
+  test('exactly the limit is parsed, then judged for what it says', async () => {
+    // Besides the flat list: the top-level object, the metrics array, the item, its values and `at`.
+    const res = await t.api.request('POST', '/api/metrics/batch', flat(MAX_BODY_CONTAINERS - 5));
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.results[0].error.param, 'at', res.raw);
   });
 });
 
