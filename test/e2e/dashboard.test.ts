@@ -317,6 +317,41 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
     assert.equal(receiver.requests.filter((r) => r.path === '/hooks/disabled').length, 0);
   });
 
+  test('rotating the secret with an overlap: deliveries carry both signatures until it ends', async () => {
+    const webhook = await call<{ id: string; secret: string }>('POST', '/api/webhooks', {
+      url: `${receiver.url}/hooks/rotated`,
+      events: ['customer.deleted'],
+    });
+    await page.goto(`${base}/webhooks/${webhook.id}`);
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+    const overlap = page.getByLabel('The current secret keeps signing for');
+    assert.equal(await overlap.inputValue(), '86400', 'a day by default: the receiver keeps verifying');
+    await overlap.selectOption({ label: '1 hour' });
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      return dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const shown = page.getByRole('textbox', { name: 'Signing secret' });
+    await shown.waitFor();
+    assert.match(asked, /keeps signing beside the new one for 1 hour/);
+    const secret = await shown.inputValue();
+    assert.notEqual(secret, webhook.secret);
+    await page.locator('#previous-secret').waitFor();
+    assert.match(await text(page.locator('#previous-secret')), /The previous secret also signs until /);
+    await shoot('webhook-rotated');
+
+    await call('POST', `/api/webhooks/${webhook.id}/test`);
+    const rotated = (requests: { path: string }[]) => requests.filter((r) => r.path === '/hooks/rotated');
+    await receiver.until((requests) => rotated(requests).length >= 1);
+    const [got] = rotated(receiver.requests) as typeof receiver.requests;
+    const signatures = String(got?.headers['x-vitals-signature']).split(',');
+    assert.equal(signatures.length, 2, 'the new signature, then the old one');
+    assert.ok(verifyVitalsSignature(secret, String(got?.body), signatures[0] as string));
+    assert.ok(verifyVitalsSignature(webhook.secret, String(got?.body), signatures[1] as string));
+  });
+
   test('the server logged no errors and the pages threw none', () => {
     assert.doesNotMatch(dashboard.serverOutput(), /"level":50/);
     assert.deepEqual(dashboard.pageErrors, []);

@@ -16,12 +16,23 @@ import { Link, navigate, paths } from '../router.tsx';
 import { ErrorMessage, Loading, Page, Pager, SecretReveal, useLoad } from '../ui.tsx';
 import { WebhookForm } from './webhooks.tsx';
 
+const DAY_SECONDS = 86_400;
+/** The overlaps a rotation offers; the API takes any from 0 to 7 days. */
+const OVERLAPS = [
+  { seconds: 0, label: 'no time: it stops at once' },
+  { seconds: 3_600, label: '1 hour' },
+  { seconds: DAY_SECONDS, label: '24 hours' },
+  { seconds: 7 * DAY_SECONDS, label: '7 days' },
+];
+
 export function WebhookPage({ id }: { id: string }) {
   const loaded = useLoad((signal) => api.get<Webhook>(webhookPath(id), signal), [id]);
   const [secret, setSecret] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  /** How long the secret a rotation replaces keeps signing (docs/webhooks.md, "Rotating the secret"). */
+  const [overlap, setOverlap] = useState(DAY_SECONDS);
   /** The delivery of the last test event sent from this page, for the log to show and follow. */
   const [sent, setSent] = useState<Delivery>();
 
@@ -61,9 +72,13 @@ export function WebhookPage({ id }: { id: string }) {
       setNotice(webhook.enabled ? 'Disabled: no new deliveries go out.' : 'Enabled: deliveries resume.');
     });
   const rotate = () => {
-    if (!confirm('Rotate the signing secret? The current secret stops working at once.')) return;
+    const keeps = OVERLAPS.find((o) => o.seconds === overlap)?.label ?? '';
+    const ends = overlap === 0 ? 'stops working at once' : `keeps signing beside the new one for ${keeps}`;
+    if (!confirm(`Rotate the signing secret? The current secret ${ends}.`)) return;
     act(async () => {
-      const answer = await api.post<Webhook>(`${webhookPath(id)}/rotate-secret`);
+      const answer = await api.post<Webhook>(`${webhookPath(id)}/rotate-secret`, {
+        expire_previous_in: overlap,
+      });
       setSecret(answer.secret);
       const { secret: _, ...rest } = answer;
       loaded.set({ ...webhook, ...rest });
@@ -124,7 +139,10 @@ export function WebhookPage({ id }: { id: string }) {
               signed and retried like any other.
             </li>
             <li>Disabling stops new deliveries; pending ones wait until it is enabled again.</li>
-            <li>Rotating makes a new signing secret, shown once; the current one stops working at once.</li>
+            <li>
+              Rotating makes a new signing secret, shown once. Until the overlap you choose ends, every
+              delivery is signed with both, so the receiver keeps verifying while you give it the new secret.
+            </li>
             <li>Deleting drops the webhook with its pending deliveries.</li>
           </ul>
           <div class="actions stacked">
@@ -144,9 +162,28 @@ export function WebhookPage({ id }: { id: string }) {
             <button type="button" class="secondary" onClick={toggle} disabled={busy}>
               {webhook.enabled ? 'Disable' : 'Enable'}
             </button>
+            <label class="inline-field">
+              <span>The current secret keeps signing for</span>
+              <select
+                value={overlap}
+                onChange={(e) => setOverlap(Number((e.target as HTMLSelectElement).value))}
+                disabled={busy}
+              >
+                {OVERLAPS.map((o) => (
+                  <option key={o.seconds} value={o.seconds}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
+            </label>
             <button type="button" class="secondary" onClick={rotate} disabled={busy}>
               Rotate secret
             </button>
+            {webhook.previous_secret_expires_at && (
+              <p class="hint" id="previous-secret">
+                The previous secret also signs until {when(webhook.previous_secret_expires_at)}.
+              </p>
+            )}
             <button type="button" class="danger" onClick={remove} disabled={busy}>
               Delete webhook
             </button>
