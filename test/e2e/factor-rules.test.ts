@@ -212,9 +212,9 @@ describe('factor rules in Chromium', { skip: skipReason(), timeout: 120_000 }, (
     assert.equal(await spark.locator('circle.dot').count(), 4);
     assert.match(
       (await spark.getAttribute('aria-label')) ?? '',
-      /logins: 4 points .* between 3 and 9; the latest 3\./,
+      /logins: 4 points .* between 3 and 9; the newest as of this score 3\./,
     );
-    assert.match(await text(source), /Latest 3 on/);
+    assert.match(await text(source), /Newest point as of this score: 3 on/);
     assert.equal(await page.getByTestId('source-support').count(), 0, 'a posted factor has no metric');
     await dashboard.shoot('customer-metrics');
   });
