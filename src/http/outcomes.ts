@@ -3,7 +3,7 @@
 // the score by them (the arithmetic in ../domain/calibration.ts).
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { OUTCOMES } from '../domain/calibration.ts';
+import { type Calibration, OUTCOMES } from '../domain/calibration.ts';
 import { JudgedPacker } from '../domain/calibration-pack.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { DAY_MS } from '../domain/rules.ts';
@@ -339,9 +339,14 @@ export async function calibration(
     weights: settings.weights,
     thresholds: settings.thresholds,
   });
+  return calibrationJson(report, horizonDays, packer.unscored);
+}
+
+/** The calibration report as the API answers it (docs/api.md, "Outcomes and calibration"). */
+export function calibrationJson(report: Calibration, horizonDays: number, unscored: number) {
   return {
     horizon_days: horizonDays,
-    outcomes: { churned: report.churned, retained: report.retained, unscored: packer.unscored },
+    outcomes: { churned: report.churned, retained: report.retained, unscored },
     auc: report.auc,
     bands: report.bands.map((b) => ({
       status: b.status,

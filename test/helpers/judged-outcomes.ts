@@ -7,6 +7,7 @@ import { calibrate, type Judged } from '../../src/domain/calibration.ts';
 import { scoreFactors } from '../../src/domain/health.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Factors } from '../../src/domain/scoring.ts';
+import { calibrationJson } from '../../src/http/outcomes.ts';
 import type { OutcomeRecord, ScoreRecord, Segment, Store } from '../../src/store/store.ts';
 
 const DAY = 86_400_000;
@@ -100,21 +101,5 @@ export async function calibrationHere(
   }
   const report = calibrate(judged, settings);
   // Through JSON, as the answer is: -0 and 0 are one number there.
-  return JSON.parse(
-    JSON.stringify({
-      horizon_days: horizonDays,
-      outcomes: { churned: report.churned, retained: report.retained, unscored },
-      auc: report.auc,
-      bands: report.bands.map((b) => ({
-        status: b.status,
-        outcomes: b.outcomes,
-        churned: b.churned,
-        churn_rate: b.churnRate,
-      })),
-      factors: report.factors,
-      current_weights_auc: report.currentWeightsAuc,
-      suggested_weights: report.suggestedWeights,
-      suggested_auc: report.suggestedAuc,
-    }),
-  );
+  return JSON.parse(JSON.stringify(calibrationJson(report, horizonDays, unscored)));
 }
