@@ -51,6 +51,7 @@ describe('PostgreSQL heavy writes, on a thread of their own', { skip: backendSki
         windowDays: 30,
         scale: { type: 'linear', from: 0, to: 10 },
         maxAgeDays: null,
+        gate: null,
       },
       T0,
     );
