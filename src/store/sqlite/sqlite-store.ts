@@ -1,11 +1,24 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Tally } from '../../domain/portfolio.ts';
 import { type SharedWrite, SqlStore } from '../sql/store.ts';
-import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions, Store, Tx } from '../store.ts';
+import type {
+  AccountBacklog,
+  AttemptOutcome,
+  ClaimedDelivery,
+  ClaimOptions,
+  GroupTally,
+  Mover,
+  Reader,
+  Segment,
+  Store,
+  Tx,
+} from '../store.ts';
 import type { Write } from '../write.ts';
 import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
+import { HeavyReads } from './heavy-reads.ts';
 import { LocalWriter } from './local-writer.ts';
 import * as queue from './queue.ts';
 import { sqliteReads } from './reader.ts';
@@ -29,6 +42,11 @@ export class SqliteStore extends SqlStore implements Store {
    */
   readonly #writes: ThreadWriter | LocalWriter;
   readonly #wake = new EventEmitter();
+  /**
+   * Where a file's reads that grow with the account run: a thread with a read connection of its
+   * own (docs/operations.md, "The SQLite heavy-read thread"); ':memory:' reads here.
+   */
+  readonly #heavy: HeavyReads | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteOptions) {
@@ -42,6 +60,37 @@ export class SqliteStore extends SqlStore implements Store {
     this.conn = conn;
     const due = () => this.#wake.emit('due');
     this.#writes = memory ? new LocalWriter(this.conn, due) : new ThreadWriter(opts.path, synchronous, due);
+    this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
+  }
+
+  override tally(accountId: string, segment?: Segment): Promise<Tally> {
+    return this.#heavy ? this.#heavy.read('tally', accountId, segment) : super.tally(accountId, segment);
+  }
+
+  override distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
+    return this.#heavy
+      ? this.#heavy.read('distribution', accountId, bins, segment)
+      : super.distribution(accountId, bins, segment);
+  }
+
+  override tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+    return this.#heavy
+      ? this.#heavy.read('tallyBy', accountId, key, segment)
+      : super.tallyBy(accountId, key, segment);
+  }
+
+  override trendInputs(
+    accountId: string,
+    fromDay: number,
+    segment?: Segment,
+  ): ReturnType<Reader['trendInputs']> {
+    return this.#heavy
+      ? this.#heavy.read('trendInputs', accountId, fromDay, segment)
+      : super.trendInputs(accountId, fromDay, segment);
+  }
+
+  override movers(accountId: string, opts: Parameters<Reader['movers']>[1]): Promise<Mover[]> {
+    return this.#heavy ? this.#heavy.read('movers', accountId, opts) : super.movers(accountId, opts);
   }
 
   migrate(): Promise<number> {
@@ -69,7 +118,7 @@ export class SqliteStore extends SqlStore implements Store {
   /** Waits for the transactions already queued; closing again is a no-op. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await this.#writes.close();
+      await Promise.all([this.#writes.close(), this.#heavy?.close()]);
       // ':memory:' reads through the writer's own connection, closed with it.
       if (this.#writes instanceof ThreadWriter) this.conn.db.close();
     })();
