@@ -6,7 +6,7 @@
 // name (../write.ts), as SQLite sends every write to its writer thread, and heavy-thread.ts runs
 // it in a transaction on a pool of its own. The thread starts with the first heavy write and
 // stays; if it dies, the writes waiting on it fail and the next one starts another.
-import { Worker } from 'node:worker_threads';
+import { ThreadClient } from '../thread-client.ts';
 import { fromWire, resultFromWire, type WireError } from '../wire.ts';
 import type { Write } from '../write.ts';
 
@@ -31,32 +31,23 @@ export type HeavyReply =
 /** Connections of the heavy-write thread's pool: the rescore job's two batches at once (main.ts), or one of them beside a rule change. */
 export const HEAVY_POOL_SIZE = 2;
 
-/** A request before its id is given. */
-type Unsent = HeavyRequest extends infer R ? (R extends HeavyRequest ? Omit<R, 'id'> : never) : never;
-
-interface Running {
-  worker: Worker;
-  waiting: Map<number, { resolve: (reply: HeavyReply) => void; reject: (error: unknown) => void }>;
-}
-
 export class HeavyWrites {
-  readonly #data: HeavyThreadData;
+  readonly #thread: ThreadClient<HeavyRequest, HeavyReply>;
   readonly #onDue: () => void;
-  #running: Running | undefined;
-  #next = 1;
-  #closed = false;
 
   /** `onDue`: a heavy write's commit made deliveries due. */
   constructor(data: HeavyThreadData, onDue: () => void) {
-    this.#data = data;
+    this.#thread = new ThreadClient(
+      new URL('./heavy-thread.ts', import.meta.url),
+      data,
+      'the PostgreSQL heavy-write thread',
+    );
     this.#onDue = onDue;
   }
 
   /** `write`, run whole on the thread in a transaction of its own; its result, or its error. */
   async run<A extends unknown[], R>(write: Write<A, R>, args: A): Promise<R> {
-    if (this.#closed) throw new Error('the store is closed');
-    this.#running ??= this.#start();
-    const reply = await this.#send(this.#running, {
+    const reply = await this.#thread.request({
       op: 'write',
       module: write.module,
       name: write.name,
@@ -68,42 +59,7 @@ export class HeavyWrites {
   }
 
   /** Waits for the writes running on the thread, closes its pool and ends it. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const running = this.#running;
-    if (!running) return;
-    await this.#send(running, { op: 'close' }).catch(() => {});
-    await running.worker.terminate();
-  }
-
-  #start(): Running {
-    const worker = new Worker(new URL('./heavy-thread.ts', import.meta.url), { workerData: this.#data });
-    const running: Running = { worker, waiting: new Map() };
-    worker.unref(); // held only while a write is waiting on it (#send)
-    worker.on('message', (m: HeavyReply) => {
-      const waiting = running.waiting.get(m.id);
-      if (!waiting) return;
-      running.waiting.delete(m.id);
-      if (running.waiting.size === 0) worker.unref();
-      waiting.resolve(m);
-    });
-    const gone = (error: Error) => {
-      if (this.#running === running) this.#running = undefined;
-      for (const waiting of running.waiting.values()) waiting.reject(error);
-      running.waiting.clear();
-    };
-    worker.on('error', gone);
-    worker.on('exit', (code) => gone(new Error(`the PostgreSQL heavy-write thread exited (code ${code})`)));
-    return running;
-  }
-
-  /** `message` to the thread `running`, answered by its reply (rejected if the thread goes first). */
-  #send(running: Running, message: Unsent): Promise<HeavyReply> {
-    const id = this.#next++;
-    return new Promise<HeavyReply>((resolve, reject) => {
-      if (running.waiting.size === 0) running.worker.ref();
-      running.waiting.set(id, { resolve, reject });
-      running.worker.postMessage({ id, ...message });
-    });
+  close(): Promise<void> {
+    return this.#thread.close();
   }
 }

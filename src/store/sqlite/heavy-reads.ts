@@ -7,8 +7,9 @@
 // read connection of its own, and the main thread awaits the answer. The thread starts with the
 // first heavy read and stays, holding the process only while a read waits on it; if it dies, the
 // reads waiting on it fail and the next one starts another.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Reader } from '../store.ts';
+import { ThreadClient } from '../thread-client.ts';
 import { fromWire, type WireError } from '../wire.ts';
 
 /**
@@ -32,21 +33,15 @@ export type HeavyReadReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError };
 
-type Unsent = HeavyReadRequest extends infer R ? (R extends HeavyReadRequest ? Omit<R, 'id'> : never) : never;
-
-interface Running {
-  worker: Worker;
-  waiting: Map<number, { resolve: (reply: HeavyReadReply) => void; reject: (error: unknown) => void }>;
-}
-
 export class HeavyReads {
-  readonly #data: HeavyReadData;
-  #running: Running | undefined;
-  #next = 1;
-  #closed = false;
+  readonly #thread: ThreadClient<HeavyReadRequest, HeavyReadReply>;
 
   constructor(data: HeavyReadData) {
-    this.#data = data;
+    this.#thread = new ThreadClient(
+      new URL('./heavy-read-thread.ts', import.meta.url),
+      data,
+      'the SQLite heavy-read thread',
+    );
   }
 
   /** `name` of the Reader, run on the thread: its answer (a structured clone of it), or its error. */
@@ -54,55 +49,18 @@ export class HeavyReads {
     name: K,
     ...args: Parameters<Reader[K]>
   ): Promise<Awaited<ReturnType<Reader[K]>>> {
-    if (this.#closed) throw new Error('the store is closed');
-    this.#running ??= this.#start();
-    const reply = await this.#send(this.#running, { op: 'read', name, args });
+    const reply = await this.#thread.request({ op: 'read', name, args });
     if (!reply.ok) throw fromWire(reply.error);
     return reply.value as Awaited<ReturnType<Reader[K]>>;
   }
 
   /** The thread running now, if any: a test ends it as a crash would. */
   get thread(): Worker | undefined {
-    return this.#running?.worker;
+    return this.#thread.worker;
   }
 
   /** Lets the reads under way finish, closes the thread's connection and ends it. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const running = this.#running;
-    if (!running) return;
-    await this.#send(running, { op: 'close' }).catch(() => {});
-    await running.worker.terminate();
-  }
-
-  #start(): Running {
-    const worker = new Worker(new URL('./heavy-read-thread.ts', import.meta.url), { workerData: this.#data });
-    const running: Running = { worker, waiting: new Map() };
-    worker.unref(); // held only while a read is waiting on it (#send)
-    worker.on('message', (m: HeavyReadReply) => {
-      const waiting = running.waiting.get(m.id);
-      if (!waiting) return;
-      running.waiting.delete(m.id);
-      if (running.waiting.size === 0) worker.unref();
-      waiting.resolve(m);
-    });
-    const gone = (error: Error) => {
-      if (this.#running === running) this.#running = undefined;
-      for (const waiting of running.waiting.values()) waiting.reject(error);
-      running.waiting.clear();
-    };
-    worker.on('error', gone);
-    worker.on('exit', (code) => gone(new Error(`the SQLite heavy-read thread exited (code ${code})`)));
-    return running;
-  }
-
-  /** `message` to the thread `running`, answered by its reply (rejected if the thread goes first). */
-  #send(running: Running, message: Unsent): Promise<HeavyReadReply> {
-    const id = this.#next++;
-    return new Promise<HeavyReadReply>((resolve, reject) => {
-      if (running.waiting.size === 0) running.worker.ref();
-      running.waiting.set(id, { resolve, reject });
-      running.worker.postMessage({ id, ...message });
-    });
+  close(): Promise<void> {
+    return this.#thread.close();
   }
 }
