@@ -764,11 +764,9 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
   revokeApiKey(id: string, now: number): Promise<boolean>;
 }
 
-/** A write of src/writes/, run whole where the writes run (./write.ts says how). */
+/** A write of src/writes/, run whole where the writes run (./write.ts says how); known by its name. */
 export interface Write<A extends unknown[], R> {
   (tx: Tx, ...args: A): Promise<R>;
-  /** The import.meta.url of the module that exports this function under its own name. */
-  readonly module: string;
   /** It reads and computes over many customers: PostgreSQL runs it off the main thread (./write.ts). */
   readonly heavy: boolean;
 }

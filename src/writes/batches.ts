@@ -28,71 +28,65 @@ export class CustomerTaken extends Error {
 export const refusedJson = (customerId: string | null, error: ApiError): string =>
   `{"customer_id":${JSON.stringify(customerId)},"status":${error.status},"error":${JSON.stringify(error.toBody().error)}}`;
 
-export const customerBatch = write(
-  import.meta.url,
-  async function customerBatch(
-    tx: Tx,
-    accountId: string,
-    entries: readonly Entry<CustomerUpsert>[],
-    claim: Claim,
-    now: number,
-  ): Promise<string> {
-    const ids = [...new Set(entries.flatMap((e) => ('item' in e ? [e.item.customerId] : [])))];
-    const current = await tx.customersForUpdate(accountId, ids);
-    const created = new Set<string>();
-    const touched = new Set<string>();
-    const events: EventRecord[] = [];
-    const results = entries.map((entry) => {
-      if ('result' in entry) return entry.result;
-      const u = entry.item;
-      try {
-        const before = current.get(u.customerId);
-        const next = before ? changedCustomer(before, u, now) : newCustomer(u, now);
-        current.set(u.customerId, next);
-        touched.add(u.customerId);
-        if (!before) created.add(u.customerId);
-        const type = before ? 'customer.updated' : 'customer.created';
-        events.push(event(type, customerObject(next), next.updatedAt));
-        return `{"customer_id":${JSON.stringify(u.customerId)},"status":${before ? 200 : 201},"customer":${customerJson(next)}}`;
-      } catch (error) {
-        if (error instanceof ApiError) return refusedJson(u.customerId, error);
-        throw error;
-      }
-    });
-    const inserts: CustomerRecord[] = [];
-    const updates: CustomerRecord[] = [];
-    for (const id of touched) (created.has(id) ? inserts : updates).push(current.get(id) as CustomerRecord);
-    const taken = await tx.saveCustomers(accountId, inserts, updates);
-    if (taken.length > 0) throw new CustomerTaken(`customers created meanwhile: ${taken.length}`);
-    await tx.insertEvents(accountId, events);
-    const body = `{"results":[${results.join(',')}]}`;
-    await recordAnswer(tx, accountId, claim, body);
-    return body;
-  },
-);
+export const customerBatch = write(async function customerBatch(
+  tx: Tx,
+  accountId: string,
+  entries: readonly Entry<CustomerUpsert>[],
+  claim: Claim,
+  now: number,
+): Promise<string> {
+  const ids = [...new Set(entries.flatMap((e) => ('item' in e ? [e.item.customerId] : [])))];
+  const current = await tx.customersForUpdate(accountId, ids);
+  const created = new Set<string>();
+  const touched = new Set<string>();
+  const events: EventRecord[] = [];
+  const results = entries.map((entry) => {
+    if ('result' in entry) return entry.result;
+    const u = entry.item;
+    try {
+      const before = current.get(u.customerId);
+      const next = before ? changedCustomer(before, u, now) : newCustomer(u, now);
+      current.set(u.customerId, next);
+      touched.add(u.customerId);
+      if (!before) created.add(u.customerId);
+      const type = before ? 'customer.updated' : 'customer.created';
+      events.push(event(type, customerObject(next), next.updatedAt));
+      return `{"customer_id":${JSON.stringify(u.customerId)},"status":${before ? 200 : 201},"customer":${customerJson(next)}}`;
+    } catch (error) {
+      if (error instanceof ApiError) return refusedJson(u.customerId, error);
+      throw error;
+    }
+  });
+  const inserts: CustomerRecord[] = [];
+  const updates: CustomerRecord[] = [];
+  for (const id of touched) (created.has(id) ? inserts : updates).push(current.get(id) as CustomerRecord);
+  const taken = await tx.saveCustomers(accountId, inserts, updates);
+  if (taken.length > 0) throw new CustomerTaken(`customers created meanwhile: ${taken.length}`);
+  await tx.insertEvents(accountId, events);
+  const body = `{"results":[${results.join(',')}]}`;
+  await recordAnswer(tx, accountId, claim, body);
+  return body;
+});
 
-export const scoreBatch = write(
-  import.meta.url,
-  async function scoreBatch(
-    tx: Tx,
-    accountId: string,
-    entries: readonly Entry<FactorUpdate>[],
-    claim: Claim,
-    now: number,
-  ): Promise<string> {
-    return answerItems(
-      tx,
-      accountId,
-      entries,
-      claim,
-      // One request's items carry no instant of their own: they all stand at `now`, so the same
-      // customer named twice is the same customer at the same instant, and makes one version.
-      (items) => applyFactorUpdates(tx, accountId, items, now, true),
-      (item, record) =>
-        `{"customer_id":${JSON.stringify(item.customerId)},"status":200,"health_score":${healthScoreJson(record)}}`,
-    );
-  },
-);
+export const scoreBatch = write(async function scoreBatch(
+  tx: Tx,
+  accountId: string,
+  entries: readonly Entry<FactorUpdate>[],
+  claim: Claim,
+  now: number,
+): Promise<string> {
+  return answerItems(
+    tx,
+    accountId,
+    entries,
+    claim,
+    // One request's items carry no instant of their own: they all stand at `now`, so the same
+    // customer named twice is the same customer at the same instant, and makes one version.
+    (items) => applyFactorUpdates(tx, accountId, items, now, true),
+    (item, record) =>
+      `{"customer_id":${JSON.stringify(item.customerId)},"status":200,"health_score":${healthScoreJson(record)}}`,
+  );
+});
 
 /**
  * Applies a request's items with those for the same `key` (a customer and an instant) merged

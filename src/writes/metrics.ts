@@ -114,26 +114,23 @@ export interface MetricWrite extends MetricUpdate {
  * transaction, with its audit entry), or its refusal. A claim taken over meanwhile undoes the whole batch with
  * idempotency_request_in_progress; the group writer then runs each item again alone.
  */
-export const applyMetricWrites = write(
-  import.meta.url,
-  async function applyMetricWrites(
-    tx: Tx,
-    accountId: string,
-    items: readonly MetricWrite[],
-    now: number,
-  ): Promise<({ ok: true; record: string } | { ok: false; error: ApiError })[]> {
-    const results = await applyMetricUpdates(tx, accountId, items, now);
-    const answers = results.map((result, i) =>
-      result.ok
-        ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
-        : result,
-    );
-    for (const [i, answer] of answers.entries()) {
-      if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
-    }
-    return answers;
-  },
-);
+export const applyMetricWrites = write(async function applyMetricWrites(
+  tx: Tx,
+  accountId: string,
+  items: readonly MetricWrite[],
+  now: number,
+): Promise<({ ok: true; record: string } | { ok: false; error: ApiError })[]> {
+  const results = await applyMetricUpdates(tx, accountId, items, now);
+  const answers = results.map((result, i) =>
+    result.ok
+      ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
+      : result,
+  );
+  for (const [i, answer] of answers.entries()) {
+    if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
+  }
+  return answers;
+});
 
 /**
  * POST /api/metrics/batch: every checked item in order, one result per item, as the answer's text.
@@ -141,29 +138,26 @@ export const applyMetricWrites = write(
  * of a metric winning (docs/api.md, "One customer, one instant, one version"): a file with a
  * row per source makes one version, not one per row with the score flapping between them.
  */
-export const metricBatch = write(
-  import.meta.url,
-  async function metricBatch(
-    tx: Tx,
-    accountId: string,
-    entries: readonly Entry<MetricUpdate>[],
-    claim: Claim,
-    now: number,
-  ): Promise<string> {
-    return answerItems(
-      tx,
-      accountId,
-      entries,
-      claim,
-      (items) =>
-        appliedTogether(
-          items,
-          (item) => JSON.stringify([item.customerId, item.at]),
-          (into, item) => ({ ...into, values: { ...into.values, ...item.values } }),
-          (merged) => applyMetricUpdates(tx, accountId, merged, now),
-        ),
-      // Each item echoes its own values, with the score the merged write made.
-      (item, record) => metricAnswerJson(item, record, '"status":200,'),
-    );
-  },
-);
+export const metricBatch = write(async function metricBatch(
+  tx: Tx,
+  accountId: string,
+  entries: readonly Entry<MetricUpdate>[],
+  claim: Claim,
+  now: number,
+): Promise<string> {
+  return answerItems(
+    tx,
+    accountId,
+    entries,
+    claim,
+    (items) =>
+      appliedTogether(
+        items,
+        (item) => JSON.stringify([item.customerId, item.at]),
+        (into, item) => ({ ...into, values: { ...into.values, ...item.values } }),
+        (merged) => applyMetricUpdates(tx, accountId, merged, now),
+      ),
+    // Each item echoes its own values, with the score the merged write made.
+    (item, record) => metricAnswerJson(item, record, '"status":200,'),
+  );
+});

@@ -46,52 +46,47 @@ async function applyOutcomes(
 }
 
 /** POST /api/customers/{id}/outcomes: the outcome as stored, its answer's text; an unknown customer throws 404. */
-export const recordOutcome = write(
-  import.meta.url,
-  async function recordOutcome(
-    tx: Tx,
-    accountId: string,
-    item: OutcomeInput,
-    claim: Claim,
-    now: number,
-  ): Promise<string> {
-    const [result] = await applyOutcomes(tx, accountId, [item], now);
-    if (!result?.ok) throw result?.error ?? new Error('the outcome write gave no result');
-    const body = outcomeJson(result.record);
-    await recordAnswer(tx, accountId, claim, body, 201);
-    return body;
-  },
-);
+export const recordOutcome = write(async function recordOutcome(
+  tx: Tx,
+  accountId: string,
+  item: OutcomeInput,
+  claim: Claim,
+  now: number,
+): Promise<string> {
+  const [result] = await applyOutcomes(tx, accountId, [item], now);
+  if (!result?.ok) throw result?.error ?? new Error('the outcome write gave no result');
+  const body = outcomeJson(result.record);
+  await recordAnswer(tx, accountId, claim, body, 201);
+  return body;
+});
 
 /** POST /api/outcomes/batch: every checked item in order, one result per item, as the answer's text. */
-export const outcomeBatch = write(
-  import.meta.url,
-  async function outcomeBatch(
-    tx: Tx,
-    accountId: string,
-    entries: readonly Entry<OutcomeInput>[],
-    claim: Claim,
-    now: number,
-  ): Promise<string> {
-    return answerItems(
-      tx,
-      accountId,
-      entries,
-      claim,
-      (items) => applyOutcomes(tx, accountId, items, now),
-      (item, record) =>
-        `{"customer_id":${JSON.stringify(item.customerId)},"status":201,"outcome":${outcomeJson(record)}}`,
-    );
-  },
-);
+export const outcomeBatch = write(async function outcomeBatch(
+  tx: Tx,
+  accountId: string,
+  entries: readonly Entry<OutcomeInput>[],
+  claim: Claim,
+  now: number,
+): Promise<string> {
+  return answerItems(
+    tx,
+    accountId,
+    entries,
+    claim,
+    (items) => applyOutcomes(tx, accountId, items, now),
+    (item, record) =>
+      `{"customer_id":${JSON.stringify(item.customerId)},"status":201,"outcome":${outcomeJson(record)}}`,
+  );
+});
 
 /** DELETE /api/customers/{id}/outcomes/{outcome_id}: 404 customer_not_found or outcome_not_found. */
-export const removeOutcome = write(
-  import.meta.url,
-  async function removeOutcome(tx: Tx, accountId: string, customerId: string, id: string): Promise<void> {
-    if (await tx.deleteOutcome(accountId, customerId, id)) return;
-    if ((await tx.customersForUpdate(accountId, [customerId])).size === 0)
-      throw notFound.customer(customerId);
-    throw notFound.outcome(id);
-  },
-);
+export const removeOutcome = write(async function removeOutcome(
+  tx: Tx,
+  accountId: string,
+  customerId: string,
+  id: string,
+): Promise<void> {
+  if (await tx.deleteOutcome(accountId, customerId, id)) return;
+  if ((await tx.customersForUpdate(accountId, [customerId])).size === 0) throw notFound.customer(customerId);
+  throw notFound.outcome(id);
+});

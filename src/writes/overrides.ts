@@ -79,46 +79,40 @@ async function writeOverride(
 }
 
 /** Sets (or replaces) the customer's override; answers the score as it now shows. */
-export const putOverride = write(
-  import.meta.url,
-  async function putOverride(
-    tx: Tx,
-    accountId: string,
-    customerId: string,
-    input: OverrideInput,
-    now: number,
-  ): Promise<ScoreRecord> {
-    const refused = overrideRefusal(input, now);
-    if (refused) throw refused;
-    const current = await scoreToChange(tx, accountId, customerId);
-    const override: Override = {
-      score: input.score,
-      reason: input.reason,
-      expiresAt: input.expiresAt ?? now + DEFAULT_OVERRIDE_DAYS * DAY_MS,
-      setAt: now,
-      setBy: input.setBy,
-    };
-    const record = await writeOverride(tx, accountId, current, override, 'override_set', now);
-    // The rescore job records the end when it comes.
-    await tx.setRederiveDue(accountId, [{ customerId, at: override.expiresAt }], { earlierOnly: true });
-    return record;
-  },
-);
+export const putOverride = write(async function putOverride(
+  tx: Tx,
+  accountId: string,
+  customerId: string,
+  input: OverrideInput,
+  now: number,
+): Promise<ScoreRecord> {
+  const refused = overrideRefusal(input, now);
+  if (refused) throw refused;
+  const current = await scoreToChange(tx, accountId, customerId);
+  const override: Override = {
+    score: input.score,
+    reason: input.reason,
+    expiresAt: input.expiresAt ?? now + DEFAULT_OVERRIDE_DAYS * DAY_MS,
+    setAt: now,
+    setBy: input.setBy,
+  };
+  const record = await writeOverride(tx, accountId, current, override, 'override_set', now);
+  // The rescore job records the end when it comes.
+  await tx.setRederiveDue(accountId, [{ customerId, at: override.expiresAt }], { earlierOnly: true });
+  return record;
+});
 
 /** Removes the customer's override; 404 override_not_found when there is none. */
-export const deleteOverride = write(
-  import.meta.url,
-  async function deleteOverride(
-    tx: Tx,
-    accountId: string,
-    customerId: string,
-    now: number,
-  ): Promise<ScoreRecord> {
-    const current = await scoreToChange(tx, accountId, customerId);
-    if (!current.override) throw notFound.override(customerId);
-    return writeOverride(tx, accountId, current, null, 'override_removed', now);
-  },
-);
+export const deleteOverride = write(async function deleteOverride(
+  tx: Tx,
+  accountId: string,
+  customerId: string,
+  now: number,
+): Promise<ScoreRecord> {
+  const current = await scoreToChange(tx, accountId, customerId);
+  if (!current.override) throw notFound.override(customerId);
+  return writeOverride(tx, accountId, current, null, 'override_removed', now);
+});
 
 /** The current score as it shows at `now`: an override that has ended gives way at once, before the job records it. */
 export async function scoreAsOf(

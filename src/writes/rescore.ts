@@ -127,7 +127,6 @@ export function auditIn(tx: Tx, accountId: string, audit: AuditEntry | undefined
 
 /** changeWeights' transaction (a write: on SQLite it runs on the writer thread). */
 export const applyWeights = write(
-  import.meta.url,
   async function applyWeights(
     tx: Tx,
     accountId: string,
@@ -163,7 +162,6 @@ export async function changeThresholds(
 
 /** changeThresholds' transaction (a write). */
 export const applyThresholds = write(
-  import.meta.url,
   async function applyThresholds(
     tx: Tx,
     accountId: string,
@@ -202,7 +200,6 @@ export async function previewWeights(store: Store, accountId: string, weights: W
 
 /** previewWeights' reads and computation, in a transaction that writes nothing (a write that writes nothing). */
 export const computePreview = write(
-  import.meta.url,
   async function computePreview(tx: Tx, accountId: string, weights: Weights): Promise<Preview> {
     const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
     const next = { weights, thresholds: settings.thresholds, gates: gatesOf(rules) };

@@ -390,7 +390,6 @@ function rulePages(tx: Tx, accountId: string, change: RuleChange, now: number) {
  * lock beyond the account's shared one, no due time.
  */
 export const previewRule = write(
-  import.meta.url,
   async function previewRule(tx: Tx, accountId: string, input: RuleInput, now: number): Promise<Preview> {
     const [account, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
     const rule: FactorRule = { ...input, updatedAt: now };
@@ -431,7 +430,6 @@ export type RuleInput = Omit<FactorRule, 'updatedAt'>;
 
 /** Creates or replaces the rule of `input.factor` and rescores every customer it may move; answers it as stored. */
 export const putRule = write(
-  import.meta.url,
   async function putRule(
     tx: Tx,
     accountId: string,
@@ -466,7 +464,6 @@ export const putRule = write(
 
 /** Deletes the rule and takes its factor out of every score; 404 factor_rule_not_found. */
 export const deleteRule = write(
-  import.meta.url,
   async function deleteRule(
     tx: Tx,
     accountId: string,
@@ -502,7 +499,6 @@ export const deleteRule = write(
  * Answers how many were due and how many of those got a new version.
  */
 export const rescoreDue = write(
-  import.meta.url,
   async function rescoreDue(
     tx: Tx,
     accountId: string,

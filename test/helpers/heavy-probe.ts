@@ -6,7 +6,6 @@ import { write } from '../../src/store/write.ts';
 
 /** The id of the thread it ran on, after a read in its transaction. */
 export const heavyThreadId = write(
-  import.meta.url,
   async function heavyThreadId(tx: Tx, accountId: string): Promise<number> {
     await tx.getSettings(accountId);
     return threadId;
@@ -15,14 +14,13 @@ export const heavyThreadId = write(
 );
 
 /** The same, as a light write. */
-export const lightThreadId = write(import.meta.url, async function lightThreadId(tx: Tx, accountId: string) {
+export const lightThreadId = write(async function lightThreadId(tx: Tx, accountId: string) {
   await tx.getSettings(accountId);
   return threadId;
 });
 
 /** Ends the thread it runs on (process.exit in a worker ends that worker), as a crash would. */
 export const endThread = write(
-  import.meta.url,
   async function endThread(): Promise<never> {
     process.exit(3);
   },

@@ -37,6 +37,15 @@ export function appBackend(): Backend {
   return wanted;
 }
 
+/**
+ * The tests' own writes (beyond src/writes/): a store's threads may run them because the store
+ * is told of their modules (src/store/write.ts).
+ */
+export const TEST_WRITE_MODULES = [
+  new URL('./heavy-probe.ts', import.meta.url).href,
+  new URL('../store/contract/writes.ts', import.meta.url).href,
+];
+
 export interface TestDatabase {
   backend: Backend;
   /** The temp directory (SQLite) that holds the database file; PostgreSQL gets one too, for symmetry. */
@@ -60,7 +69,11 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
       backend,
       dir,
       open: () => {
-        const store = new SqliteStore({ path: join(dir, 'vitals.db'), synchronous: 'normal' });
+        const store = new SqliteStore({
+          path: join(dir, 'vitals.db'),
+          synchronous: 'normal',
+          writeModules: TEST_WRITE_MODULES,
+        });
         stores.push(store);
         return store;
       },
@@ -80,7 +93,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
     dir,
     url: url.toString(),
     open: () => {
-      const store = new PostgresStore({ url: url.toString(), poolSize: 4 });
+      const store = new PostgresStore({ url: url.toString(), poolSize: 4, writeModules: TEST_WRITE_MODULES });
       stores.push(store);
       return store;
     },

@@ -1,11 +1,12 @@
 // The thread PostgreSQL's heavy writes run on (heavy-writes.ts starts it): a PostgresStore of its
-// own, with a small pool, that runs each write it is sent (found by its module and name, as the
-// SQLite writer thread finds them) in a transaction, and answers its result and whether the
+// own, with a small pool, that runs each write it is sent (found by its name in the registry, as
+// the SQLite writer thread finds them) in a transaction, and answers its result and whether the
 // commit made deliveries due. Its NOTIFY carries the payload of the store that started it, so
 // other processes' dispatchers wake and that store wakes its own listeners once (on the answer).
 import { parentPort, workerData } from 'node:worker_threads';
+import { WRITES } from '../../writes/index.ts';
 import { resultToWire, toWire } from '../wire.ts';
-import { findWrite } from '../write.ts';
+import { findWrite, threadRegistry } from '../write.ts';
 import type { HeavyReply, HeavyRequest, HeavyThreadData } from './heavy-writes.ts';
 import { PostgresStore } from './postgres-store.ts';
 
@@ -18,6 +19,8 @@ const store = new PostgresStore({
   instance: data.instance,
   heavy: 'here',
 });
+/** The writes this thread runs, by name (../../writes/index.ts, and a test's own). */
+const writes = threadRegistry(WRITES, data.writeModules);
 const running = new Set<Promise<unknown>>();
 const post = (reply: HeavyReply) => port.postMessage(reply);
 
@@ -34,8 +37,8 @@ port.on('message', (m: HeavyRequest) => {
       );
     return;
   }
-  const work = findWrite(m.module, m.name)
-    .then((write) => store.runHere(write, m.args))
+  const work = writes
+    .then((all) => store.runHere(findWrite(all, m.name), m.args))
     .then(
       ({ value, due }): HeavyReply => ({ id: m.id, ok: true, value: resultToWire(value), due }),
       (error): HeavyReply => ({ id: m.id, ok: false, error: toWire(error) }),

@@ -2,8 +2,8 @@
 // main thread"). A rescore of a whole account reads, computes and serializes 100,000 customers in
 // this process: seconds of CPU and hundreds of megabytes of short-lived objects. On the main
 // thread every request waited behind its pages and its garbage collections (reads p99 170-375 ms
-// during a 100,000-customer rule change). Here the main thread sends the write by its module and
-// name (../write.ts), as SQLite sends every write to its writer thread, and heavy-thread.ts runs
+// during a 100,000-customer rule change). Here the main thread sends the write by its name
+// (../write.ts), as SQLite sends every write to its writer thread, and heavy-thread.ts runs
 // it in a transaction on a pool of its own. The thread starts with the first heavy write and
 // stays; if it dies, the writes waiting on it fail and the next one starts another.
 import { ThreadClient } from '../thread-client.ts';
@@ -17,10 +17,12 @@ export interface HeavyThreadData {
   poolSize: number;
   /** The NOTIFY payload of the store that started it: that store wakes its own listeners. */
   instance: string;
+  /** Modules of writes beyond src/writes/ (a test's own; ../write.ts). */
+  writeModules: readonly string[];
 }
 
 export type HeavyRequest =
-  | { op: 'write'; id: number; module: string; name: string; args: unknown[] }
+  | { op: 'write'; id: number; name: string; args: unknown[] }
   /** Wait for the writes running, close the pool, answer. */
   | { op: 'close'; id: number };
 
@@ -47,12 +49,7 @@ export class HeavyWrites {
 
   /** `write`, run whole on the thread in a transaction of its own; its result, or its error. */
   async run<A extends unknown[], R>(write: Write<A, R>, args: A): Promise<R> {
-    const reply = await this.#thread.request({
-      op: 'write',
-      module: write.module,
-      name: write.name,
-      args,
-    });
+    const reply = await this.#thread.request({ op: 'write', name: write.name, args });
     if (!reply.ok) throw fromWire(reply.error);
     if (reply.due) this.#onDue();
     return resultFromWire(reply.value);

@@ -36,6 +36,8 @@ export interface PostgresOptions {
   heavy?: 'thread' | 'here';
   /** The NOTIFY payload that marks this store's commits (default: a new random one). */
   instance?: string;
+  /** Modules of writes beyond src/writes/ that the heavy-write thread may run (a test's own; ../write.ts). */
+  writeModules?: readonly string[];
 }
 
 /** How long to wait before trying LISTEN again when the database could not be reached. */
@@ -63,8 +65,14 @@ export class PostgresStore extends SqlStore implements Store {
     this.#heavy =
       opts.heavy === 'here'
         ? null
-        : new HeavyWrites({ url: opts.url, poolSize: HEAVY_POOL_SIZE, instance: this.#instance }, () =>
-            this.#wake.emit('due'),
+        : new HeavyWrites(
+            {
+              url: opts.url,
+              poolSize: HEAVY_POOL_SIZE,
+              instance: this.#instance,
+              writeModules: opts.writeModules ?? [],
+            },
+            () => this.#wake.emit('due'),
           );
     this.#customers = new PointReads(async (accountId, ids) => {
       const rows = await pool<Row[]>`

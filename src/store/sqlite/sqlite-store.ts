@@ -29,6 +29,8 @@ export interface SqliteOptions {
   /** A file path, or ':memory:' (tests of the store alone). */
   path: string;
   synchronous?: 'full' | 'normal';
+  /** Modules of writes beyond src/writes/ that the writer thread may run (a test's own; ../write.ts). */
+  writeModules?: readonly string[];
 }
 
 export class SqliteStore extends SqlStore implements Store {
@@ -59,7 +61,9 @@ export class SqliteStore extends SqlStore implements Store {
     super(driverOf(conn), sqliteReads(conn));
     this.conn = conn;
     const due = () => this.#wake.emit('due');
-    this.#writes = memory ? new LocalWriter(this.conn, due) : new ThreadWriter(opts.path, synchronous, due);
+    this.#writes = memory
+      ? new LocalWriter(this.conn, due)
+      : new ThreadWriter(opts.path, synchronous, due, opts.writeModules);
     this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
   }
 

@@ -1,5 +1,5 @@
 // The main thread's side of the SQLite writer thread (writer-thread.ts): a write (../write.ts)
-// goes over as one message, by its module and name; a transaction written as a function here ('open') gets a Tx whose every
+// goes over as one message, by its name (../write.ts); a transaction written as a function here ('open') gets a Tx whose every
 // call is a message. Either is answered once the COMMIT holding it has returned. Calls made
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
@@ -51,9 +51,10 @@ export class ThreadWriter {
   #gone: Error | undefined;
 
   /** `onDue`: deliveries became due in a commit. */
-  constructor(path: string, synchronous: string, onDue: () => void) {
+  /** `writeModules`: modules of writes beyond src/writes/ (a test's own; ../write.ts). */
+  constructor(path: string, synchronous: string, onDue: () => void, writeModules: readonly string[] = []) {
     const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
-      workerData: { path, synchronous },
+      workerData: { path, synchronous, writeModules },
     });
     this.#worker = worker;
     worker.unref(); // held only while a call is waiting (#send)
@@ -124,11 +125,9 @@ export class ThreadWriter {
     return this.#send({ op: 'job', name, args });
   }
 
-  /** A write, run whole on the thread, which imports it by its module and name. */
+  /** A write, run whole on the thread, which finds it by its name in the registry (../write.ts). */
   async job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
-    return resultFromWire(
-      await this.#send({ op: 'write', kind: 'tx', module: write.module, name: write.name, args }),
-    );
+    return resultFromWire(await this.#send({ op: 'write', kind: 'tx', name: write.name, args }));
   }
 
   /** A shared write (../sql/store.ts), found on the thread the same way. */

@@ -5,11 +5,10 @@ import type { WireError } from '../wire.ts';
 export type Request =
   /** A store write of write-ops.ts, committed with the batch it joins; answered after the COMMIT. */
   | { op: 'job'; id: number; name: string; args: unknown[] }
-  /**
-   * A write found by its module and name: a function of the Tx (`tx`, ../write.ts) or a shared
-   * write of the driver (`db`, ../sql/store.ts); committed and answered as a job.
-   */
-  | { op: 'write'; id: number; kind: 'tx' | 'db'; module: string; name: string; args: unknown[] }
+  /** A write of src/writes/, found by its name in the registry (../write.ts); committed and answered as a job. */
+  | { op: 'write'; id: number; kind: 'tx'; name: string; args: unknown[] }
+  /** A shared write of the driver found by its module and name (../sql/store.ts); the same. */
+  | { op: 'write'; id: number; kind: 'db'; module: string; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
   | { op: 'open'; id: number }
   /** A Tx method of the open transaction, answered at once. */

@@ -1,15 +1,16 @@
 // The SQLite write connection on a thread of its own (docs/operations.md, "The SQLite writer
 // thread"). The group commit runs here: the jobs that arrive while a batch commits share the
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
-// goes on parsing, authenticating and answering. A job is a write found by its module and name
-// (../write.ts: the score batch, a rescore; ../sql/store.ts: the people, keys and idempotency
-// writes), a store write of write-ops.ts by name, each one message with plain data, or a
-// transaction the main thread drives statement by statement ('open', 'tx' …, 'end'). Started by
-// writer-client.ts.
+// goes on parsing, authenticating and answering. A job is one message with plain data: a write
+// of src/writes/ found by its name in their registry (../write.ts: the score batch, a rescore),
+// a shared write of the store found by its module and name (../sql/store.ts: the people, keys
+// and idempotency writes), a store write of write-ops.ts by name, or a transaction the main
+// thread drives statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
+import { WRITES } from '../../writes/index.ts';
 import { findSharedWrite } from '../sql/store.ts';
 import { resultToWire, toWire } from '../wire.ts';
-import { findWrite } from '../write.ts';
+import { findWrite, threadRegistry } from '../write.ts';
 import { Checkpoints } from './checkpoints.ts';
 import { Connection } from './connection.ts';
 import { LocalWriter } from './local-writer.ts';
@@ -18,7 +19,13 @@ import type { Reply, Request } from './writer-protocol.ts';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.ts runs as a worker thread (writer-client.ts starts it)');
-const { path, synchronous } = workerData as { path: string; synchronous: string };
+const { path, synchronous, writeModules } = workerData as {
+  path: string;
+  synchronous: string;
+  writeModules: string[];
+};
+/** The writes this thread runs, by name (../../writes/index.ts, and a test's own). */
+const writes = threadRegistry(WRITES, writeModules);
 // A page cache of 128 MB (filled as used): a whole-account rescore rewrites pages of the scores,
 // their index, the history and the events, and with 16 MB it evicted and read them again
 // (a weights change of 100,000 scores, four rounds: 4.1–5.4 s, 3.2–4.9 s with this; docs/operations.md, "Memory").
@@ -56,11 +63,10 @@ port.on('message', (m: Request) => {
       return answer(m.id, work);
     }
     case 'write': {
-      const { module, name, args } = m;
       const work =
         m.kind === 'tx'
-          ? findWrite(module, name).then((write) => local.job(write, ...args).then(resultToWire))
-          : Promise.resolve().then(() => local.shared(findSharedWrite(module, name), ...args));
+          ? writes.then((all) => local.job(findWrite(all, m.name), ...m.args).then(resultToWire))
+          : Promise.resolve().then(() => local.shared(findSharedWrite(m.module, m.name), ...m.args));
       return answer(m.id, work);
     }
     case 'open':

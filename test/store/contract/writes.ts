@@ -5,17 +5,19 @@ import type { CustomerRecord } from '../../../src/store/store.ts';
 import { write } from '../../../src/store/write.ts';
 
 /** Inserts the customers; with `refuse`, then throws an ApiError, so nothing is kept. */
-export const insertCustomers = write(
-  import.meta.url,
-  async function insertCustomers(tx, accountId: string, customers: CustomerRecord[], refuse: boolean) {
-    for (const c of customers) await tx.insertCustomer(accountId, c);
-    if (refuse) throw new ApiError('parameter_invalid', 'refused on purpose', 'customers.1');
-    return customers.map((c) => c.id);
-  },
-);
+export const insertCustomers = write(async function insertCustomers(
+  tx,
+  accountId: string,
+  customers: CustomerRecord[],
+  refuse: boolean,
+) {
+  for (const c of customers) await tx.insertCustomer(accountId, c);
+  if (refuse) throw new ApiError('parameter_invalid', 'refused on purpose', 'customers.1');
+  return customers.map((c) => c.id);
+});
 
 /** One result per id: found, or an error of its own (as a batch answers refused items). */
-export const lookUp = write(import.meta.url, async function lookUp(tx, accountId: string, ids: string[]) {
+export const lookUp = write(async function lookUp(tx, accountId: string, ids: string[]) {
   const results = [];
   for (const id of ids) {
     const found = await tx.getCustomer(accountId, id);

@@ -1,0 +1,31 @@
+// Every write of src/writes/, by name: the registry the threads that run writes look them up in
+// (src/store/write.ts; the SQLite writer thread, PostgreSQL's heavy-write thread). A write not
+// listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
+import { registry } from '../store/write.ts';
+import { customerBatch, scoreBatch } from './batches.ts';
+import { applyFactorUpdates } from './factor-updates.ts';
+import { applyMetricWrites, metricBatch } from './metrics.ts';
+import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
+import { deleteOverride, putOverride } from './overrides.ts';
+import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
+import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+
+export const WRITES = registry([
+  applyFactorUpdates,
+  applyMetricWrites,
+  metricBatch,
+  customerBatch,
+  scoreBatch,
+  recordOutcome,
+  outcomeBatch,
+  removeOutcome,
+  putOverride,
+  deleteOverride,
+  applyWeights,
+  applyThresholds,
+  computePreview,
+  previewRule,
+  putRule,
+  deleteRule,
+  rescoreDue,
+]);
