@@ -2,6 +2,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { AccountBacklog, Store } from './store/store.ts';
+import { applyFactorUpdates } from './writes/factor-updates.ts';
+import { applyMetricWrites } from './writes/metrics.ts';
 
 /** Events per second over the last minute, per label value, in one-second buckets. */
 class LastMinute {
@@ -94,6 +96,12 @@ export class Metrics {
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [this.registry],
     });
+    // Batched writes gathered by the backend (store/write.ts) report their sizes.
+    const sizes: Record<string, Histogram> = {
+      [applyFactorUpdates.name]: this.scoreBatchSize,
+      [applyMetricWrites.name]: this.metricBatchSize,
+    };
+    store.onWriteBatch((write, size) => sizes[write]?.observe(size));
     // One read of the backlog serves the three gauges of a scrape: prom-client collects them
     // together, so they share the read in flight (docs/webhooks.md, "Backlog").
     let reading: Promise<AccountBacklog[]> | undefined;

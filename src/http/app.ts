@@ -18,7 +18,6 @@ import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import type { CalibrationThreadOptions } from '../work/calibration-threads.ts';
-import { metricWriter, scoreWriter } from '../writes/coalesce.ts';
 import { auditRoutes, registerAudit } from './audit.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { authRoutes } from './auth-routes.ts';
@@ -272,11 +271,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     registerAudit(api, deps.store, now);
     await api.register(customersRoutes(deps.store, now));
     const metrics = deps.metrics;
-    const writer = scoreWriter(deps.store, {
-      onBatch: metrics ? (size) => metrics.scoreBatchSize.observe(size) : undefined,
-      now,
-    });
-    await api.register(healthScoresRoutes(deps.store, writer, now));
+    await api.register(healthScoresRoutes(deps.store, now));
     await api.register(explanationRoutes(deps.store, now));
     await api.register(
       outcomesRoutes(deps.store, now, {
@@ -288,11 +283,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(batchRoutes(deps.store, now));
     await api.register(settingsRoutes(deps.store, now));
     await api.register(factorRulesRoutes(deps.store, now));
-    const metricWrites = metricWriter(deps.store, {
-      onBatch: metrics ? (size) => metrics.metricBatchSize.observe(size) : undefined,
-      now,
-    });
-    await api.register(metricsRoutes(deps.store, metricWrites, now));
+    await api.register(metricsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));

@@ -5,8 +5,8 @@ import { computedOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
 import { type Factors, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
-import type { ScoreWriter } from '../writes/coalesce.ts';
-import { MAX_FACTORS } from '../writes/factor-updates.ts';
+import { runOne } from '../store/write.ts';
+import { applyFactorUpdates, MAX_FACTORS } from '../writes/factor-updates.ts';
 import { scoreAsOf } from '../writes/overrides.ts';
 import { healthScoreJson } from '../writes/score-json.ts';
 import { auditEntry } from './audit.ts';
@@ -167,13 +167,11 @@ function decodeCursor(cursor: string): ScoreCursor {
 interface Deps {
   store: Store;
   now: () => number;
-  /** The score write path (../writes/coalesce.ts): updates of one account commit in batches. */
-  writer: ScoreWriter;
 }
 
 const HealthScoreRef = Type.Ref('HealthScore');
 
-function replaceFactors(app: FastifyInstance, { writer, now }: Deps): void {
+function replaceFactors(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
     '/customers/:customer_id/health-score',
     {
@@ -187,13 +185,20 @@ function replaceFactors(app: FastifyInstance, { writer, now }: Deps): void {
       },
     },
     async (req, reply) => {
-      const record = await writer.apply(req.accountId, {
-        customerId: req.params.customer_id,
-        factors: req.body.factors,
-        merge: false,
-        answer: claimToAnswer(req),
-        audit: auditEntry(req, req.params.customer_id, now()),
-      });
+      // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
+      const record = await runOne(
+        store,
+        applyFactorUpdates,
+        req.accountId,
+        {
+          customerId: req.params.customer_id,
+          factors: req.body.factors,
+          merge: false,
+          answer: claimToAnswer(req),
+          audit: auditEntry(req, req.params.customer_id, now()),
+        },
+        now(),
+      );
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);
       return sendJson(reply, healthScoreJson(record));
@@ -201,7 +206,7 @@ function replaceFactors(app: FastifyInstance, { writer, now }: Deps): void {
   );
 }
 
-function patchFactors(app: FastifyInstance, { writer, now }: Deps): void {
+function patchFactors(app: FastifyInstance, { store, now }: Deps): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
     '/customers/:customer_id/health-score',
     {
@@ -215,12 +220,19 @@ function patchFactors(app: FastifyInstance, { writer, now }: Deps): void {
       },
     },
     async (req, reply) => {
-      const record = await writer.apply(req.accountId, {
-        customerId: req.params.customer_id,
-        factors: req.body.factors,
-        merge: true,
-        audit: auditEntry(req, req.params.customer_id, now()),
-      });
+      // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
+      const record = await runOne(
+        store,
+        applyFactorUpdates,
+        req.accountId,
+        {
+          customerId: req.params.customer_id,
+          factors: req.body.factors,
+          merge: true,
+          audit: auditEntry(req, req.params.customer_id, now()),
+        },
+        now(),
+      );
       return sendJson(reply, healthScoreJson(record));
     },
   );
@@ -341,8 +353,8 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
 const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores];
 
 export const healthScoresRoutes =
-  (store: Store, writer: ScoreWriter, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    const deps: Deps = { store, writer, now };
+    const deps: Deps = { store, now };
     for (const route of ROUTES) route(app, deps);
   };

@@ -7,9 +7,9 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { METRIC_VALUE_MAX } from '../domain/rules.ts';
 import { iso, parseInstant } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
+import { runOne } from '../store/write.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
-import type { MetricWriter } from '../writes/coalesce.ts';
-import { type MetricUpdate, metricBatch } from '../writes/metrics.ts';
+import { applyMetricWrites, type MetricUpdate, metricBatch } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
 import { auditEntry } from './audit.ts';
 import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
@@ -111,12 +111,10 @@ export function pointTime(at: string | undefined, now: number, param = 'at'): nu
 
 interface Deps {
   store: Store;
-  /** Single metric writes go through the group commit (writes/coalesce.ts). */
-  writer: MetricWriter;
   now: () => number;
 }
 
-function postMetrics(app: FastifyInstance, { writer, now }: Deps): void {
+function postMetrics(app: FastifyInstance, { store, now }: Deps): void {
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof MetricsBody> }>(
     '/customers/:customer_id/metrics',
     {
@@ -130,14 +128,20 @@ function postMetrics(app: FastifyInstance, { writer, now }: Deps): void {
       },
     },
     async (req, reply) => {
-      // Written with the others of the account that arrive meanwhile, in one transaction.
-      const body = await writer.apply(req.accountId, {
-        customerId: req.params.customer_id,
-        values: req.body.values,
-        at: pointTime(req.body.at, now()),
-        answer: claimToAnswer(req),
-        audit: auditEntry(req, req.params.customer_id, now()),
-      });
+      // Gathered with the account's other metric writes meanwhile, in one call (../store/write.ts).
+      const body = await runOne(
+        store,
+        applyMetricWrites,
+        req.accountId,
+        {
+          customerId: req.params.customer_id,
+          values: req.body.values,
+          at: pointTime(req.body.at, now()),
+          answer: claimToAnswer(req),
+          audit: auditEntry(req, req.params.customer_id, now()),
+        },
+        now(),
+      );
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);
       return sendJson(reply, body);
@@ -255,7 +259,7 @@ function listMetricNames(app: FastifyInstance, { store }: Deps): void {
 const ROUTES = [postMetrics, listMetrics, postMetricsBatch, listMetricNames];
 
 export const metricsRoutes =
-  (store: Store, writer: MetricWriter, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): FastifyPluginAsync =>
   async (app) => {
-    for (const route of ROUTES) route(app, { store, writer, now });
+    for (const route of ROUTES) route(app, { store, now });
   };

@@ -1,6 +1,7 @@
 // Gathers work that arrives while earlier work is in flight and hands it over as one batch:
-// the score updates of one account become one transaction (writes/coalesce.ts), the point
-// reads of one account one `id = ANY(…)` query (postgres/point-reads.ts). A lone item goes at
+// on PostgreSQL the items of a batched write of one account become one call in one transaction
+// (postgres/batches.ts), the point reads of one account one `id = ANY(…)` query
+// (postgres/point-reads.ts); the dispatcher's attempts one write (webhooks/dispatcher.ts). A lone item goes at
 // once; under load, items queue behind the batch in flight and leave together with the next.
 // One batch per account at a time (the next batch of an account is larger for it, and a batch
 // waiting on an account's lock holds up no other account), and at most `inFlight` in all.

@@ -746,6 +746,11 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
    * on SQLite, one message to the writer thread (./write.ts).
    */
   run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R>;
+  /**
+   * Calls `listener` with the write's name and its item count each time the items of a batched
+   * write are written together (the batch-size metrics); returns an unsubscribe function.
+   */
+  onWriteBatch(listener: (write: string, size: number) => void): () => void;
 
   // Accounts and keys: the administration surface of the CLI and the authentication lookup.
   ensureAccount(name: string, now: number): Promise<Account>;
@@ -769,4 +774,6 @@ export interface Write<A extends unknown[], R> {
   (tx: Tx, ...args: A): Promise<R>;
   /** It reads and computes over many customers: PostgreSQL runs it off the main thread (./write.ts). */
   readonly heavy: boolean;
+  /** Its items of one account may be gathered into one call (./write.ts, "batched"). */
+  readonly batched: boolean;
 }

@@ -6,13 +6,23 @@
 // account, its preview, a batch of the rescore job) keeps a CPU busy for seconds; PostgreSQL runs
 // it the same way on a thread of its own (postgres/heavy-writes.ts), so that the requests the main
 // thread answers meanwhile do not wait behind it. docs/architecture.md, "A write".
-import type { Tx, Write } from './store.ts';
+//
+// A batched write (a score update, a single metric write) takes many items of one account and
+// answers one result per item. Sent with one item per request, it is gathered by the backend with
+// the account's other items that arrive while one of its batches is being written, and written in
+// one call: SQLite's group commit gathers them on the writer thread (sqlite/group-commit.ts),
+// PostgreSQL's store before its transaction (postgres/batches.ts). That is the one batching layer;
+// docs/architecture.md, "A write".
+import type { ApiError } from '../domain/errors.ts';
+import type { Store, Tx, Write } from './store.ts';
 
 export type { Write };
 
 export interface WriteOptions {
   /** It reads and computes over many customers (see above); default false. */
   heavy?: boolean;
+  /** Its items may be gathered with the account's others (see above); default false. */
+  batched?: boolean;
 }
 
 /** `fn` as a Write, known by its name (fn.name), which the registry holds once. */
@@ -20,7 +30,58 @@ export function write<A extends unknown[], R>(
   fn: (tx: Tx, ...args: A) => Promise<R>,
   options: WriteOptions = {},
 ): Write<A, R> {
-  return Object.assign(fn, { heavy: options.heavy === true });
+  return Object.assign(fn, { heavy: options.heavy === true, batched: options.batched === true });
+}
+
+/** One item's outcome in a batched write: its result, or the refusal it would have got alone. */
+export type ItemResult<O> = { ok: true; record: O } | { ok: false; error: ApiError };
+
+/** A write whose items may be gathered: (accountId, items, now) → one result per item, in order. */
+export type BatchedWrite<I, O> = Write<[string, readonly I[], number], ItemResult<O>[]>;
+
+/**
+ * One item of a batched write, sent alone (a request's score update): gathered by the backend with
+ * the account's others; its record, or the error it was refused with.
+ */
+export async function runOne<I, O>(
+  store: Pick<Store, 'run'>,
+  write: BatchedWrite<I, O>,
+  accountId: string,
+  item: I,
+  now: number,
+): Promise<O> {
+  const [result] = await store.run(write, accountId, [item], now);
+  if (!result) throw new Error(`${write.name} gave no result for its item`);
+  if (!result.ok) throw result.error;
+  return result.record;
+}
+
+/** The arguments of a batched write, as they cross to the thread that gathers them. */
+export type BatchedArgs = [accountId: string, items: readonly unknown[], now: number];
+
+/**
+ * Batches of items in one call, split again: `runs` the arguments of several calls of one batched
+ * write for one account, in arrival order; the gathered call's arguments (the items in order, at
+ * the latest `now`), and a function that splits its results back into one array per call.
+ */
+export function gather(runs: readonly BatchedArgs[]): {
+  args: BatchedArgs;
+  split: (results: readonly unknown[]) => unknown[][];
+} {
+  const first = runs[0] as BatchedArgs;
+  const items = runs.flatMap((r) => r[1]);
+  const now = Math.max(...runs.map((r) => r[2]));
+  return {
+    args: [first[0], items, now],
+    split: (results) => {
+      let at = 0;
+      return runs.map((r) => {
+        const part = results.slice(at, at + r[1].length);
+        at += r[1].length;
+        return part;
+      });
+    },
+  };
 }
 
 /** Writes by name: what a thread that runs writes looks them up in. */

@@ -84,102 +84,105 @@ function refusal(factors: Factors): ApiError | null {
  * before left; a refused item is left out of the fold alone, and every other of the customer's
  * items answers the one score (docs/api.md, "One customer, one instant, one version").
  */
-export const applyFactorUpdates = write(async function applyFactorUpdates(
-  tx: Tx,
-  accountId: string,
-  items: readonly FactorUpdate[],
-  now: number,
-  together = false,
-): Promise<FactorResult[]> {
-  const results = new Array<FactorResult>(items.length);
-  const ids = [...new Set(items.map((i) => i.customerId))];
-  // Locks every customer of the batch at once, in one order, before anything is written; the
-  // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
-  const [current, settings, rules] = await Promise.all([
-    tx.scoresForUpdate(accountId, ids),
-    tx.getSettings(accountId),
-    tx.listFactorRules(accountId),
-  ]);
-  // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
-  const derived = new Set(rules.map((r) => r.factor));
-  // The rules' gates cap the status (docs/scoring.md, "Gates").
-  const scoring = { ...settings, gates: gatesOf(rules) };
-  const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
-  const alerted: { customerId: string; at: number }[] = [];
-  // Events go out in input order, as if the items had run one after another, whatever their rounds.
-  const events = new Array<EventRecord[]>(items.length);
-  let pending = items.map((_, i) => i);
-  while (pending.length > 0) {
-    /** Each customer of the round: the factors its items leave, and those items (the first first). */
-    const round = new Map<string, { factors: Factors; items: number[] }>();
-    const later: number[] = [];
-    for (const i of pending) {
-      const item = items[i] as FactorUpdate;
-      const held = round.get(item.customerId);
-      if (held && !together) {
-        later.push(i);
-        continue;
+export const applyFactorUpdates = write(
+  async function applyFactorUpdates(
+    tx: Tx,
+    accountId: string,
+    items: readonly FactorUpdate[],
+    now: number,
+    together = false,
+  ): Promise<FactorResult[]> {
+    const results = new Array<FactorResult>(items.length);
+    const ids = [...new Set(items.map((i) => i.customerId))];
+    // Locks every customer of the batch at once, in one order, before anything is written; the
+    // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
+    const [current, settings, rules] = await Promise.all([
+      tx.scoresForUpdate(accountId, ids),
+      tx.getSettings(accountId),
+      tx.listFactorRules(accountId),
+    ]);
+    // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
+    const derived = new Set(rules.map((r) => r.factor));
+    // The rules' gates cap the status (docs/scoring.md, "Gates").
+    const scoring = { ...settings, gates: gatesOf(rules) };
+    const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
+    const alerted: { customerId: string; at: number }[] = [];
+    // Events go out in input order, as if the items had run one after another, whatever their rounds.
+    const events = new Array<EventRecord[]>(items.length);
+    let pending = items.map((_, i) => i);
+    while (pending.length > 0) {
+      /** Each customer of the round: the factors its items leave, and those items (the first first). */
+      const round = new Map<string, { factors: Factors; items: number[] }>();
+      const later: number[] = [];
+      for (const i of pending) {
+        const item = items[i] as FactorUpdate;
+        const held = round.get(item.customerId);
+        if (held && !together) {
+          later.push(i);
+          continue;
+        }
+        if (!current.has(item.customerId)) {
+          results[i] = { ok: false, error: notFound.customer(item.customerId) };
+          continue;
+        }
+        const posted = Object.keys(item.factors).find((name) => derived.has(name));
+        if (posted !== undefined) {
+          results[i] = { ok: false, error: derivedRefusal(posted) };
+          continue;
+        }
+        const base = held?.factors ?? current.get(item.customerId)?.factors ?? {};
+        const factors =
+          derived.size === 0
+            ? nextFactors(item, base)
+            : withDerived(nextFactors(item, postedOf(base, derived)), base, derived);
+        const refused = refusal(factors);
+        if (refused) {
+          results[i] = { ok: false, error: refused };
+          continue;
+        }
+        if (held) {
+          held.factors = factors;
+          held.items.push(i);
+        } else round.set(item.customerId, { factors, items: [i] });
       }
-      if (!current.has(item.customerId)) {
-        results[i] = { ok: false, error: notFound.customer(item.customerId) };
-        continue;
+      const records: ScoreRecord[] = [];
+      for (const [customerId, { factors, items: applied }] of round) {
+        const score = current.get(customerId) ?? null;
+        const update = scoreFactors(customerId, score, factors, scoring, now, score?.inputs);
+        current.set(customerId, update.record);
+        records.push(update.record);
+        events[applied[0] as number] = update.events;
+        const watch = drops?.get(customerId);
+        const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
+        if (dropped) {
+          update.events.push(dropped);
+          alerted.push({ customerId, at: update.record.updatedAt });
+        }
+        for (const i of applied) results[i] = { ok: true, record: update.record };
       }
-      const posted = Object.keys(item.factors).find((name) => derived.has(name));
-      if (posted !== undefined) {
-        results[i] = { ok: false, error: derivedRefusal(posted) };
-        continue;
-      }
-      const base = held?.factors ?? current.get(item.customerId)?.factors ?? {};
-      const factors =
-        derived.size === 0
-          ? nextFactors(item, base)
-          : withDerived(nextFactors(item, postedOf(base, derived)), base, derived);
-      const refused = refusal(factors);
-      if (refused) {
-        results[i] = { ok: false, error: refused };
-        continue;
-      }
-      if (held) {
-        held.factors = factors;
-        held.items.push(i);
-      } else round.set(item.customerId, { factors, items: [i] });
+      if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
+      pending = later;
     }
-    const records: ScoreRecord[] = [];
-    for (const [customerId, { factors, items: applied }] of round) {
-      const score = current.get(customerId) ?? null;
-      const update = scoreFactors(customerId, score, factors, scoring, now, score?.inputs);
-      current.set(customerId, update.record);
-      records.push(update.record);
-      events[applied[0] as number] = update.events;
-      const watch = drops?.get(customerId);
-      const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
-      if (dropped) {
-        update.events.push(dropped);
-        alerted.push({ customerId, at: update.record.updatedAt });
-      }
-      for (const i of applied) results[i] = { ok: true, record: update.record };
+    // The rest sent at once (on PostgreSQL one round trip, not one each).
+    const sent: Promise<unknown>[] = [];
+    const all = events.flat();
+    if (all.length > 0) sent.push(tx.insertEvents(accountId, all));
+    if (alerted.length > 0) sent.push(tx.recordDropAlerts(accountId, alerted));
+    const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
+    if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));
+    for (const [i, item] of items.entries()) {
+      const result = results[i] as FactorResult;
+      if (!result.ok || !item.answer) continue;
+      const { key, claimedAt } = item.answer;
+      const answer = { status: 200, body: healthScoreJson(result.record) };
+      sent.push(
+        tx.recordIdempotentAnswer(accountId, key, claimedAt, answer).then((recorded) => {
+          if (!recorded) throw idempotencyInProgress();
+        }),
+      );
     }
-    if (records.length > 0) await tx.writeScores(accountId, records, 'factors_updated');
-    pending = later;
-  }
-  // The rest sent at once (on PostgreSQL one round trip, not one each).
-  const sent: Promise<unknown>[] = [];
-  const all = events.flat();
-  if (all.length > 0) sent.push(tx.insertEvents(accountId, all));
-  if (alerted.length > 0) sent.push(tx.recordDropAlerts(accountId, alerted));
-  const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
-  if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));
-  for (const [i, item] of items.entries()) {
-    const result = results[i] as FactorResult;
-    if (!result.ok || !item.answer) continue;
-    const { key, claimedAt } = item.answer;
-    const answer = { status: 200, body: healthScoreJson(result.record) };
-    sent.push(
-      tx.recordIdempotentAnswer(accountId, key, claimedAt, answer).then((recorded) => {
-        if (!recorded) throw idempotencyInProgress();
-      }),
-    );
-  }
-  await settleAll(sent);
-  return results;
-});
+    await settleAll(sent);
+    return results;
+  },
+  { batched: true },
+);

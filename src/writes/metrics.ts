@@ -109,28 +109,30 @@ export interface MetricWrite extends MetricUpdate {
 }
 
 /**
- * Single metric writes gathered by the group commit (coalesce.ts), in arrival order as if each
- * ran alone: each one's answer as JSON text (stored as its Idempotency-Key's answer in this
+ * Single metric writes, a batched write (../store/write.ts), in arrival order as if each ran alone: each one's answer as JSON text (stored as its Idempotency-Key's answer in this
  * transaction, with its audit entry), or its refusal. A claim taken over meanwhile undoes the whole batch with
- * idempotency_request_in_progress; the group writer then runs each item again alone.
+ * idempotency_request_in_progress; the backend then runs each item again alone.
  */
-export const applyMetricWrites = write(async function applyMetricWrites(
-  tx: Tx,
-  accountId: string,
-  items: readonly MetricWrite[],
-  now: number,
-): Promise<({ ok: true; record: string } | { ok: false; error: ApiError })[]> {
-  const results = await applyMetricUpdates(tx, accountId, items, now);
-  const answers = results.map((result, i) =>
-    result.ok
-      ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
-      : result,
-  );
-  for (const [i, answer] of answers.entries()) {
-    if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
-  }
-  return answers;
-});
+export const applyMetricWrites = write(
+  async function applyMetricWrites(
+    tx: Tx,
+    accountId: string,
+    items: readonly MetricWrite[],
+    now: number,
+  ): Promise<({ ok: true; record: string } | { ok: false; error: ApiError })[]> {
+    const results = await applyMetricUpdates(tx, accountId, items, now);
+    const answers = results.map((result, i) =>
+      result.ok
+        ? { ok: true as const, record: metricAnswerJson(items[i] as MetricWrite, result.record) }
+        : result,
+    );
+    for (const [i, answer] of answers.entries()) {
+      if (answer.ok) await recordAnswer(tx, accountId, items[i]?.answer, answer.record);
+    }
+    return answers;
+  },
+  { batched: true },
+);
 
 /**
  * POST /api/metrics/batch: every checked item in order, one result per item, as the answer's text.

@@ -1,4 +1,4 @@
-// SQLite group commit when SQLite itself rolls the transaction back (docs/operations.md, "When
+// SQLite group commit: the gathering of a batched write's calls (at the end), and when SQLite itself rolls the transaction back (docs/operations.md, "When
 // a write cannot be committed"). A full disk is made real with PRAGMA max_page_count: SQLite then
 // answers SQLITE_FULL and rolls back the whole transaction, savepoints and all. Every job of the
 // batch must still get an answer, nothing of the batch may be stored, the process must not see
@@ -12,6 +12,7 @@ import { Connection } from '../../src/store/sqlite/connection.ts';
 import { GroupCommit, TransactionLost } from '../../src/store/sqlite/group-commit.ts';
 import { DirectWriter } from '../../src/store/sqlite/write-connection.ts';
 import { isDatabaseUnavailable, unavailableCode } from '../../src/store/unavailable.ts';
+import { write } from '../../src/store/write.ts';
 import { tempDir } from '../helpers/app.ts';
 
 const ROW = 'x'.repeat(3000);
@@ -123,5 +124,64 @@ describe('group commit when SQLite rolls back the whole transaction', () => {
     assert.equal((answers[1] as PromiseRejectedResult).reason.message, 'job 1 refuses after writing');
     assert.equal(commits - before, 1);
     assert.equal(rows(), stored + 2);
+  });
+});
+
+describe('group commit of a batched write', () => {
+  const conn = new Connection(join(tempDir(), 'gathered.db'), 'full');
+  conn.db.exec('CREATE TABLE t (account TEXT, item INTEGER)');
+  const sizes: string[] = [];
+  const commit = new GroupCommit(new DirectWriter(conn), () => {}, {
+    onBatch: (write, size) => sizes.push(`${write}:${size}`),
+  });
+  after(() => conn.db.close());
+  /** How many times the write was called, and with which items. */
+  const calls: number[][] = [];
+  const store = write(
+    async function storeItems(_tx, account: string, items: readonly number[], _now: number) {
+      calls.push([...items]);
+      if (items.includes(13) && items.length > 1) throw new Error('the database refused 13');
+      for (const item of items) conn.db.prepare('INSERT INTO t VALUES (?, ?)').run(account, item);
+      return items.map((item) => ({ ok: true as const, record: item * 10 }));
+    },
+    { batched: true },
+  );
+
+  beforeEach(() => {
+    calls.length = 0;
+    sizes.length = 0;
+  });
+
+  test("adjacent calls of one account are one call; each caller gets its own results; another account's are apart", async () => {
+    const answers = await Promise.all([
+      commit.runBatched(store, ['a', [1, 2], 1]),
+      commit.runBatched(store, ['a', [3], 2]),
+      commit.runBatched(store, ['b', [4], 3]),
+      commit.runBatched(store, ['a', [5], 4]),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.map((r) => (r as { record: number }).record)),
+      [[10, 20], [30], [40], [50]],
+    );
+    assert.deepEqual(calls, [[1, 2, 3], [4], [5]]);
+    assert.deepEqual(sizes, ['storeItems:3', 'storeItems:1', 'storeItems:1']);
+  });
+
+  test('a gathered call that throws runs again call by call: only the refused one fails', async () => {
+    const answers = await Promise.allSettled([
+      commit.runBatched(store, ['c', [11], 1]),
+      commit.runBatched(store, ['c', [12, 13], 1]),
+      commit.runBatched(store, ['c', [14], 1]),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(calls, [[11, 12, 13, 14], [11], [12, 13], [14]]);
+    const stored = conn.db.prepare("SELECT item FROM t WHERE account = 'c' ORDER BY item").all();
+    assert.deepEqual(
+      stored.map((r) => r.item),
+      [11, 14],
+    );
   });
 });

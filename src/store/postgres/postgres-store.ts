@@ -13,7 +13,8 @@ import type {
   Store,
   Tx,
 } from '../store.ts';
-import type { Write } from '../write.ts';
+import type { BatchedArgs, Write } from '../write.ts';
+import { BatchedWrites } from './batches.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
 import { pgDriver } from './driver.ts';
 import { HEAVY_POOL_SIZE, HeavyWrites } from './heavy-writes.ts';
@@ -56,6 +57,11 @@ export class PostgresStore extends SqlStore implements Store {
   #closing: Promise<void> | undefined;
   readonly #customers: PointReads<CustomerRecord>;
   readonly #scores: PointReads<ScoreRecord>;
+  /** Batched writes' items, gathered per account (batches.ts). */
+  readonly #batches = new BatchedWrites(
+    (write, args) => this.transaction((tx) => write(tx, ...args)),
+    (write, size) => this.#wake.emit('batch', write, size),
+  );
 
   constructor(opts: PostgresOptions) {
     const pool = connect({ url: opts.url, poolSize: opts.poolSize ?? 10 });
@@ -126,7 +132,15 @@ export class PostgresStore extends SqlStore implements Store {
 
   run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
     if (write.heavy && this.#heavy) return this.#heavy.run(write, args);
+    if (write.batched) {
+      return this.#batches.submit(write as never, args as unknown as BatchedArgs) as Promise<R>;
+    }
     return this.transaction((tx) => write(tx, ...args));
+  }
+
+  onWriteBatch(listener: (write: string, size: number) => void): () => void {
+    this.#wake.on('batch', listener);
+    return () => this.#wake.off('batch', listener);
   }
 
   /** `write` in a transaction on this store's pool, and whether its commit made deliveries due (heavy-thread.ts). */

@@ -7,6 +7,7 @@
 // arrive as messages and form the next batch.
 import { setImmediate } from 'node:timers/promises';
 import type { Tx } from '../store.ts';
+import { type BatchedArgs, gather, type Write } from '../write.ts';
 import { TransactionLost, type WriteConnection } from './write-connection.ts';
 
 export { TransactionLost } from './write-connection.ts';
@@ -18,6 +19,28 @@ interface Job {
   run: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** A batched write's call (../write.ts): adjacent calls of one write and account run as one. */
+  batched?: { name: string; args: BatchedArgs; write: (tx: Tx, ...args: BatchedArgs) => Promise<unknown[]> };
+}
+
+/** What running one step of a batch in its savepoint came to. */
+type Step =
+  | { ok: true; value: unknown }
+  | { ok: false; error: unknown }
+  /** `error`: what the step threw when it took the transaction with it (its own answer). */
+  | { lost: TransactionLost; error?: unknown };
+
+/** The batch as it runs: a job alone, or adjacent calls of one batched write and account together. */
+function unitsOf(batch: readonly Job[]): Job[][] {
+  const units: Job[][] = [];
+  for (const job of batch) {
+    const last = units.at(-1);
+    const head = last?.[0]?.batched;
+    if (last && head && job.batched?.name === head.name && job.batched.args[0] === head.args[0])
+      last.push(job);
+    else units.push([job]);
+  }
+  return units;
 }
 
 export class GroupCommit {
@@ -26,18 +49,44 @@ export class GroupCommit {
   readonly #committed: (deliveriesDue: boolean) => void;
   /** Housekeeping between two batches, once the last one's answers have gone (a checkpoint). */
   readonly #between: (() => void) | undefined;
+  /** Told the write's name and item count of each call of a batched write (the batch-size metrics). */
+  readonly #onBatch: (write: string, size: number) => void;
   #pending: Job[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(writer: WriteConnection, committed: (deliveriesDue: boolean) => void, between?: () => void) {
+  constructor(
+    writer: WriteConnection,
+    committed: (deliveriesDue: boolean) => void,
+    opts: {
+      between?: (() => void) | undefined;
+      onBatch?: ((write: string, size: number) => void) | undefined;
+    } = {},
+  ) {
     this.#writer = writer;
     this.#committed = committed;
-    this.#between = between;
+    this.#between = opts.between;
+    this.#onBatch = opts.onBatch ?? (() => {});
   }
 
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
+      this.#start();
+    });
+  }
+
+  /** A batched write's call: gathered with the adjacent calls of the same write and account. */
+  runBatched<I, R>(
+    write: Write<[string, readonly I[], number], R[]>,
+    args: [string, readonly I[], number],
+  ): Promise<R[]> {
+    return new Promise<R[]>((resolve, reject) => {
+      this.#pending.push({
+        run: (tx) => write(tx, ...args),
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        batched: { name: write.name, args, write: write as never },
+      });
       this.#start();
     });
   }
@@ -79,12 +128,36 @@ export class GroupCommit {
   }
 
   /**
-   * One batch: BEGIN, each job in its own SAVEPOINT, COMMIT. A job that throws rolls back to
-   * its savepoint and gets its own error. When SQLite has rolled back the whole transaction
-   * itself (disk full, an I/O error, RAISE(ROLLBACK)), the jobs that ran before are undone too
-   * and those after cannot run in it: they are all answered with TransactionLost, which the API
-   * answers as a 503 (docs/operations.md, "When a write cannot be committed"). A job is answered
-   * at most once, and the connection is left outside any transaction for the next batch.
+   * One step in its own SAVEPOINT. A step that throws rolls back to its savepoint. When SQLite has
+   * rolled back the whole transaction itself (disk full, an I/O error, RAISE(ROLLBACK)), the
+   * steps that ran before are undone too and those after cannot run in it: `lost`.
+   */
+  async #step(run: (tx: Tx) => Promise<unknown>): Promise<Step> {
+    const writer = this.#writer;
+    try {
+      await writer.savepoint();
+    } catch (error) {
+      return { lost: new TransactionLost(error) };
+    }
+    let value: unknown;
+    try {
+      value = await run(writer.tx);
+    } catch (error) {
+      if (!(await writer.rollbackTo())) return { lost: new TransactionLost(error), error };
+      return { ok: false, error };
+    }
+    // False: the step's work was undone with the transaction (it swallowed the statement's error).
+    if (!(await writer.release())) return { lost: new TransactionLost(undefined) };
+    return { ok: true, value };
+  }
+
+  /**
+   * One batch: BEGIN, each job (or gathered calls of a batched write) in its own SAVEPOINT, COMMIT.
+   * A job that throws gets its own error; gathered calls that throw run again one by one, so that
+   * one cannot fail the rest. When the transaction is lost, every job not yet refused is answered
+   * with TransactionLost, which the API answers as a 503 (docs/operations.md, "When a write cannot
+   * be committed"). A job is answered at most once, and the connection is left outside any
+   * transaction for the next batch.
    */
   async #commit(batch: Job[]): Promise<void> {
     const writer = this.#writer;
@@ -95,32 +168,42 @@ export class GroupCommit {
       return;
     }
     const done: { job: Job; value: unknown }[] = [];
+    /** Jobs neither refused nor done yet. */
+    const open = new Set(batch);
     let lost: TransactionLost | undefined;
-    let next = 0;
-    while (next < batch.length && lost === undefined) {
-      const job = batch[next++] as Job;
-      try {
-        await writer.savepoint();
-      } catch (error) {
-        lost = new TransactionLost(error);
-        next--; // this job did not run: it is answered with the rest
-        break;
+    /** The unit's jobs get their step's outcome; a lost transaction answers the rest at the end. */
+    const settle = (unit: readonly Job[], step: Step, values?: readonly unknown[]) => {
+      if ('lost' in step) lost = step.lost;
+      if ('ok' in step && step.ok) {
+        for (const [i, job] of unit.entries()) done.push({ job, value: values ? values[i] : step.value });
+      } else if ('error' in step) {
+        // The step's own error, as it would have had alone (the full disk it hit, say).
+        for (const job of unit) {
+          job.reject(step.error);
+          open.delete(job);
+        }
       }
-      let value: unknown;
-      try {
-        value = await job.run(writer.tx);
-      } catch (error) {
-        job.reject(error);
-        if (!(await writer.rollbackTo())) lost = new TransactionLost(error);
+    };
+    const alone = async (job: Job) => {
+      if (job.batched) this.#onBatch(job.batched.name, job.batched.args[1].length);
+      settle([job], await this.#step(job.run));
+    };
+    for (const unit of unitsOf(batch)) {
+      if (lost !== undefined) break;
+      const head = unit[0] as Job;
+      if (unit.length === 1 || !head.batched) {
+        await alone(head);
         continue;
       }
-      if (!(await writer.release())) {
-        // The job's work was undone with the transaction (it swallowed the statement's error).
-        lost = new TransactionLost(undefined);
-        job.reject(lost);
-        continue;
-      }
-      done.push({ job, value });
+      const { write, name } = head.batched;
+      const { args, split } = gather(unit.map((j) => (j.batched as NonNullable<Job['batched']>).args));
+      this.#onBatch(name, args[1].length);
+      const step = await this.#step((tx) => write(tx, ...args));
+      if ('ok' in step && !step.ok) {
+        // One item the database would not take fails the call: each runs again alone, so that
+        // one cannot fail the rest (as it would alone).
+        for (const job of unit) if (lost === undefined) await alone(job);
+      } else settle(unit, step, 'ok' in step ? split(step.value as unknown[]) : undefined);
     }
     if (lost === undefined) {
       let due = false;
@@ -137,7 +220,6 @@ export class GroupCommit {
     } else {
       await writer.rollback();
     }
-    for (const { job } of done) job.reject(lost);
-    for (const job of batch.slice(next)) job.reject(lost);
+    for (const job of open) job.reject(lost);
   }
 }

@@ -4,7 +4,7 @@
 // each a message to that thread, so the store uses either without asking which.
 import type { SharedWrite } from '../sql/store.ts';
 import type { Tx } from '../store.ts';
-import type { Write } from '../write.ts';
+import type { BatchedArgs, Write } from '../write.ts';
 import type { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -17,17 +17,25 @@ export class LocalWriter {
 
   /**
    * `onDue`: deliveries became due in a commit; `onCommit`: any commit; `between`: work between
-   * two batches, after the first one's answers have gone.
+   * two batches, after the first one's answers have gone; `onBatch`: a batched write's call.
    */
-  constructor(conn: Connection, onDue: () => void, onCommit?: () => void, between?: () => void) {
+  constructor(
+    conn: Connection,
+    on: {
+      due: () => void;
+      commit?: () => void;
+      between?: () => void;
+      batch?: (write: string, size: number) => void;
+    },
+  ) {
     this.writer = new DirectWriter(conn);
     this.#commits = new GroupCommit(
       this.writer,
       (due) => {
-        onCommit?.();
-        if (due) onDue();
+        on.commit?.();
+        if (due) on.due();
       },
-      between,
+      { between: on.between, onBatch: on.batch },
     );
   }
 
@@ -35,8 +43,11 @@ export class LocalWriter {
     return this.#commits.run(fn);
   }
 
-  /** A write (../write.ts), committed with the batch it joins. */
+  /** A write (../write.ts), committed with the batch it joins; a batched one gathered with its kind. */
   job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    if (write.batched) {
+      return this.#commits.runBatched(write as never, args as unknown as BatchedArgs) as Promise<R>;
+    }
     return this.#commits.run((tx) => write(tx, ...args));
   }
 

@@ -60,10 +60,13 @@ export class SqliteStore extends SqlStore implements Store {
     const conn = new Connection(opts.path, synchronous, memory ? 16 : 8);
     super(driverOf(conn), sqliteReads(conn));
     this.conn = conn;
-    const due = () => this.#wake.emit('due');
+    const on = {
+      due: () => this.#wake.emit('due'),
+      batch: (write: string, size: number) => this.#wake.emit('batch', write, size),
+    };
     this.#writes = memory
-      ? new LocalWriter(this.conn, due)
-      : new ThreadWriter(opts.path, synchronous, due, opts.writeModules);
+      ? new LocalWriter(this.conn, on)
+      : new ThreadWriter(opts.path, synchronous, on, opts.writeModules);
     this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
   }
 
@@ -165,6 +168,11 @@ export class SqliteStore extends SqlStore implements Store {
 
   async backlogByAccount(): Promise<AccountBacklog[]> {
     return queue.backlogByAccount(this.conn);
+  }
+
+  onWriteBatch(listener: (write: string, size: number) => void): () => void {
+    this.#wake.on('batch', listener);
+    return () => this.#wake.off('batch', listener);
   }
 
   onDeliveriesDue(listener: () => void): () => void {

@@ -47,12 +47,22 @@ export class ThreadWriter {
   readonly #tx: Tx;
   readonly #waiting = new Map<number, Waiting>();
   #next = 1;
+  /** Writes waiting for the end of this turn of the event loop (#post). */
+  #outbox: Request[] = [];
   /** Set when the thread has gone: every call fails with it. */
   #gone: Error | undefined;
 
   /** `onDue`: deliveries became due in a commit. */
-  /** `writeModules`: modules of writes beyond src/writes/ (a test's own; ../write.ts). */
-  constructor(path: string, synchronous: string, onDue: () => void, writeModules: readonly string[] = []) {
+  /**
+   * `on.due`: deliveries became due in a commit; `on.batch`: calls of a batched write were written
+   * together; `writeModules`: modules of writes beyond src/writes/ (a test's own; ../write.ts).
+   */
+  constructor(
+    path: string,
+    synchronous: string,
+    on: { due: () => void; batch: (write: string, size: number) => void },
+    writeModules: readonly string[] = [],
+  ) {
     const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
       workerData: { path, synchronous, writeModules },
     });
@@ -65,7 +75,10 @@ export class ThreadWriter {
       tx[name] = revive ? async (...args: unknown[]) => revive(await call(...args)) : call;
     }
     this.#tx = tx as unknown as Tx;
-    worker.on('message', (m: Reply) => this.#receive(m, onDue));
+    worker.on('message', (m: Reply | Reply[]) => {
+      if (Array.isArray(m)) for (const one of m) this.#receive(one, on);
+      else this.#receive(m, on);
+    });
     const gone = (error: Error) => {
       this.#gone ??= error;
       for (const waiting of this.#waiting.values()) waiting.reject(this.#gone);
@@ -75,9 +88,13 @@ export class ThreadWriter {
     worker.on('exit', (code) => gone(new Error(`the SQLite writer thread exited (code ${code})`)));
   }
 
-  #receive(m: Reply, onDue: () => void): void {
+  #receive(m: Reply, on: { due: () => void; batch: (write: string, size: number) => void }): void {
     if ('due' in m) {
-      onDue();
+      on.due();
+      return;
+    }
+    if ('batch' in m) {
+      on.batch(m.batch, m.size);
       return;
     }
     const waiting = this.#waiting.get(m.id);
@@ -97,8 +114,30 @@ export class ThreadWriter {
     return new Promise<T>((resolve, reject) => {
       if (this.#waiting.size === 0) this.#worker.ref();
       this.#waiting.set(id, { opened, resolve: resolve as (v: unknown) => void, reject });
-      this.#worker.postMessage({ id, ...message });
+      this.#post({ id, ...message } as Request);
     });
+  }
+
+  /**
+   * Writes go over in one message per turn of the event loop: the requests answered in one turn
+   * send theirs together (a message costs more than its contents). Anything else goes at once,
+   * after the writes queued before it, so the thread sees every message in the order sent.
+   */
+  #post(message: Request): void {
+    if (message.op === 'write') {
+      if (this.#outbox.length === 0) setImmediate(() => this.#flush());
+      this.#outbox.push(message);
+      return;
+    }
+    this.#flush();
+    this.#worker.postMessage(message);
+  }
+
+  #flush(): void {
+    if (this.#outbox.length === 0) return;
+    const messages = this.#outbox;
+    this.#outbox = [];
+    this.#worker.postMessage(messages.length === 1 ? messages[0] : messages);
   }
 
   /** `fn` runs here; its Tx calls run on the thread, inside a savepoint of the batch it joins. */
@@ -112,11 +151,11 @@ export class ThreadWriter {
     try {
       value = await fn(this.#tx);
     } catch (error) {
-      this.#worker.postMessage({ op: 'end', id, ok: false });
+      this.#post({ op: 'end', id, ok: false });
       await committed.catch(() => {});
       throw error;
     }
-    this.#worker.postMessage({ op: 'end', id, ok: true });
+    this.#post({ op: 'end', id, ok: true });
     await committed;
     return value;
   }

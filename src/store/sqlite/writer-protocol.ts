@@ -22,4 +22,6 @@ export type Reply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError }
   /** Deliveries became due in a commit. */
-  | { due: true };
+  | { due: true }
+  /** Calls of a batched write were written together (../write.ts). */
+  | { batch: string; size: number };

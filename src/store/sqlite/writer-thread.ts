@@ -30,16 +30,27 @@ const writes = threadRegistry(WRITES, writeModules);
 // their index, the history and the events, and with 16 MB it evicted and read them again
 // (a weights change of 100,000 scores, four rounds: 4.1–5.4 s, 3.2–4.9 s with this; docs/operations.md, "Memory").
 const conn = new Connection(path, synchronous, 128);
-const post = (reply: Reply) => port.postMessage(reply);
+/** Replies of one turn, sent together once its callbacks have run (a commit answers many at once). */
+let outbox: Reply[] = [];
+const post = (reply: Reply) => {
+  if (outbox.length === 0) {
+    queueMicrotask(() => {
+      const replies = outbox;
+      outbox = [];
+      port.postMessage(replies.length === 1 ? replies[0] : replies);
+    });
+  }
+  outbox.push(reply);
+};
 // Checkpoints run on a thread of their own (checkpoints.ts): folding the WAL back into the
 // database held up the commit that crossed 1,000 pages, and every write queued behind it.
 const checkpoints = new Checkpoints(conn, path, synchronous);
-const local = new LocalWriter(
-  conn,
-  () => post({ due: true }),
-  () => checkpoints.committed(),
-  () => checkpoints.catchUp(),
-);
+const local = new LocalWriter(conn, {
+  due: () => post({ due: true }),
+  commit: () => checkpoints.committed(),
+  between: () => checkpoints.catchUp(),
+  batch: (write, size) => post({ batch: write, size }),
+});
 const { writer } = local;
 /** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
 const runOp = local.op.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
@@ -55,7 +66,12 @@ function answer(id: number, work: Promise<unknown>): void {
   );
 }
 
-port.on('message', (m: Request) => {
+port.on('message', (m: Request | Request[]) => {
+  if (Array.isArray(m)) for (const one of m) receive(one);
+  else receive(m);
+});
+
+function receive(m: Request) {
   switch (m.op) {
     case 'job': {
       const work =
@@ -115,4 +131,4 @@ port.on('message', (m: Request) => {
         local.close().finally(() => checkpoints.close()),
       );
   }
-});
+}
