@@ -1,4 +1,4 @@
-// Sign-ins per second with the right password (docs/people.md, "Sign-in"): scrypt is the cost
+// Sign-ins per second with the right password (docs/people.md, "Signing in"): scrypt is the cost
 // by design; this measures what the lock's bookkeeping adds around it (a claim before the check,
 // its release after). A real server, autocannon at 8 connections for 10 s; any non-2xx counts as
 // an error.

@@ -1,4 +1,4 @@
-// The retention job (docs/operations.md, "Retention"): removes events older than
+// The retention job (docs/operations.md, "Event retention"): removes events older than
 // VITALS_EVENT_RETENTION with their finished deliveries, audit log entries older than
 // VITALS_AUDIT_RETENTION (docs/people.md), metric points older than VITALS_METRIC_RETENTION
 // (docs/scoring.md) and failed sign-ins past the lock's window, in small

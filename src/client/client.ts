@@ -1,5 +1,5 @@
 // The transport under every method of the client: one JSON request to /api, retried when that is
-// safe, and every failure turned into a VitalsError (docs/client.md, "Retries" and "Errors").
+// safe, and every failure turned into a VitalsError (docs/client.md, "Idempotency keys and retries" and "Errors").
 import { randomUUID } from 'node:crypto';
 import { isEnvelope, noAnswer, unexpectedResponse, VitalsError } from './errors.ts';
 import type { WriteOptions } from './types.ts';

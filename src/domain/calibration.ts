@@ -1,4 +1,4 @@
-// Does the score predict churn? (docs/scoring.md, "Calibration"). Each outcome (a customer churned
+// Does the score predict churn? (docs/scoring.md, "Does the score predict churn?"). Each outcome (a customer churned
 // or was retained) is judged by the computed score and factors the customer had some days before
 // it; from those pairs: the AUC of the score, churn per band, the AUC of each factor, and weights
 // fitted to the outcomes. Pure: no I/O; the caller reads the judged versions and passes them in.

@@ -11,7 +11,7 @@ import { ApiError } from '../domain/errors.ts';
 
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
 
-/** The paths the dashboard routes in the browser (web/src/router.ts); each answers index.html. */
+/** The paths the dashboard routes in the browser (web/src/router.tsx); each answers index.html. */
 const PAGES = [
   '/',
   '/sign-in',

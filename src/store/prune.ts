@@ -1,4 +1,4 @@
-// The walk of event retention, the same on every backend (docs/operations.md, "Retention").
+// The walk of event retention, the same on every backend (docs/operations.md, "Event retention").
 
 /**
  * Of up to `limit` events (rows of seq, id, created_at) read in the order they were written, from

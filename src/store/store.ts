@@ -594,7 +594,7 @@ export interface Retention {
   pruneMetricPoints(before: number, limit: number): Promise<number>;
 }
 
-/** One batch of event retention (docs/operations.md, "Retention"). */
+/** One batch of event retention (docs/operations.md, "Event retention"). */
 export interface PruneBatch {
   events: number;
   deliveries: number;
@@ -704,7 +704,7 @@ export interface People {
   /** Uses a live link once: sets the password; the user, or null when the link is unknown, used or expired. */
   redeemSignInLink(tokenHash: string, passwordHash: string, now: number): Promise<UserRecord | null>;
   /**
-   * Check-and-count in one atomic step (docs/people.md, "Sign-in"): when this email has fewer than
+   * Check-and-count in one atomic step (docs/people.md, "Signing in"): when this email has fewer than
    * `limit` failures after `since`, records one at `at` (the attempt counts as failed until
    * released) and answers claimed; otherwise records nothing and answers when the `limit`-th
    * newest failure was. Atomic across processes: of any burst, at most `limit` are claimed.

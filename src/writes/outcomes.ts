@@ -1,4 +1,4 @@
-// Outcomes below HTTP (docs/api.md, "Outcomes"): what happened to a customer at a renewal, recorded
+// Outcomes below HTTP (docs/api.md, "Outcomes and calibration"): what happened to a customer at a renewal, recorded
 // one at a time or in a batch (the CLI's import), and deleted. An outcome changes no score: the
 // calibration report reads them beside the history (docs/scoring.md, "Does the score predict churn?").
 

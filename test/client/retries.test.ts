@@ -1,4 +1,4 @@
-// The client's retries and failures (docs/client.md, "Retries"), against a real local HTTP server
+// The client's retries and failures (docs/client.md, "Idempotency keys and retries"), against a real local HTTP server
 // that answers as scripted (test/helpers/receiver.ts) and counts what it gets. Waits between
 // attempts are recorded, not slept.
 import assert from 'node:assert/strict';

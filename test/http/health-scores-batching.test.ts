@@ -1,4 +1,4 @@
-// Group commit of score updates (docs/postgresql.md, "Writes under load"): updates that arrive
+// Group commit of score updates (docs/postgresql.md, "Reads and writes under load"): updates that arrive
 // together are written as one batch in one transaction, and each still gets the answer it
 // would get alone — in order for one customer, its own 404 or 400, and its own failure when
 // the database refuses it, without taking the rest of the batch down.

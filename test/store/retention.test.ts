@@ -1,4 +1,4 @@
-// The retention job end to end (docs/operations.md, "Retention"): the real app and store, events
+// The retention job end to end (docs/operations.md, "Event retention"): the real app and store, events
 // made through the API, and the job run with its clock moved forward instead of waiting a month.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 // Upgrading a SQLite database made by an earlier version: migration 7 adds each customer's API
-// JSON to its row and fills it for the customers already stored (docs/operations.md, "List pages");
+// JSON to its row and fills it for the customers already stored (docs/operations.md, "Upgrades");
 // migration 20 moves the history into a table in written order with its key as an index.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
-// Idempotency-Key claims (docs/api.md, "Idempotent requests") and event retention (docs/operations.md,
-// "Retention"): writes, once, as functions of a Driver in a write transaction of their own.
+// Idempotency-Key claims (docs/api.md, "Idempotency keys") and event retention (docs/operations.md,
+// "Event retention"): writes, once, as functions of a Driver in a write transaction of their own.
 import { oldestEvents } from '../prune.ts';
 import type { IdempotencyClaim, PruneBatch } from '../store.ts';
 import { type Driver, Params } from './driver.ts';

@@ -1,6 +1,6 @@
 // Users, their one-time links, sessions, failed sign-ins and the audit log (docs/people.md): the
 // writes, once, as functions of a Driver in a write transaction. SQLite runs them on its writer
-// (sqlite/people.ts names them for the thread); PostgreSQL in a transaction of the pool.
+// (sql/store.ts names them for the thread); PostgreSQL in a transaction of the pool.
 import type { UserRole } from '../../domain/people.ts';
 import { auditParams, PEOPLE_SQL as SQL, toUser, type UserRow } from '../people-sql.ts';
 import type { AuditEntry, UserRecord } from '../store.ts';

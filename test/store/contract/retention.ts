@@ -1,4 +1,4 @@
-// Event retention (docs/operations.md, "Retention"): old events go with their finished
+// Event retention (docs/operations.md, "Event retention"): old events go with their finished
 // deliveries and those deliveries' attempts; a delivery still pending keeps its event; newer
 // events and every score's history stay. Timestamps are given, so the clock is the test's.
 import assert from 'node:assert/strict';
