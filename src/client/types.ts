@@ -1,22 +1,22 @@
-// The client's types, taken from the server's own route schemas so that the two cannot drift.
+// The client's types, taken from the API's own schemas (../api) so that the two cannot drift.
 // Type-only imports: at run time the client loads nothing of the server. Where a schema's Static
 // is unusable, or the shape is written inline in a route, the type is written here by hand.
 import type { Static } from 'typebox';
-import type { Outcome as OutcomeKindOf } from '../domain/calibration.ts';
-import type { CustomerItem, ScoreItem, ScoreMergeItem } from '../http/batch-schemas.ts';
+import type { CustomerItem, ScoreItem, ScoreMergeItem } from '../api/batch.ts';
+import type { ErrorSchema } from '../api/common.ts';
 import type {
   CreateBody as CustomerCreateBody,
   ListQuery as CustomerListQuery,
   Customer as CustomerSchema,
   UpdateBody as CustomerUpdateBody,
-} from '../http/customers.ts';
-import type { ListQuery as EventListQuery, EventSchema } from '../http/events.ts';
+} from '../api/customers.ts';
+import type { ListQuery as EventListQuery, EventSchema } from '../api/events.ts';
 import type {
   ExplanationQuery,
   Explanation as ExplanationSchema,
   OverrideBody,
-} from '../http/explanations.ts';
-import type { RuleBody, RulePreviewAnswer, Rule as RuleSchema } from '../http/factor-rules.ts';
+} from '../api/explanations.ts';
+import type { RuleBody, RulePreviewAnswer, Rule as RuleSchema } from '../api/factor-rules.ts';
 import type {
   FactorsPatch,
   FactorsSchema,
@@ -26,14 +26,8 @@ import type {
   OverrideSchema,
   PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
-} from '../http/health-scores.ts';
-import type {
-  MetricItem,
-  MetricNameItem,
-  MetricsAnswer,
-  MetricsBody,
-  MetricsQuery,
-} from '../http/metrics.ts';
+} from '../api/health-scores.ts';
+import type { MetricItem, MetricNameItem, MetricsAnswer, MetricsBody, MetricsQuery } from '../api/metrics.ts';
 import type {
   CalibrationQuery,
   CalibrationSchema,
@@ -41,7 +35,7 @@ import type {
   OutcomeItem,
   OutcomeSchema,
   OutcomesQuery,
-} from '../http/outcomes.ts';
+} from '../api/outcomes.ts';
 import type {
   DistributionAnswer,
   DistributionQuery,
@@ -51,8 +45,7 @@ import type {
   SummaryQuery,
   TrendAnswer,
   TrendQuery,
-} from '../http/portfolio.ts';
-import type { ErrorSchema } from '../http/schemas.ts';
+} from '../api/portfolio.ts';
 import type {
   AlertsAnswer,
   AlertsBody,
@@ -61,7 +54,7 @@ import type {
   ThresholdsBody,
   WeightsAnswer,
   WeightsSchema,
-} from '../http/settings.ts';
+} from '../api/settings.ts';
 import type {
   DeliveriesQuery,
   Delivery as DeliverySchema,
@@ -71,7 +64,8 @@ import type {
   UpdateBody as WebhookUpdateBody,
   WebhookWithBacklog as WebhookWithBacklogSchema,
   WebhookWithSecret as WebhookWithSecretSchema,
-} from '../http/webhook-schemas.ts';
+} from '../api/webhooks.ts';
+import type { Outcome as OutcomeKindOf } from '../domain/calibration.ts';
 
 export type ErrorEnvelope = Static<typeof ErrorSchema>;
 

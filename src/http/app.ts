@@ -11,6 +11,16 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { Type } from 'typebox';
+import { ErrorSchema } from '../api/common.ts';
+import { Customer } from '../api/customers.ts';
+import { EventSchema } from '../api/events.ts';
+import { Explanation } from '../api/explanations.ts';
+import { Rule as FactorRule } from '../api/factor-rules.ts';
+import { HealthScore, OverrideSchema, PortfolioEntry } from '../api/health-scores.ts';
+import { BODY_LIMIT } from '../api/limits.ts';
+import { HealthAnswer, ReadyAnswer } from '../api/operations.ts';
+import { OutcomeSchema } from '../api/outcomes.ts';
+import { WebhookSchemas } from '../api/webhooks.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -18,31 +28,31 @@ import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import type { CalibrationThreadOptions } from '../work/calibration-threads.ts';
-import { auditRoutes, registerAudit } from './audit.ts';
+import { registerAudit } from './audit.ts';
+import { auditRoutes } from './audit-log.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { authRoutes } from './auth-routes.ts';
 import { batchRoutes } from './batch.ts';
-import { Customer, customersRoutes } from './customers.ts';
+import { customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
 import { answerClientError, registerErrorHandling, sendUnavailable, translate } from './errors.ts';
-import { EventSchema, eventsRoutes } from './events.ts';
-import { Explanation, explanationRoutes } from './explanations.ts';
-import { Rule as FactorRule, factorRulesRoutes } from './factor-rules.ts';
-import { HealthScore, healthScoresRoutes, OverrideSchema, PortfolioEntry } from './health-scores.ts';
+import { eventsRoutes } from './events.ts';
+import { explanationRoutes } from './explanations.ts';
+import { factorRulesRoutes } from './factor-rules.ts';
+import { healthScoresRoutes } from './health-scores.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { parseJsonBody } from './json-body.ts';
 import { trackMethods } from './methods.ts';
 import { metricsRoutes } from './metrics.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
-import { OutcomeSchema, outcomesRoutes } from './outcomes.ts';
+import { outcomesRoutes } from './outcomes.ts';
 import { portfolioRoutes } from './portfolio.ts';
-import { ErrorSchema } from './schemas.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
-import { WebhookSchemas } from './webhook-schemas.ts';
+import { webhookDeliveriesRoutes } from './webhook-deliveries.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
 export interface AppDeps {
@@ -65,7 +75,6 @@ export interface AppDeps {
   calibration?: Pick<CalibrationThreadOptions, 'threads' | 'heapMb'>;
 }
 
-const BODY_LIMIT = 1024 * 1024;
 /** /readyz answers 503 when the database has not answered a ping by then. */
 const READY_TIMEOUT_MS = 2000;
 const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
@@ -209,16 +218,13 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
 const HEALTH_SCHEMA = {
   tags: ['operations'],
   summary: 'The process is up (no database check)',
-  response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+  response: { 200: HealthAnswer },
 };
 const READY_SCHEMA = {
   tags: ['operations'],
   summary: 'The process can serve: the database answered a ping (503 when it does not)',
   response: {
-    200: Type.Object({
-      status: Type.Literal('ok'),
-      database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
-    }),
+    200: ReadyAnswer,
     503: Type.Ref('Error'),
   },
 };
@@ -286,6 +292,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(metricsRoutes(deps.store, now));
     await api.register(eventsRoutes(deps.store));
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
+    await api.register(webhookDeliveriesRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));
     await api.register(auditRoutes(deps.store));
   };

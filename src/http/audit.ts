@@ -2,12 +2,9 @@
 // with who made it (a key or a person), what it was and which object, never a body, a secret or
 // a password. The score writes, single metric writes and whole-account rescores record it in their
 // own transaction; the others as the answer goes out, just after the change has committed.
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../domain/ids.ts';
-import { iso } from '../domain/time.ts';
 import type { AuditEntry, Store } from '../store/store.ts';
-import { errorResponses, Limit } from './schemas.ts';
 
 /** Route (as registered) and method → the action recorded. Routes that change nothing are absent. */
 const ACTIONS: Record<string, string> = {
@@ -108,64 +105,3 @@ export function registerAudit(api: FastifyInstance, store: Store, now: () => num
     return payload;
   });
 }
-
-const Query = Type.Object(
-  {
-    limit: Type.Optional(Limit),
-    starting_after: Type.Optional(
-      Type.String({ maxLength: 255, description: 'An entry id: the page starts just older.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-const Entry = Type.Object({
-  id: Type.String(),
-  actor: Type.Object({
-    type: Type.Union([Type.Literal('key'), Type.Literal('user')]),
-    id: Type.String(),
-    label: Type.String({ description: "A key's first characters, or a person's email." }),
-  }),
-  action: Type.String({
-    description: 'What was done, e.g. customer.updated, weights.updated, user.created.',
-  }),
-  object_id: Type.Union([Type.String(), Type.Null()]),
-  at: Type.String(),
-  request_id: Type.String(),
-});
-
-export const auditRoutes =
-  (store: Store): FastifyPluginAsync =>
-  async (app) => {
-    app.get<{ Querystring: Static<typeof Query> }>(
-      '/audit-log',
-      {
-        config: { area: 'audit' },
-        schema: {
-          tags: ['people'],
-          summary: 'Who changed what, newest first (admins and write keys)',
-          querystring: Query,
-          response: {
-            200: Type.Object({ data: Type.Array(Entry), has_more: Type.Boolean() }),
-            ...errorResponses(400, 401, 403),
-          },
-        },
-      },
-      async (req) => {
-        const page = await store.listAudit(req.accountId, {
-          startingAfter: req.query.starting_after,
-          limit: req.query.limit ?? 10,
-        });
-        return {
-          data: page.data.map((e) => ({
-            id: e.id,
-            actor: e.actor,
-            action: e.action,
-            object_id: e.objectId,
-            at: iso(e.at),
-            request_id: e.requestId,
-          })),
-          has_more: page.hasMore,
-        };
-      },
-    );
-  };

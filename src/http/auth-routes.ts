@@ -1,8 +1,10 @@
 // Signing in and out (docs/people.md): /auth/login, /auth/logout, /auth/session, /auth/password (a
 // one-time link's token sets the password and signs the person in) and /auth/password/link (who a
 // link is for, so the page can say it before it is used). Outside /api: they take no API key.
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { errorResponses } from '../api/common.ts';
+import { LinkBody, LoginBody, PasswordBody, SessionAnswer, UserAnswer, userJson } from '../api/users.ts';
 import { ApiError } from '../domain/errors.ts';
 import {
   DECOY_HASH,
@@ -11,53 +13,12 @@ import {
   LOCK_FAILURES,
   LOCK_WINDOW_MS,
   normalizeEmail,
-  PASSWORD_MAX,
   passwordProblem,
   verifyPassword,
 } from '../domain/people.ts';
-import { iso } from '../domain/time.ts';
 import type { Store, UserRecord } from '../store/store.ts';
-import { errorResponses } from './schemas.ts';
+import type { App, Routes } from './reply.ts';
 import type { Sessions } from './sessions.ts';
-
-const NO_NUL = '^[^\\u0000]*$';
-const LoginBody = Type.Object(
-  {
-    email: Type.String({ minLength: 1, maxLength: 320, pattern: NO_NUL }),
-    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }),
-  },
-  { additionalProperties: false },
-);
-const PasswordBody = Type.Object(
-  {
-    token: Type.String({ minLength: 1, maxLength: 256, description: 'From the one-time sign-in link.' }),
-    password: Type.String({ maxLength: PASSWORD_MAX, description: 'At least 12 characters.' }),
-  },
-  { additionalProperties: false },
-);
-const LinkBody = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 256, description: 'From the one-time sign-in link.' }) },
-  { additionalProperties: false },
-);
-const UserAnswer = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  role: Type.Union([Type.Literal('admin'), Type.Literal('editor'), Type.Literal('viewer')]),
-  account: Type.String(),
-  created_at: Type.String(),
-});
-const SessionAnswer = Type.Object({
-  user: UserAnswer,
-  csrf_token: Type.String({ description: 'Send it as X-CSRF-Token with every change this session makes.' }),
-});
-
-export const userJson = (u: UserRecord) => ({
-  id: u.id,
-  email: u.email,
-  role: u.role,
-  account: u.accountName,
-  created_at: iso(u.createdAt),
-});
 
 const INVALID = 'The email or the password is not right.';
 
@@ -75,9 +36,9 @@ async function startSession({ sessions }: Deps, req: FastifyRequest, reply: Fast
   return { user: userJson(user), csrf_token: await sessions.start(req, reply, user) };
 }
 
-function login(app: FastifyInstance, deps: Deps): void {
+function login(app: App, deps: Deps): void {
   const { store, now } = deps;
-  app.post<{ Body: Static<typeof LoginBody> }>(
+  app.post(
     '/auth/login',
     {
       schema: {
@@ -114,7 +75,7 @@ function login(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function currentSession(app: FastifyInstance): void {
+function currentSession(app: App): void {
   app.get(
     '/auth/session',
     {
@@ -128,7 +89,7 @@ function currentSession(app: FastifyInstance): void {
   );
 }
 
-function logout(app: FastifyInstance, { sessions }: Deps): void {
+function logout(app: App, { sessions }: Deps): void {
   app.post(
     '/auth/logout',
     {
@@ -149,8 +110,8 @@ function logout(app: FastifyInstance, { sessions }: Deps): void {
 const LINK_INVALID =
   'This sign-in link cannot be used: it was used already, it is older than 24 hours, or it was never issued. Ask an admin for a new one.';
 
-function inspectLink(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Body: Static<typeof LinkBody> }>(
+function inspectLink(app: App, { store, now }: Deps): void {
+  app.post(
     '/auth/password/link',
     {
       schema: {
@@ -168,9 +129,9 @@ function inspectLink(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function setPassword(app: FastifyInstance, deps: Deps): void {
+function setPassword(app: App, deps: Deps): void {
   const { store, now } = deps;
-  app.post<{ Body: Static<typeof PasswordBody> }>(
+  app.post(
     '/auth/password',
     {
       schema: {
@@ -204,7 +165,7 @@ export function signedIn(req: FastifyRequest): UserRecord {
 }
 
 export const authRoutes =
-  (store: Store, now: () => number, sessions: Sessions): FastifyPluginAsync =>
+  (store: Store, now: () => number, sessions: Sessions): Routes =>
   async (app) => {
     const deps = { store, now, sessions };
     login(app, deps);

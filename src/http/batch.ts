@@ -1,8 +1,19 @@
 // POST /api/customers/batch and /api/health-scores/batch (docs/api.md, "Batches"): each item is
 // checked here on its own, so a bad one is refused alone; the checked items are applied in one
 // transaction where the writes run (writes/batches.ts), which returns the answer's text.
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import type { Static } from 'typebox';
+
+import type { TSchema } from 'typebox';
+import {
+  CustomerItem,
+  CustomersBatchAnswer,
+  CustomersBatchBody,
+  ScoreItem,
+  ScoreMergeItem,
+  ScoresBatchAnswer,
+  ScoresBatchBody,
+} from '../api/batch.ts';
+import { errorResponses } from '../api/common.ts';
+import { BATCH_BODY_LIMIT } from '../api/limits.ts';
 import type { ApiError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
 import {
@@ -14,19 +25,8 @@ import {
   scoreBatch,
 } from '../writes/batches.ts';
 import type { FactorUpdate } from '../writes/factor-updates.ts';
-import {
-  BATCH_BODY_LIMIT,
-  CustomerItem,
-  CustomersBatchAnswer,
-  CustomersBatchBody,
-  ScoreItem,
-  ScoreMergeItem,
-  ScoresBatchAnswer,
-  ScoresBatchBody,
-} from './batch-schemas.ts';
-import { sendJson } from './customers.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses } from './schemas.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
 import { itemValidator } from './validation.ts';
 
 const checkCustomer = itemValidator(CustomerItem);
@@ -53,7 +53,7 @@ function entries<T>(
 }
 
 /** The route's options: the batch body limit, who may call it and the OpenAPI description. */
-const options = (tag: string, summary: string, body: object, answer: object) => ({
+const options = <Body extends TSchema>(tag: string, summary: string, body: Body, answer: TSchema) => ({
   bodyLimit: BATCH_BODY_LIMIT,
   config: { area: 'customers' as const },
   schema: {
@@ -64,8 +64,8 @@ const options = (tag: string, summary: string, body: object, answer: object) => 
   },
 });
 
-function customersBatch(app: FastifyInstance, store: Store, now: () => number): void {
-  app.post<{ Body: Static<typeof CustomersBatchBody> }>(
+function customersBatch(app: App, store: Store, now: () => number): void {
+  app.post(
     '/customers/batch',
     options(
       'customers',
@@ -96,8 +96,8 @@ function customersBatch(app: FastifyInstance, store: Store, now: () => number): 
   );
 }
 
-function scoresBatch(app: FastifyInstance, store: Store, now: () => number): void {
-  app.post<{ Body: Static<typeof ScoresBatchBody> }>(
+function scoresBatch(app: App, store: Store, now: () => number): void {
+  app.post(
     '/health-scores/batch',
     options(
       'health scores',
@@ -123,7 +123,7 @@ function scoresBatch(app: FastifyInstance, store: Store, now: () => number): voi
 }
 
 export const batchRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     customersBatch(app, store, now);
     scoresBatch(app, store, now);

@@ -1,79 +1,26 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
-import { type Static, Type } from 'typebox';
+// Customers (docs/api.md, "Customers"): parse, call ../writes/customers.ts, answer in the
+// shapes of ../api/customers.ts.
+import { Type } from 'typebox';
+import { Deleted, errorResponses, CustomerParams as IdParams } from '../api/common.ts';
+import {
+  CreateBody,
+  CustomerPage,
+  customerObject,
+  customerPageJson,
+  ListQuery,
+  UpdateBody,
+} from '../api/customers.ts';
 import { notFound } from '../domain/errors.ts';
-import { customerObject } from '../store/customer-json.ts';
 import type { Store } from '../store/store.ts';
 import { createCustomer, deleteCustomer, updateCustomer } from '../writes/customers.ts';
 import { recordAnswer } from './idempotency.ts';
-import { CustomerId, errorResponses, Limit, Metadata, Timestamp } from './schemas.ts';
-import { segmentOf, segmentParams } from './segments.ts';
-
-export const Name = Type.String({
-  minLength: 1,
-  maxLength: 512,
-  pattern: '\\S',
-  description: '1-512 characters, not blank.',
-});
-export const Email = Type.String({
-  maxLength: 320,
-  pattern:
-    '^[^@\\s\\u0000-\\u001f\\u007f]+@[^@\\s\\u0000-\\u001f\\u007f.]+(\\.[^@\\s\\u0000-\\u001f\\u007f.]+)+$',
-  description: 'an address with one @ and a dot in the domain, at most 320 characters.',
-});
-
-export const Customer = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    email: Type.String(),
-    metadata: Type.Object({}, { additionalProperties: true }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { $id: 'Customer' },
-);
-
-export const CreateBody = Type.Object(
-  { customer_id: CustomerId, name: Name, email: Email, metadata: Type.Optional(Metadata) },
-  { additionalProperties: false },
-);
-export const UpdateBody = Type.Object(
-  { name: Type.Optional(Name), email: Type.Optional(Email), metadata: Type.Optional(Metadata) },
-  { additionalProperties: false, minProperties: 1 },
-);
-const IdParams = Type.Object({ customer_id: Type.String() });
-export const ListQuery = Type.Object(
-  {
-    limit: Type.Optional(Limit),
-    starting_after: Type.Optional(Type.String({ maxLength: 255 })),
-    search: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 255,
-        // A NUL cannot be a LIKE pattern on either backend (SQLite ends the pattern there and
-        // matches everything; PostgreSQL text cannot hold it): refused, see docs/api.md.
-        pattern: '^[^\\u0000]+$',
-        description:
-          'Only customers whose id, name or email contains this text (ignoring case); no NUL character.',
-      }),
-    ),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-
-/** Sends JSON text we built ourselves (the route's schema still documents its shape). */
-export const sendJson = (reply: FastifyReply, json: string) =>
-  reply
-    .type('application/json; charset=utf-8')
-    .serializer((payload: unknown) => payload as string)
-    .send(json);
-
-export const toCustomer = customerObject;
+import { type App, type Routes, sendJson } from './reply.ts';
+import { segmentOf } from './segments.ts';
 
 const CustomerRef = Type.Ref('Customer');
 
-function createCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.post<{ Body: Static<typeof CreateBody> }>(
+function createCustomerRoute(app: App, store: Store, now: () => number): void {
+  app.post(
     '/customers',
     {
       config: { area: 'customers' },
@@ -88,7 +35,7 @@ function createCustomerRoute(app: FastifyInstance, store: Store, now: () => numb
       const { customer_id, name, email, metadata } = req.body;
       const body = await store.transaction(async (tx) => {
         const input = { customerId: customer_id, name, email, metadata };
-        const created = toCustomer(await createCustomer(tx, req.accountId, input, now()));
+        const created = customerObject(await createCustomer(tx, req.accountId, input, now()));
         await recordAnswer(tx, req, reply, 201, created);
         return created;
       });
@@ -97,8 +44,8 @@ function createCustomerRoute(app: FastifyInstance, store: Store, now: () => numb
   );
 }
 
-function getCustomerRoute(app: FastifyInstance, store: Store): void {
-  app.get<{ Params: Static<typeof IdParams> }>(
+function getCustomerRoute(app: App, store: Store): void {
+  app.get(
     '/customers/:customer_id',
     {
       schema: {
@@ -116,8 +63,8 @@ function getCustomerRoute(app: FastifyInstance, store: Store): void {
   );
 }
 
-function listCustomersRoute(app: FastifyInstance, store: Store): void {
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+function listCustomersRoute(app: App, store: Store): void {
+  app.get(
     '/customers',
     {
       schema: {
@@ -125,7 +72,7 @@ function listCustomersRoute(app: FastifyInstance, store: Store): void {
         summary: 'List customers by id, byte-wise ascending',
         querystring: ListQuery,
         response: {
-          200: Type.Object({ customers: Type.Array(CustomerRef), has_more: Type.Boolean() }),
+          200: CustomerPage,
           ...errorResponses(400, 401),
         },
       },
@@ -137,13 +84,13 @@ function listCustomersRoute(app: FastifyInstance, store: Store): void {
         search: req.query.search,
         segment: segmentOf(req.query),
       });
-      return sendJson(reply, `{"customers":[${page.json}],"has_more":${page.hasMore}}`);
+      return sendJson(reply, customerPageJson(page.json, page.hasMore));
     },
   );
 }
 
-function updateCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+function updateCustomerRoute(app: App, store: Store, now: () => number): void {
+  app.patch(
     '/customers/:customer_id',
     {
       config: { area: 'customers' },
@@ -158,13 +105,13 @@ function updateCustomerRoute(app: FastifyInstance, store: Store, now: () => numb
     async (req) => {
       const change = { customerId: req.params.customer_id, ...req.body };
       const updated = await store.transaction((tx) => updateCustomer(tx, req.accountId, change, now()));
-      return toCustomer(updated);
+      return customerObject(updated);
     },
   );
 }
 
-function deleteCustomerRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.delete<{ Params: Static<typeof IdParams> }>(
+function deleteCustomerRoute(app: App, store: Store, now: () => number): void {
+  app.delete(
     '/customers/:customer_id',
     {
       config: { area: 'customers' },
@@ -173,7 +120,7 @@ function deleteCustomerRoute(app: FastifyInstance, store: Store, now: () => numb
         summary: 'Delete a customer with its score and history',
         params: IdParams,
         response: {
-          200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+          200: Deleted,
           ...errorResponses(400, 401, 404, 413, 415),
         },
       },
@@ -193,7 +140,7 @@ const ROUTES = [
 ];
 
 export const customersRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     for (const route of ROUTES) route(app, store, now);
   };

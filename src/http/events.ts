@@ -1,53 +1,15 @@
-import type { FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+// Events (docs/api.md, "Events"): the account's feed and one event, as ../api/events.ts shapes them.
+import { Type } from 'typebox';
+import { errorResponses } from '../api/common.ts';
+import { EventParams, EventsPage, ListQuery, toEvent } from '../api/events.ts';
 import { ApiError } from '../domain/errors.ts';
-import { EVENT_TYPES, type EventRecord } from '../domain/events.ts';
-import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
-import { errorResponses, Limit, Timestamp } from './schemas.ts';
-
-// An enum (not a union of literals) so that a wrong value is answered with the list of valid ones.
-export const EventType = Type.Enum(EVENT_TYPES);
-
-export const EventSchema = Type.Object(
-  {
-    id: Type.String({ description: 'evt_…; the same id travels in X-Vitals-Event-Id on every delivery.' }),
-    type: EventType,
-    data: Type.Object({}, { additionalProperties: true }),
-    created_at: Timestamp,
-  },
-  { $id: 'Event' },
-);
-
-export const ListQuery = Type.Object(
-  {
-    type: Type.Optional(EventType),
-    limit: Type.Optional(Limit),
-    starting_after: Type.Optional(
-      Type.String({ maxLength: 64, description: 'An event id: the events just older than it.' }),
-    ),
-    ending_before: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'An event id: the events just newer than it, still newest first (follow the feed by passing the newest id seen).',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const toEvent = (e: EventRecord) => ({
-  id: e.id,
-  type: e.type,
-  data: e.data,
-  created_at: iso(e.createdAt),
-});
+import type { Routes } from './reply.ts';
 
 export const eventsRoutes =
-  (store: Store): FastifyPluginAsync =>
+  (store: Store): Routes =>
   async (app) => {
-    app.get<{ Querystring: Static<typeof ListQuery> }>(
+    app.get(
       '/events',
       {
         schema: {
@@ -55,7 +17,7 @@ export const eventsRoutes =
           summary: 'Events of the account, newest first',
           querystring: ListQuery,
           response: {
-            200: Type.Object({ data: Type.Array(Type.Ref('Event')), has_more: Type.Boolean() }),
+            200: EventsPage,
             ...errorResponses(400, 401),
           },
         },
@@ -98,7 +60,7 @@ export const eventsRoutes =
         schema: {
           tags: ['events'],
           summary: 'Retrieve one event',
-          params: Type.Object({ event_id: Type.String() }),
+          params: EventParams,
           response: { 200: Type.Ref('Event'), ...errorResponses(401, 404) },
         },
       },

@@ -2,133 +2,19 @@
 // docs/api.md, "Explanations and overrides"): the explanation reads two versions of the history
 // and puts them side by side (../domain/explain.ts); an override is set and removed by
 // ../writes/overrides.ts.
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
+import { errorResponses, CustomerParams as IdParams } from '../api/common.ts';
+import { ExplanationQuery, OverrideBody } from '../api/explanations.ts';
+import { healthScoreJson, toOverride } from '../api/health-scores.ts';
 import { notFound } from '../domain/errors.ts';
 import { contributionChanges, effectiveWeights, explainFactors } from '../domain/explain.ts';
 import { computedOf, gatesOf, overrideEnded, type ScoreRecord, withoutOverride } from '../domain/health.ts';
-import { AGGREGATES } from '../domain/rules.ts';
-import { type Gates, round6, STATUSES, type Weights } from '../domain/scoring.ts';
+import { type Gates, round6, type Weights } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import type { ExplainedVersion, Store } from '../store/store.ts';
-import { deleteOverride, MAX_REASON, putOverride } from '../writes/overrides.ts';
-import { healthScoreJson } from '../writes/score-json.ts';
-import { sendJson } from './customers.ts';
-import { GateStatus } from './factor-rules.ts';
-import { HistoryEntry, toOverride } from './health-scores.ts';
-import { errorResponses, instantOf, Timestamp } from './schemas.ts';
-
-const IdParams = Type.Object({ customer_id: Type.String() });
-
-export const ExplanationQuery = Type.Object(
-  {
-    version: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 2_147_483_647,
-        description: 'A version of the history; the current one unless given.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const Contribution = Type.Number({ description: 'weight × score, 6 decimal places.' });
-
-const ExplainedFactorSchema = Type.Object({
-  factor: Type.String(),
-  score: Type.Number(),
-  weight: Type.Number({
-    description:
-      'The effective weight this version used: w/Σw over the weighted factors present, 1/n for a plain mean, 0 if left out.',
-  }),
-  contribution: Contribution,
-  source: Type.Union([Type.Literal('posted'), Type.Literal('metric')]),
-  metric: Type.Optional(
-    Type.Object(
-      {
-        name: Type.String(),
-        aggregate: Type.Enum(AGGREGATES),
-        window_days: Type.Union([Type.Integer(), Type.Null()]),
-        value: Type.Number({ description: 'The aggregate the scale turned into the score.' }),
-        points: Type.Integer({
-          description: 'Points the aggregate read (1 for `last`: the newest in its window).',
-        }),
-        newest_at: Type.Union([Timestamp, Type.Null()]),
-      },
-      { description: 'For a derived factor: what it was computed from, as of this version.' },
-    ),
-  ),
-  gate: Type.Optional(
-    Type.Object(
-      {
-        below: Type.Number(),
-        status: GateStatus,
-        applied: Type.Boolean({
-          description:
-            'Whether the factor is below it in this version, capping the status (never under an override).',
-        }),
-      },
-      {
-        description:
-          'For a derived factor whose rule has a gate (docs/scoring.md, "Gates"): the rule\'s gate as it stands.',
-      },
-    ),
-  ),
-});
-
-export const Explanation = Type.Object(
-  {
-    customer_id: Type.String(),
-    version: Type.Integer(),
-    health_score: Type.Number({ description: 'The score shown: the override while one stands.' }),
-    computed_score: Type.Number({ description: 'What the factors give; the contributions sum to it.' }),
-    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
-    reason: HistoryEntry.properties.reason,
-    updated_at: Timestamp,
-    override: Type.Union([Type.Ref('Override'), Type.Null()]),
-    factors: Type.Array(ExplainedFactorSchema, { description: 'By factor name.' }),
-    change: Type.Union([
-      Type.Object({
-        from_version: Type.Integer(),
-        previous_score: Type.Number(),
-        previous_computed_score: Type.Number({
-          description: 'What the factors gave then: the contributions moved from it to computed_score.',
-        }),
-        delta: Type.Number({ description: 'health_score − previous_score.' }),
-        factors: Type.Array(
-          Type.Object({
-            factor: Type.String(),
-            previous_contribution: Type.Number(),
-            contribution: Type.Number(),
-            delta: Type.Number(),
-          }),
-          { description: 'Every factor whose contribution moved, biggest |delta| first.' },
-        ),
-      }),
-      Type.Null(),
-    ]),
-  },
-  { $id: 'Explanation' },
-);
-
-export const OverrideBody = Type.Object(
-  {
-    health_score: Type.Number({ minimum: 0, maximum: 1, description: 'The score to show, in [0, 1].' }),
-    reason: Type.String({
-      minLength: 1,
-      maxLength: MAX_REASON,
-      description: `Why (1-${MAX_REASON} characters): what the team knows that the signals do not.`,
-    }),
-    expires_at: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description: 'When it ends: ISO 8601, in the future, at most 365 days ahead; 30 days unless given.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+import { deleteOverride, putOverride } from '../writes/overrides.ts';
+import { instantOf } from './instants.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
 
 interface Deps {
   store: Store;
@@ -212,8 +98,8 @@ function explanation(
   };
 }
 
-function explain(app: FastifyInstance, { store, now }: Deps): void {
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof ExplanationQuery> }>(
+function explain(app: App, { store, now }: Deps): void {
+  app.get(
     '/customers/:customer_id/health-score/explanation',
     {
       schema: {
@@ -249,8 +135,8 @@ function explain(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function setOverride(app: FastifyInstance, { store, now }: Deps): void {
-  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof OverrideBody> }>(
+function setOverride(app: App, { store, now }: Deps): void {
+  app.put(
     '/customers/:customer_id/health-score/override',
     {
       config: { area: 'customers' },
@@ -278,8 +164,8 @@ function setOverride(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function removeOverride(app: FastifyInstance, { store, now }: Deps): void {
-  app.delete<{ Params: Static<typeof IdParams> }>(
+function removeOverride(app: App, { store, now }: Deps): void {
+  app.delete(
     '/customers/:customer_id/health-score/override',
     {
       config: { area: 'customers' },
@@ -301,7 +187,7 @@ function removeOverride(app: FastifyInstance, { store, now }: Deps): void {
 const ROUTES = [explain, setOverride, removeOverride];
 
 export const explanationRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps: Deps = { store, now };
     for (const route of ROUTES) route(app, deps);

@@ -1,128 +1,29 @@
 // Factor rules (docs/scoring.md, "Factors from metrics"; docs/api.md, "Factor rules"): parse and
 // check, call ../writes/rules.ts (which rescores every customer the change moves), shape the answer.
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
+import { errorResponses } from '../api/common.ts';
+import {
+  FactorParams,
+  RuleBody,
+  RuleDeleted,
+  RulePreviewAnswer,
+  type RuleRequest,
+  RulesList,
+  type ScaleRequest,
+  toRule,
+} from '../api/factor-rules.ts';
+import { previewAnswer } from '../api/settings.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { AGGREGATES, type FactorRule, MAX_STEPS, type Scale, scaleRefusal } from '../domain/rules.ts';
-import { GATE_STATUSES, type Gate } from '../domain/scoring.ts';
-import { iso } from '../domain/time.ts';
+import { type Scale, scaleRefusal } from '../domain/rules.ts';
 import type { Store } from '../store/store.ts';
 import { deleteRule, previewRule, putRule, type RuleInput } from '../writes/rules.ts';
 import { auditEntry } from './audit.ts';
-import { FactorName } from './health-scores.ts';
-import { errorResponses, Timestamp } from './schemas.ts';
-import { previewAnswer, previewSchema } from './settings.ts';
+import type { App, Routes } from './reply.ts';
 
-const Days = Type.Integer({ minimum: 1, maximum: 365 });
-const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE });
-
-const ScaleSchema = Type.Object(
-  {
-    type: Type.Union([Type.Literal('linear'), Type.Literal('steps')], {
-      description: '`linear` (with from and to) or `steps` (with steps).',
-    }),
-    from: Type.Optional({ ...Finite, description: 'linear: the value that scores 0.' }),
-    to: Type.Optional({ ...Finite, description: 'linear: the value that scores 1 (≠ from).' }),
-    steps: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { min: Finite, score: Type.Number({ minimum: 0, maximum: 1 }) },
-          { additionalProperties: false },
-        ),
-        {
-          minItems: 1,
-          maxItems: MAX_STEPS,
-          description: `steps: 1-${MAX_STEPS} of {min, score}, min strictly ascending.`,
-        },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/**
- * A gate: an object or null in one schema (not a union), so that a bad field is named as
- * `gate.below`, `gate.status` or `gate.NAME` rather than as the union's first branch.
- */
-const GateBody = Type.Unsafe<Gate | null>({
-  type: ['object', 'null'],
-  properties: {
-    below: {
-      type: 'number',
-      minimum: 0,
-      maximum: 1,
-      description: 'While the factor scores below this (0-1), the status is at most `status`.',
-    },
-    status: { type: 'string', enum: [...GATE_STATUSES], description: 'at_risk or critical.' },
-  },
-  required: ['below', 'status'],
-  additionalProperties: false,
-  description:
-    'Caps the customer\'s status while the factor is below `below`; its score is unchanged (docs/scoring.md, "Gates"). null or absent: none.',
-});
-
-/** A gate's band, spelled out (a union built from an array is `never` to Static, and so to the typed client). */
-export const GateStatus = Type.Union([Type.Literal('at_risk'), Type.Literal('critical')]);
-
-const GateAnswer = Type.Union([Type.Object({ below: Type.Number(), status: GateStatus }), Type.Null()], {
-  description: 'The gate (docs/scoring.md, "Gates"); null: none.',
-});
-
-export const RuleBody = Type.Object(
-  {
-    metric: Type.String({ ...FactorName, description: 'The metric it reads; names as for factors.' }),
-    aggregate: Type.Enum(AGGREGATES, {
-      description: 'last, sum, count, avg, min or max of the points in the window.',
-    }),
-    window_days: Type.Optional({
-      ...Days,
-      description: '1-365; 30 unless given (last: no window unless given).',
-    }),
-    scale: ScaleSchema,
-    max_age_days: Type.Optional({
-      ...Days,
-      description: '1-365: an older newest point makes the factor absent.',
-    }),
-    gate: Type.Optional(GateBody),
-  },
-  { additionalProperties: false },
-);
-
-export const Rule = Type.Object(
-  {
-    factor: Type.String(),
-    metric: Type.String(),
-    aggregate: Type.String(),
-    window_days: Type.Union([Type.Integer(), Type.Null()]),
-    scale: Type.Union([
-      Type.Object({ type: Type.Literal('linear'), from: Type.Number(), to: Type.Number() }),
-      Type.Object({
-        type: Type.Literal('steps'),
-        steps: Type.Array(Type.Object({ min: Type.Number(), score: Type.Number() })),
-      }),
-    ]),
-    max_age_days: Type.Union([Type.Integer(), Type.Null()]),
-    gate: GateAnswer,
-    updated_at: Timestamp,
-  },
-  { $id: 'FactorRule' },
-);
 const RuleRef = Type.Ref('FactorRule');
-const FactorParams = Type.Object({ factor: Type.String({ ...FactorName }) });
-
-export const toRule = (r: FactorRule) => ({
-  factor: r.factor,
-  metric: r.metric,
-  aggregate: r.aggregate,
-  window_days: r.windowDays,
-  scale: r.scale,
-  max_age_days: r.maxAgeDays,
-  gate: r.gate ? { below: r.gate.below, status: r.gate.status } : null,
-  updated_at: iso(r.updatedAt),
-});
 
 /** The scale as the rule keeps it: only its type's fields, checked beyond what the schema says. */
-function scaleOf(body: Static<typeof ScaleSchema>): Scale {
+function scaleOf(body: ScaleRequest): Scale {
   const wrong = (param: string, message: string) => new ApiError('parameter_invalid', message, param);
   let scale: Scale;
   if (body.type === 'linear') {
@@ -149,7 +50,7 @@ function scaleOf(body: Static<typeof ScaleSchema>): Scale {
 }
 
 /** A rule as the body gives it, checked beyond what the schema says. */
-const ruleInput = (factor: string, body: Static<typeof RuleBody>): RuleInput => ({
+const ruleInput = (factor: string, body: RuleRequest): RuleInput => ({
   factor,
   metric: body.metric,
   aggregate: body.aggregate,
@@ -159,29 +60,22 @@ const ruleInput = (factor: string, body: Static<typeof RuleBody>): RuleInput => 
   gate: body.gate ? { below: body.gate.below, status: body.gate.status } : null,
 });
 
-export const RulePreviewAnswer = previewSchema({
-  customers: 'Customers the rule may move: those with a score or a point of its metric.',
-  scores: 'Scores this rule would change (or create).',
-  moves: 'Customers with a score who would move to another status band.',
-  bands: 'Customers per band with this rule.',
-});
-
-function listRules(app: FastifyInstance, store: Store): void {
+function listRules(app: App, store: Store): void {
   app.get(
     '/settings/health-score/factors',
     {
       schema: {
         tags: ['settings'],
         summary: 'The factor rules, by factor name',
-        response: { 200: Type.Object({ data: Type.Array(RuleRef) }), ...errorResponses(401) },
+        response: { 200: RulesList, ...errorResponses(401) },
       },
     },
     async (req) => ({ data: (await store.listFactorRules(req.accountId)).map(toRule) }),
   );
 }
 
-function getRule(app: FastifyInstance, store: Store): void {
-  app.get<{ Params: Static<typeof FactorParams> }>(
+function getRule(app: App, store: Store): void {
+  app.get(
     '/settings/health-score/factors/:factor',
     {
       schema: {
@@ -199,8 +93,8 @@ function getRule(app: FastifyInstance, store: Store): void {
   );
 }
 
-function putRuleRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.put<{ Params: Static<typeof FactorParams>; Body: Static<typeof RuleBody> }>(
+function putRuleRoute(app: App, store: Store, now: () => number): void {
+  app.put(
     '/settings/health-score/factors/:factor',
     {
       schema: {
@@ -221,8 +115,8 @@ function putRuleRoute(app: FastifyInstance, store: Store, now: () => number): vo
   );
 }
 
-function previewRuleRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.post<{ Params: Static<typeof FactorParams>; Body: Static<typeof RuleBody> }>(
+function previewRuleRoute(app: App, store: Store, now: () => number): void {
+  app.post(
     '/settings/health-score/factors/:factor/preview',
     {
       schema: {
@@ -240,8 +134,8 @@ function previewRuleRoute(app: FastifyInstance, store: Store, now: () => number)
   );
 }
 
-function deleteRuleRoute(app: FastifyInstance, store: Store, now: () => number): void {
-  app.delete<{ Params: Static<typeof FactorParams> }>(
+function deleteRuleRoute(app: App, store: Store, now: () => number): void {
+  app.delete(
     '/settings/health-score/factors/:factor',
     {
       schema: {
@@ -249,7 +143,7 @@ function deleteRuleRoute(app: FastifyInstance, store: Store, now: () => number):
         summary: 'Delete the rule of a factor; the factor leaves every score',
         params: FactorParams,
         response: {
-          200: Type.Object({ factor: Type.String(), deleted: Type.Boolean() }),
+          200: RuleDeleted,
           ...errorResponses(400, 401, 404, 413, 415),
         },
       },
@@ -272,7 +166,7 @@ function deleteRuleRoute(app: FastifyInstance, store: Store, now: () => number):
 const ROUTES = [listRules, getRule, putRuleRoute, previewRuleRoute, deleteRuleRoute];
 
 export const factorRulesRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     for (const route of ROUTES) route(app, store, now);
   };

@@ -1,151 +1,29 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+// Health scores (docs/api.md, "Health scores"): parse, send the score write (store.run, gathered
+// by the backend: ../store/write.ts) or read the store, answer in the shapes of ../api/health-scores.ts.
+import { Type } from 'typebox';
+import { errorResponses, CustomerParams as IdParams } from '../api/common.ts';
+import {
+  HistoryPage,
+  HistoryQuery,
+  healthScoreJson,
+  PatchBody,
+  PortfolioPage,
+  PortfolioQuery,
+  portfolioPageJson,
+  ScoreBody,
+  toHistoryEntry,
+} from '../api/health-scores.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { computedOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
-import { type Factors, STATUSES } from '../domain/scoring.ts';
-import { iso } from '../domain/time.ts';
+import { gatesOf, type ScoreRecord } from '../domain/health.ts';
+import { STATUSES } from '../domain/scoring.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
 import { runOne } from '../store/write.ts';
-import { applyFactorUpdates, MAX_FACTORS } from '../writes/factor-updates.ts';
+import { applyFactorUpdates } from '../writes/factor-updates.ts';
 import { scoreAsOf } from '../writes/overrides.ts';
-import { healthScoreJson } from '../writes/score-json.ts';
 import { auditEntry } from './audit.ts';
-import { sendJson } from './customers.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses, Limit, Timestamp } from './schemas.ts';
-import { segmentOf, segmentParams } from './segments.ts';
-
-export const FactorName = {
-  pattern: '^[a-z][a-z0-9_]{0,63}$',
-  description: 'lowercase letters, digits, _; 1-64 long',
-};
-
-export const FactorsSchema = Type.Unsafe<Factors>({
-  type: 'object',
-  minProperties: 1,
-  maxProperties: MAX_FACTORS,
-  propertyNames: FactorName,
-  additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
-  description: 'Factor name to score in [0, 1]; 1-50 factors.',
-});
-export const FactorsPatch = Type.Unsafe<Record<string, number | null>>({
-  type: 'object',
-  minProperties: 1,
-  maxProperties: MAX_FACTORS,
-  propertyNames: FactorName,
-  additionalProperties: { type: ['number', 'null'], minimum: 0, maximum: 1 },
-  description: 'Factors to set (score in [0, 1]) or remove (null).',
-});
-
-export const OverrideSchema = Type.Object(
-  {
-    health_score: Type.Number({ minimum: 0, maximum: 1, description: 'The score shown while it stands.' }),
-    computed_score: Type.Number({ description: 'What the factors give, moving underneath.' }),
-    reason: Type.String(),
-    expires_at: Timestamp,
-    set_at: Timestamp,
-    set_by: Type.String({ description: 'The key or person who set it, as the audit log names them.' }),
-  },
-  { $id: 'Override' },
-);
-
-export const HealthScore = Type.Object(
-  {
-    customer_id: Type.String(),
-    health_score: Type.Number({ minimum: 0, maximum: 1 }),
-    factors: Type.Record(Type.String(), Type.Number()),
-    status: Type.Union(
-      STATUSES.map((s) => Type.Literal(s)),
-      {
-        description:
-          'The band of health_score, capped by the gates that apply (docs/scoring.md, "Gates"); an override sets it alone.',
-      },
-    ),
-    gated_by: Type.Array(Type.String(), {
-      description:
-        "The factors whose rule's gate applies (the factor is below the gate), by name; empty when none does or an override stands.",
-    }),
-    updated_at: Timestamp,
-    override: Type.Union([Type.Ref('Override'), Type.Null()], {
-      description:
-        'The override pinning health_score while it stands (docs/scoring.md, "Overrides"); null: none.',
-    }),
-  },
-  { $id: 'HealthScore' },
-);
-
-export const HistoryEntry = Type.Object({
-  version: Type.Integer({ description: 'Starts at 1 and grows by one with every change of this score.' }),
-  health_score: Type.Number(),
-  status: Type.String(),
-  factors: Type.Record(Type.String(), Type.Number()),
-  reason: Type.Union([
-    Type.Literal('factors_updated'),
-    Type.Literal('weights_changed'),
-    Type.Literal('thresholds_changed'),
-    Type.Literal('metrics_updated'),
-    Type.Literal('rules_changed'),
-    Type.Literal('time_passed'),
-    Type.Literal('override_set'),
-    Type.Literal('override_removed'),
-    Type.Literal('override_expired'),
-  ]),
-  created_at: Timestamp,
-});
-
-const IdParams = Type.Object({ customer_id: Type.String() });
-export const ScoreBody = Type.Object({ factors: FactorsSchema }, { additionalProperties: false });
-export const PatchBody = Type.Object({ factors: FactorsPatch }, { additionalProperties: false });
-export const HistoryQuery = Type.Object(
-  {
-    limit: Type.Optional(Limit),
-    starting_after: Type.Optional(
-      // Versions are 32-bit integers in storage (PostgreSQL integer): a larger bound is no version.
-      Type.Integer({
-        minimum: 1,
-        maximum: 2_147_483_647,
-        description: 'A version: the page starts just below it.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export const PortfolioQuery = Type.Object(
-  {
-    status: Type.Optional(Type.Enum(STATUSES)),
-    limit: Type.Optional(Limit),
-    cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page.' })),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-
-/** A health score on the portfolio's list: with its customer's name, so a page needs one request. */
-export const PortfolioEntry = Type.Object(
-  { ...HealthScore.properties, name: Type.String({ description: "The customer's name." }) },
-  { $id: 'PortfolioEntry' },
-);
-
-export const toOverride = (s: Pick<ScoreRecord, 'score' | 'computed' | 'override'>) =>
-  s.override
-    ? {
-        health_score: s.override.score,
-        computed_score: computedOf(s),
-        reason: s.override.reason,
-        expires_at: iso(s.override.expiresAt),
-        set_at: iso(s.override.setAt),
-        set_by: s.override.setBy,
-      }
-    : null;
-
-export const toHealthScore = (s: ScoreRecord) => ({
-  customer_id: s.customerId,
-  health_score: s.score,
-  factors: s.factors,
-  status: s.status,
-  gated_by: s.gatedBy ?? [],
-  updated_at: iso(s.updatedAt),
-  override: toOverride(s),
-});
+import { type App, type Routes, sendJson } from './reply.ts';
+import { segmentOf } from './segments.ts';
 
 const encodeCursor = (s: ScoreRecord) =>
   Buffer.from(JSON.stringify([s.status, s.score, s.customerId])).toString('base64url');
@@ -171,8 +49,8 @@ interface Deps {
 
 const HealthScoreRef = Type.Ref('HealthScore');
 
-function replaceFactors(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ScoreBody> }>(
+function replaceFactors(app: App, { store, now }: Deps): void {
+  app.post(
     '/customers/:customer_id/health-score',
     {
       config: { area: 'customers' },
@@ -206,8 +84,8 @@ function replaceFactors(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function patchFactors(app: FastifyInstance, { store, now }: Deps): void {
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
+function patchFactors(app: App, { store, now }: Deps): void {
+  app.patch(
     '/customers/:customer_id/health-score',
     {
       config: { area: 'customers' },
@@ -238,8 +116,8 @@ function patchFactors(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function getScore(app: FastifyInstance, { store, now }: Deps): void {
-  app.get<{ Params: Static<typeof IdParams> }>(
+function getScore(app: App, { store, now }: Deps): void {
+  app.get(
     '/customers/:customer_id/health-score',
     {
       schema: {
@@ -256,7 +134,7 @@ function getScore(app: FastifyInstance, { store, now }: Deps): void {
         store.getScore(req.accountId, customer_id),
         store.listFactorRules(req.accountId),
       ]);
-      // Built by hand, as POST's answer is (score-json.ts): the schema serializer would test which
+      // Built by hand, as POST's answer is (../api/health-scores.ts): the schema serializer would test which
       // branch of `override` (an object or null) each answer takes.
       if (score) {
         const shown = await scoreAsOf(store, req.accountId, score, now());
@@ -268,8 +146,8 @@ function getScore(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function listHistory(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof HistoryQuery> }>(
+function listHistory(app: App, { store }: Deps): void {
+  app.get(
     '/customers/:customer_id/health-score/history',
     {
       schema: {
@@ -278,7 +156,7 @@ function listHistory(app: FastifyInstance, { store }: Deps): void {
         params: IdParams,
         querystring: HistoryQuery,
         response: {
-          200: Type.Object({ data: Type.Array(HistoryEntry), has_more: Type.Boolean() }),
+          200: HistoryPage,
           ...errorResponses(400, 401, 404),
         },
       },
@@ -290,23 +168,13 @@ function listHistory(app: FastifyInstance, { store }: Deps): void {
         limit: req.query.limit ?? 10,
         before: req.query.starting_after,
       });
-      return {
-        data: page.data.map((h) => ({
-          version: h.version,
-          health_score: h.score,
-          status: h.status,
-          factors: h.factors,
-          reason: h.reason,
-          created_at: iso(h.createdAt),
-        })),
-        has_more: page.hasMore,
-      };
+      return { data: page.data.map(toHistoryEntry), has_more: page.hasMore };
     },
   );
 }
 
-function listScores(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Querystring: Static<typeof PortfolioQuery> }>(
+function listScores(app: App, { store }: Deps): void {
+  app.get(
     '/health-scores',
     {
       schema: {
@@ -314,11 +182,7 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
         summary: 'Current scores of the account, lowest first, optionally of one status band',
         querystring: PortfolioQuery,
         response: {
-          200: Type.Object({
-            data: Type.Array(Type.Ref('PortfolioEntry')),
-            has_more: Type.Boolean(),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-          }),
+          200: PortfolioPage,
           ...errorResponses(400, 401),
         },
       },
@@ -334,17 +198,10 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
         }),
         store.listFactorRules(req.accountId),
       ]);
-      const gates = gatesOf(rules);
       const last = page.data.at(-1);
-      // By hand, as GET's answer: each entry is the HealthScore's text with the name after it.
-      const data = page.data.map(
-        (e) => `${healthScoreJson(e, gates).slice(0, -1)},"name":${JSON.stringify(e.name)}}`,
-      );
-      const cursor = page.hasMore && last ? `"${encodeCursor(last)}"` : 'null';
-      return sendJson(
-        reply,
-        `{"data":[${data.join(',')}],"has_more":${page.hasMore},"next_cursor":${cursor}}`,
-      );
+      // By hand, as GET's answer (../api/health-scores.ts).
+      const cursor = page.hasMore && last ? encodeCursor(last) : null;
+      return sendJson(reply, portfolioPageJson(page.data, gatesOf(rules), page.hasMore, cursor));
     },
   );
 }
@@ -353,7 +210,7 @@ function listScores(app: FastifyInstance, { store }: Deps): void {
 const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores];
 
 export const healthScoresRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps: Deps = { store, now };
     for (const route of ROUTES) route(app, deps);

@@ -1,100 +1,33 @@
 // Metrics (docs/api.md, "Metrics"): a customer's raw signals written one call at a time or in a
 // batch, and read back newest first. The write runs where the writes run (writes/metrics.ts),
 // storing the points and deriving the customer's score again when a rule reads them.
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { errorResponses, CustomerParams as IdParams } from '../api/common.ts';
+import { BATCH_BODY_LIMIT, FACTOR_NAME } from '../api/limits.ts';
+import {
+  MetricItem,
+  MetricNamesAnswer,
+  MetricPointsPage,
+  MetricsAnswer,
+  MetricsBatchAnswer,
+  MetricsBatchBody,
+  MetricsBody,
+  MetricsQuery,
+  toMetricName,
+  toMetricPoint,
+} from '../api/metrics.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { METRIC_VALUE_MAX } from '../domain/rules.ts';
-import { iso, parseInstant } from '../domain/time.ts';
+import { parseInstant } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { runOne } from '../store/write.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
 import { applyMetricWrites, type MetricUpdate, metricBatch } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
 import { auditEntry } from './audit.ts';
-import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
-import { sendJson } from './customers.ts';
-import { FactorName } from './health-scores.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses, instantOf, Timestamp } from './schemas.ts';
+import { instantOf } from './instants.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
 import { itemValidator } from './validation.ts';
 
-const MAX_VALUES = 50;
-/** A value's bound, METRIC_VALUE_MAX (±1e15): no aggregate of such values overflows a double. */
-const MAX_VALUE = METRIC_VALUE_MAX;
-
-export const MetricValues = Type.Unsafe<Record<string, number>>({
-  type: 'object',
-  minProperties: 1,
-  maxProperties: MAX_VALUES,
-  propertyNames: FactorName,
-  additionalProperties: { type: 'number', minimum: -MAX_VALUE, maximum: MAX_VALUE },
-  description: `Metric name (as for factors) to a number from -1e15 to 1e15; 1-${MAX_VALUES} of them.`,
-});
-const At = Type.String({
-  maxLength: 64,
-  description:
-    'When the values were measured: ISO 8601 with a time zone; default now; at most 5 minutes ahead.',
-});
-export const MetricsBody = Type.Object(
-  { values: MetricValues, at: Type.Optional(At) },
-  { additionalProperties: false },
-);
-export const MetricItem = Type.Object(
-  { customer_id: Type.String({ minLength: 1, maxLength: 255 }), values: MetricValues, at: Type.Optional(At) },
-  { additionalProperties: false },
-);
-export const MetricsBatchBody = Type.Object(
-  {
-    metrics: Type.Array(Type.Unknown(), {
-      minItems: 1,
-      maxItems: MAX_BATCH_ITEMS,
-      description: '1-1,000 metric writes, applied in order.',
-    }),
-  },
-  { additionalProperties: false },
-);
-export const MetricsAnswer = Type.Object({
-  customer_id: Type.String(),
-  at: Timestamp,
-  values: Type.Record(Type.String(), Type.Number()),
-  health_score: Type.Union([Type.Ref('HealthScore'), Type.Null()]),
-});
-const MetricsBatchAnswer = Type.Object({
-  results: Type.Array(
-    Type.Union([
-      Type.Object({
-        customer_id: Type.String(),
-        status: Type.Literal(200),
-        at: Timestamp,
-        values: Type.Record(Type.String(), Type.Number()),
-        health_score: Type.Union([Type.Ref('HealthScore'), Type.Null()]),
-      }),
-      Type.Object(refusal),
-    ]),
-  ),
-});
-export const MetricNameItem = Type.Object({
-  name: Type.String(),
-  customers: Type.Integer({ description: 'Customers with at least one point of it.' }),
-  points: Type.Integer(),
-  last_at: Timestamp,
-});
-export const MetricNamesAnswer = Type.Object({ data: Type.Array(MetricNameItem) });
-const MetricPoint = Type.Object({ metric: Type.String(), value: Type.Number(), at: Timestamp });
-const IdParams = Type.Object({ customer_id: Type.String() });
-export const MetricsQuery = Type.Object(
-  {
-    metric: Type.Optional(Type.String({ ...FactorName })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
-    starting_after: Type.Optional(
-      Type.String({ maxLength: 128, description: "The last point of the previous page, as 'metric@at'." }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const METRIC_NAME = new RegExp(FactorName.pattern);
 /** `at` as ms since the epoch: now when absent; 400 (param `param`) unless ISO 8601 and at most 5 minutes ahead. */
 export function pointTime(at: string | undefined, now: number, param = 'at'): number {
   if (at === undefined) return now;
@@ -114,8 +47,8 @@ interface Deps {
   now: () => number;
 }
 
-function postMetrics(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof MetricsBody> }>(
+function postMetrics(app: App, { store, now }: Deps): void {
+  app.post(
     '/customers/:customer_id/metrics',
     {
       config: { area: 'customers' },
@@ -151,8 +84,8 @@ function postMetrics(app: FastifyInstance, { store, now }: Deps): void {
 
 const checkItem = itemValidator(MetricItem);
 
-function postMetricsBatch(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Body: Static<typeof MetricsBatchBody> }>(
+function postMetricsBatch(app: App, { store, now }: Deps): void {
+  app.post(
     '/metrics/batch',
     {
       bodyLimit: BATCH_BODY_LIMIT,
@@ -187,8 +120,8 @@ function postMetricsBatch(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function listMetrics(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof MetricsQuery> }>(
+function listMetrics(app: App, { store }: Deps): void {
+  app.get(
     '/customers/:customer_id/metrics',
     {
       schema: {
@@ -197,7 +130,7 @@ function listMetrics(app: FastifyInstance, { store }: Deps): void {
         params: IdParams,
         querystring: MetricsQuery,
         response: {
-          200: Type.Object({ data: Type.Array(MetricPoint), has_more: Type.Boolean() }),
+          200: MetricPointsPage,
           ...errorResponses(400, 401, 404),
         },
       },
@@ -208,7 +141,7 @@ function listMetrics(app: FastifyInstance, { store }: Deps): void {
       if (req.query.starting_after !== undefined) {
         const [metric = '', at = ''] = req.query.starting_after.split('@');
         const ms = parseInstant(at);
-        if (!METRIC_NAME.test(metric) || ms === null) {
+        if (!FACTOR_NAME.test(metric) || ms === null) {
           throw new ApiError(
             'parameter_invalid',
             "'starting_after' is the last point of the previous page as 'metric@at', such as logins@2026-03-31T12:00:00.000Z.",
@@ -227,14 +160,14 @@ function listMetrics(app: FastifyInstance, { store }: Deps): void {
         throw notFound.customer(id);
       }
       return {
-        data: page.data.map((p) => ({ metric: p.metric, value: p.value, at: iso(p.at) })),
+        data: page.data.map(toMetricPoint),
         has_more: page.hasMore,
       };
     },
   );
 }
 
-function listMetricNames(app: FastifyInstance, { store }: Deps): void {
+function listMetricNames(app: App, { store }: Deps): void {
   app.get(
     '/metrics/names',
     {
@@ -244,14 +177,7 @@ function listMetricNames(app: FastifyInstance, { store }: Deps): void {
         response: { 200: MetricNamesAnswer, ...errorResponses(401) },
       },
     },
-    async (req) => ({
-      data: (await store.metricNames(req.accountId)).map((n) => ({
-        name: n.name,
-        customers: n.customers,
-        points: n.points,
-        last_at: iso(n.lastAt),
-      })),
-    }),
+    async (req) => ({ data: (await store.metricNames(req.accountId)).map(toMetricName) }),
   );
 }
 
@@ -259,7 +185,7 @@ function listMetricNames(app: FastifyInstance, { store }: Deps): void {
 const ROUTES = [postMetrics, listMetrics, postMetricsBatch, listMetricNames];
 
 export const metricsRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     for (const route of ROUTES) route(app, { store, now });
   };

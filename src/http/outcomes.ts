@@ -1,130 +1,38 @@
 // Outcomes and calibration (docs/api.md, "Outcomes and calibration"; docs/scoring.md, "Does the
 // score predict churn?"): what happened to each customer at a renewal, and the report that judges
 // the score by them (the arithmetic in ../domain/calibration.ts).
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
-import { type Calibration, OUTCOMES } from '../domain/calibration.ts';
+import { Type } from 'typebox';
+import { Deleted, errorResponses, CustomerParams as IdParams } from '../api/common.ts';
+import { BATCH_BODY_LIMIT } from '../api/limits.ts';
+import {
+  CalibrationQuery,
+  CalibrationSchema,
+  calibrationJson,
+  OutcomeBody,
+  OutcomeItem,
+  OutcomeParams,
+  type OutcomeRequest,
+  OutcomesBatchAnswer,
+  OutcomesBatchBody,
+  OutcomesPage,
+  OutcomesQuery,
+  toOutcome,
+} from '../api/outcomes.ts';
 import { JudgedPacker } from '../domain/calibration-pack.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { DAY_MS } from '../domain/rules.ts';
-import { STATUSES, type Weights } from '../domain/scoring.ts';
 import type { Segment, Store } from '../store/store.ts';
 import { type CalibrationThreadOptions, CalibrationThreads } from '../work/calibration-threads.ts';
 import { PerAccount } from '../work/per-account.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
-import {
-  MAX_NOTE,
-  type OutcomeInput,
-  outcomeBatch,
-  recordOutcome,
-  removeOutcome,
-} from '../writes/outcomes.ts';
-import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS, refusal } from './batch-schemas.ts';
-import { sendJson } from './customers.ts';
+import { type OutcomeInput, outcomeBatch, recordOutcome, removeOutcome } from '../writes/outcomes.ts';
 import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
-import { errorResponses, instantOf, Limit, Timestamp } from './schemas.ts';
-import { segmentOf, segmentParams } from './segments.ts';
+import { instantOf } from './instants.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
+import { segmentOf } from './segments.ts';
 import { itemValidator } from './validation.ts';
 
-const IdParams = Type.Object({ customer_id: Type.String() });
-const OutcomeParams = Type.Object({ customer_id: Type.String(), outcome_id: Type.String() });
-
-const Kind = Type.Union(
-  OUTCOMES.map((o) => Type.Literal(o)),
-  { description: 'churned or retained.' },
-);
-const fields = {
-  outcome: Kind,
-  at: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description:
-        'When it happened (the renewal date): ISO 8601 with a time zone, not in the future; now unless given.',
-    }),
-  ),
-  note: Type.Optional(Type.String({ maxLength: MAX_NOTE, description: `Up to ${MAX_NOTE} characters.` })),
-};
-export const OutcomeBody = Type.Object(fields, { additionalProperties: false });
-export const OutcomeItem = Type.Object(
-  { customer_id: Type.String({ minLength: 1, maxLength: 255 }), ...fields },
-  { additionalProperties: false },
-);
-export const OutcomesBatchBody = Type.Object(
-  {
-    outcomes: Type.Array(Type.Unknown(), {
-      minItems: 1,
-      maxItems: MAX_BATCH_ITEMS,
-      description: '1-1,000 outcomes, recorded in order.',
-    }),
-  },
-  { additionalProperties: false },
-);
-export const OutcomeSchema = Type.Object(
-  {
-    id: Type.String(),
-    customer_id: Type.String(),
-    outcome: Kind,
-    at: Timestamp,
-    note: Type.Union([Type.String(), Type.Null()]),
-    created_at: Timestamp,
-  },
-  { $id: 'Outcome' },
-);
 const OutcomeRef = Type.Ref('Outcome');
-export const OutcomesQuery = Type.Object(
-  {
-    limit: Type.Optional(Limit),
-    starting_after: Type.Optional(
-      Type.String({ maxLength: 255, description: 'The id of the last outcome of the previous page.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export const CalibrationQuery = Type.Object(
-  {
-    horizon_days: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 365,
-        description: 'Judge each outcome by the score this many days before it (0-365; 0 unless given).',
-      }),
-    ),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-const Auc = Type.Union([Type.Number(), Type.Null()], {
-  description: 'P(a retained outcome scored above a churned one), ties ½; null without one of each.',
-});
-export const CalibrationSchema = Type.Object({
-  horizon_days: Type.Integer(),
-  outcomes: Type.Object({
-    churned: Type.Integer({ description: 'Churned outcomes judged by a score.' }),
-    retained: Type.Integer({ description: 'Retained outcomes judged by a score.' }),
-    unscored: Type.Integer({ description: 'Outcomes whose customer had no score yet at that time.' }),
-  }),
-  auc: Auc,
-  bands: Type.Array(
-    Type.Object({
-      status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
-      outcomes: Type.Integer(),
-      churned: Type.Integer(),
-      churn_rate: Type.Union([Type.Number(), Type.Null()]),
-    }),
-    { description: 'By the band the judged score has under today’s thresholds: healthy, at_risk, critical.' },
-  ),
-  factors: Type.Array(Type.Object({ factor: Type.String(), outcomes: Type.Integer(), auc: Auc }), {
-    description: 'Each factor’s own AUC over the outcomes whose version had it, best first.',
-  }),
-  current_weights_auc: Type.Union([Type.Number(), Type.Null()], {
-    description:
-      'The AUC of today’s weights applied to the same outcomes’ factors: what the suggestion must beat.',
-  }),
-  suggested_weights: Type.Union([Type.Record(Type.String(), Type.Number()), Type.Null()], {
-    description:
-      'Weights fitted to the outcomes (never worse than today’s over them); null with fewer than 20 of either kind.',
-  }),
-  suggested_auc: Auc,
-});
 
 /** `at` as ms: now when absent; 400 parameter_invalid unless ISO 8601 and not in the future. */
 function outcomeTime(at: string | undefined, now: number, param = 'at'): number {
@@ -134,7 +42,7 @@ function outcomeTime(at: string | undefined, now: number, param = 'at'): number 
   return ms;
 }
 
-const inputOf = (customerId: string, body: Static<typeof OutcomeBody>, now: number): OutcomeInput => ({
+const inputOf = (customerId: string, body: OutcomeRequest, now: number): OutcomeInput => ({
   customerId,
   outcome: body.outcome,
   at: outcomeTime(body.at, now),
@@ -147,8 +55,8 @@ interface Deps {
   calibrations: { threads: CalibrationThreads; perAccount: PerAccount };
 }
 
-function postOutcome(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof OutcomeBody> }>(
+function postOutcome(app: App, { store, now }: Deps): void {
+  app.post(
     '/customers/:customer_id/outcomes',
     {
       config: { area: 'customers' },
@@ -170,8 +78,8 @@ function postOutcome(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function listOutcomes(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof OutcomesQuery> }>(
+function listOutcomes(app: App, { store }: Deps): void {
+  app.get(
     '/customers/:customer_id/outcomes',
     {
       schema: {
@@ -180,7 +88,7 @@ function listOutcomes(app: FastifyInstance, { store }: Deps): void {
         params: IdParams,
         querystring: OutcomesQuery,
         response: {
-          200: Type.Object({ data: Type.Array(OutcomeRef), has_more: Type.Boolean() }),
+          200: OutcomesPage,
           ...errorResponses(400, 401, 404),
         },
       },
@@ -205,22 +113,15 @@ function listOutcomes(app: FastifyInstance, { store }: Deps): void {
         }
       }
       return {
-        data: page.data.map((o) => ({
-          id: o.id,
-          customer_id: o.customerId,
-          outcome: o.outcome,
-          at: new Date(o.at).toISOString(),
-          note: o.note,
-          created_at: new Date(o.createdAt).toISOString(),
-        })),
+        data: page.data.map(toOutcome),
         has_more: page.hasMore,
       };
     },
   );
 }
 
-function deleteOutcome(app: FastifyInstance, { store }: Deps): void {
-  app.delete<{ Params: Static<typeof OutcomeParams> }>(
+function deleteOutcome(app: App, { store }: Deps): void {
+  app.delete(
     '/customers/:customer_id/outcomes/:outcome_id',
     {
       config: { area: 'customers' },
@@ -229,7 +130,7 @@ function deleteOutcome(app: FastifyInstance, { store }: Deps): void {
         summary: 'Delete an outcome recorded by mistake',
         params: OutcomeParams,
         response: {
-          200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+          200: Deleted,
           ...errorResponses(401, 404),
         },
       },
@@ -243,8 +144,8 @@ function deleteOutcome(app: FastifyInstance, { store }: Deps): void {
 
 const checkItem = itemValidator(OutcomeItem);
 
-function postOutcomesBatch(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Body: Static<typeof OutcomesBatchBody> }>(
+function postOutcomesBatch(app: App, { store, now }: Deps): void {
+  app.post(
     '/outcomes/batch',
     {
       bodyLimit: BATCH_BODY_LIMIT,
@@ -254,14 +155,7 @@ function postOutcomesBatch(app: FastifyInstance, { store, now }: Deps): void {
         summary: 'Record up to 1,000 outcomes in one transaction',
         body: OutcomesBatchBody,
         response: {
-          200: Type.Object({
-            results: Type.Array(
-              Type.Union([
-                Type.Object({ customer_id: Type.String(), status: Type.Literal(201), outcome: OutcomeRef }),
-                Type.Object(refusal),
-              ]),
-            ),
-          }),
+          200: OutcomesBatchAnswer,
           ...errorResponses(400, 401, 409, 413, 415),
         },
       },
@@ -276,7 +170,7 @@ function postOutcomesBatch(app: FastifyInstance, { store, now }: Deps): void {
         try {
           const refused = checkItem(raw);
           if (refused) throw refused;
-          return { item: inputOf(id as string, raw as Static<typeof OutcomeBody>, clock) };
+          return { item: inputOf(id as string, raw as OutcomeRequest, clock) };
         } catch (error) {
           if (error instanceof ApiError) return { result: refusedJson(id, error) };
           throw error;
@@ -342,31 +236,12 @@ export async function calibration(
   return calibrationJson(report, horizonDays, packer.unscored);
 }
 
-/** The calibration report as the API answers it (docs/api.md, "Outcomes and calibration"). */
-export function calibrationJson(report: Calibration, horizonDays: number, unscored: number) {
-  return {
-    horizon_days: horizonDays,
-    outcomes: { churned: report.churned, retained: report.retained, unscored },
-    auc: report.auc,
-    bands: report.bands.map((b) => ({
-      status: b.status,
-      outcomes: b.outcomes,
-      churned: b.churned,
-      churn_rate: b.churnRate,
-    })),
-    factors: report.factors,
-    current_weights_auc: report.currentWeightsAuc,
-    suggested_weights: report.suggestedWeights as Weights | null,
-    suggested_auc: report.suggestedAuc,
-  };
-}
-
 /** Lets the requests waiting run between two pages. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function getCalibration(app: FastifyInstance, { store, calibrations }: Deps): void {
+function getCalibration(app: App, { store, calibrations }: Deps): void {
   const { threads, perAccount } = calibrations;
-  app.get<{ Querystring: Static<typeof CalibrationQuery> }>(
+  app.get(
     '/health-scores/calibration',
     {
       schema: {
@@ -396,7 +271,7 @@ const ROUTES = [postOutcome, listOutcomes, deleteOutcome, postOutcomesBatch, get
 
 /** `threads`: where the calibration's arithmetic runs; they are closed with the app. */
 export const outcomesRoutes =
-  (store: Store, now: () => number, threads: CalibrationThreadOptions = {}): FastifyPluginAsync =>
+  (store: Store, now: () => number, threads: CalibrationThreadOptions = {}): Routes =>
   async (app) => {
     const calibrations = {
       threads: new CalibrationThreads(threads),

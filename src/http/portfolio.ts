@@ -1,129 +1,22 @@
 // The portfolio over time and by segment: the summary (grouped by a metadata key), the score
 // distribution, the trend of the last N days and the biggest movers. docs/api.md, "Segments, trends and movers".
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { errorResponses } from '../api/common.ts';
+import { MAX_GROUPS } from '../api/limits.ts';
+import {
+  DistributionAnswer,
+  DistributionQuery,
+  MoversAnswer,
+  MoversQuery,
+  SummaryAnswer,
+  SummaryQuery,
+  TrendAnswer,
+  TrendQuery,
+} from '../api/portfolio.ts';
 import { DAY_MS, dayOf, figures, trend } from '../domain/portfolio.ts';
-import { round6, STATUSES } from '../domain/scoring.ts';
+import { round6 } from '../domain/scoring.ts';
 import type { GroupTally, Store } from '../store/store.ts';
-import { errorResponses } from './schemas.ts';
-import { segmentOf, segmentParams } from './segments.ts';
-
-const Counts = Type.Object({ healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() });
-const Average = Type.Union([Type.Number(), Type.Null()], {
-  description: 'The mean health score to 6 places; null when there is none.',
-});
-
-/** Groups listed at most: a key with more values than this is an id, not a segment. */
-export const MAX_GROUPS = 1000;
-
-export const SummaryQuery = Type.Object(
-  {
-    group_by: Type.Optional(
-      Type.String({
-        pattern: '^metadata\\.[^\\u0000]{1,64}$',
-        description: 'metadata.KEY: the figures per value of that metadata key too, worst average first.',
-      }),
-    ),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-const Group = Type.Object({
-  value: Type.Union(
-    [
-      Type.String(),
-      Type.Number(),
-      Type.Boolean(),
-      Type.Null(),
-      // Open: the serializer drops properties a schema does not list, and a closed {} emptied every object.
-      Type.Object({}, { additionalProperties: true }),
-      Type.Array(Type.Unknown()),
-    ],
-    { description: 'The metadata value as stored; null for customers without the key.' },
-  ),
-  total: Type.Integer(),
-  counts: Counts,
-  average: Type.Number(),
-});
-export const SummaryAnswer = Type.Object({
-  total: Type.Integer(),
-  counts: Counts,
-  average: Average,
-  groups: Type.Optional(Type.Array(Group)),
-  groups_truncated: Type.Optional(
-    Type.Boolean({
-      description: `True when the key has more than ${MAX_GROUPS} values: the worst are listed.`,
-    }),
-  ),
-});
-
-export const DistributionQuery = Type.Object(
-  {
-    bins: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: 20,
-        description: '1-100 equal bins of [0, 1]: 20 (the default) are 0.05 wide.',
-      }),
-    ),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-export const DistributionAnswer = Type.Object({
-  total: Type.Integer({
-    description: 'Every current score of the account (or the segment): the bins add up to it.',
-  }),
-  bins: Type.Array(
-    Type.Object({
-      from: Type.Number({ description: 'The bin holds the scores from `from` (included)…' }),
-      to: Type.Number({ description: '…up to `to` (excluded; the last bin holds 1 too).' }),
-      total: Type.Integer(),
-      counts: Counts,
-      average: Average,
-    }),
-    { description: 'Lowest first, `bins` of them, empty bins included.' },
-  ),
-});
-
-export const TrendQuery = Type.Object(
-  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 30, description: '1-365.' })) },
-  { additionalProperties: false, ...segmentParams },
-);
-export const TrendAnswer = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      date: Type.String({
-        description: 'YYYY-MM-DD (UTC): the portfolio as it stood at the end of this day.',
-      }),
-      total: Type.Integer(),
-      counts: Counts,
-      average: Average,
-    }),
-  ),
-});
-
-export const MoversQuery = Type.Object(
-  {
-    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 7, description: '1-90.' })),
-    direction: Type.Optional(Type.Enum(['down', 'up'], { default: 'down' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: '1-100.' })),
-  },
-  { additionalProperties: false, ...segmentParams },
-);
-export const MoversAnswer = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      customer_id: Type.String(),
-      name: Type.String(),
-      health_score: Type.Number(),
-      status: Type.Enum(STATUSES),
-      baseline_score: Type.Number({
-        description: 'The score as it stood `days` ago (or its first score since).',
-      }),
-      change: Type.Number({ description: 'health_score − baseline_score, to 6 places.' }),
-    }),
-  ),
-});
+import type { App, Routes } from './reply.ts';
+import { segmentOf } from './segments.ts';
 
 interface Deps {
   store: Store;
@@ -146,8 +39,8 @@ function groupsJson(groups: GroupTally[]) {
   }));
 }
 
-function summary(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Querystring: Static<typeof SummaryQuery> }>(
+function summary(app: App, { store }: Deps): void {
+  app.get(
     '/health-scores/summary',
     {
       schema: {
@@ -169,8 +62,8 @@ function summary(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
-function distribution(app: FastifyInstance, { store }: Deps): void {
-  app.get<{ Querystring: Static<typeof DistributionQuery> }>(
+function distribution(app: App, { store }: Deps): void {
+  app.get(
     '/health-scores/distribution',
     {
       schema: {
@@ -194,8 +87,8 @@ function distribution(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
-function trendRoute(app: FastifyInstance, { store, now }: Deps): void {
-  app.get<{ Querystring: Static<typeof TrendQuery> }>(
+function trendRoute(app: App, { store, now }: Deps): void {
+  app.get(
     '/health-scores/trend',
     {
       schema: {
@@ -217,8 +110,8 @@ function trendRoute(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function moversRoute(app: FastifyInstance, { store, now }: Deps): void {
-  app.get<{ Querystring: Static<typeof MoversQuery> }>(
+function moversRoute(app: App, { store, now }: Deps): void {
+  app.get(
     '/health-scores/movers',
     {
       schema: {
@@ -253,7 +146,7 @@ function moversRoute(app: FastifyInstance, { store, now }: Deps): void {
 const ROUTES = [summary, distribution, trendRoute, moversRoute];
 
 export const portfolioRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     for (const route of ROUTES) route(app, { store, now });
   };

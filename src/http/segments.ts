@@ -1,33 +1,17 @@
 // Segment filters in a query string: `metadata[KEY]=VALUE`, several ANDed (docs/api.md,
-// "Segments"). The lists, the summary, the trend and the movers all take them.
+// "Segments"). The lists, the summary, the trend and the movers all take them; their schema is
+// segmentParams (../api/common.ts).
 
+import { SEGMENT_FILTER } from '../api/common.ts';
 import { METADATA_MAX_KEYS } from '../domain/customers.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { Segment } from '../store/store.ts';
-
-const FILTER = /^metadata\[([\s\S]{1,64})\]$/;
-
-/**
- * Schema options a query schema spreads in: `metadata[KEY]` parameters beside its own. A key or
- * value holding NUL is refused: PostgreSQL text cannot hold it, so it could match nothing.
- */
-export const segmentParams = {
-  patternProperties: {
-    [FILTER.source]: {
-      type: 'string',
-      maxLength: 16384,
-      pattern: '^[^\\u0000]*$',
-      description:
-        'metadata[KEY]=VALUE: only customers whose metadata KEY is this string, or a number or boolean with this JSON text.',
-    },
-  },
-} as const;
 
 /** The segment a query names (parameters its schema has checked), or undefined for none. */
 export function segmentOf(query: object): Segment | undefined {
   const segment: { key: string; value: string }[] = [];
   for (const [param, value] of Object.entries(query)) {
-    const key = FILTER.exec(param)?.[1];
+    const key = SEGMENT_FILTER.exec(param)?.[1];
     if (key === undefined) continue;
     if (key.includes('\u0000')) {
       throw new ApiError(

@@ -1,40 +1,21 @@
 // The settings routes: parse, call ../writes/rescore.ts (which recomputes the scores), shape the
 // answer. docs/api.md, "Settings".
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
-import type { Weights } from '../domain/scoring.ts';
+import { errorResponses } from '../api/common.ts';
+import {
+  AlertsAnswer,
+  AlertsBody,
+  PreviewAnswer,
+  previewAnswer,
+  ThresholdsAnswer,
+  ThresholdsBody,
+  WeightsAnswer,
+  WeightsBody,
+} from '../api/settings.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Settings, Store } from '../store/store.ts';
-import { changeThresholds, changeWeights, type Preview, previewWeights } from '../writes/rescore.ts';
+import { changeThresholds, changeWeights, previewWeights } from '../writes/rescore.ts';
 import { auditEntry } from './audit.ts';
-import { errorResponses, Timestamp } from './schemas.ts';
-
-export const WeightsSchema = Type.Unsafe<Weights>({
-  type: 'object',
-  minProperties: 1,
-  maxProperties: 50,
-  propertyNames: { pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'names as for factors' },
-  additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
-  description: 'Factor name to weight in [0, 1]; the weights sum to 1.0 (within 1e-6).',
-});
-export const WeightsBody = Type.Object({ weights: WeightsSchema }, { additionalProperties: false });
-export const WeightsAnswer = Type.Object({
-  weights: Type.Record(Type.String(), Type.Number()),
-  updated_at: Type.Union([Timestamp, Type.Null()]),
-});
-
-const Bound = Type.Number({ exclusiveMinimum: 0, maximum: 1 });
-export const ThresholdsBody = Type.Object(
-  { healthy: Type.Optional(Bound), at_risk: Type.Optional(Bound) },
-  { additionalProperties: false, minProperties: 1 },
-);
-export const ThresholdsAnswer = Type.Object({
-  healthy: Type.Number({ description: 'Scores at or above are healthy.' }),
-  at_risk: Type.Number({
-    description: 'Scores at or above (and below healthy) are at_risk; below are critical.',
-  }),
-  updated_at: Type.Union([Timestamp, Type.Null()]),
-});
+import type { App, Routes } from './reply.ts';
 
 const weightsAnswer = (s: Settings) => ({
   weights: s.weights,
@@ -45,34 +26,7 @@ const thresholdsAnswer = (s: Settings) => ({
   updated_at: s.thresholdsUpdatedAt === null ? null : iso(s.thresholdsUpdatedAt),
 });
 
-/** A preview's answer schema (weights, rules), each count described in the change's own words. */
-export const previewSchema = (d: { customers: string; scores: string; bands: string; moves: string }) =>
-  Type.Object({
-    customers: Type.Integer({ description: d.customers }),
-    scores_changed: Type.Integer({ description: d.scores }),
-    band_changes: Type.Integer({ description: d.moves }),
-    bands: Type.Object(
-      { healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() },
-      { description: d.bands },
-    ),
-  });
-
-export const PreviewAnswer = previewSchema({
-  customers: 'Customers with a health score.',
-  scores: 'Scores these weights would change.',
-  moves: 'Customers who would move to another status band.',
-  bands: 'Customers per band under these weights.',
-});
-
-/** A preview as the API answers it. */
-export const previewAnswer = (p: Preview) => ({
-  customers: p.customers,
-  scores_changed: p.scoresChanged,
-  band_changes: p.bandChanges,
-  bands: p.bands,
-});
-
-function readWeights(app: FastifyInstance, store: Store): void {
+function readWeights(app: App, store: Store): void {
   app.get(
     '/settings/health-score/weights',
     {
@@ -86,8 +40,8 @@ function readWeights(app: FastifyInstance, store: Store): void {
   );
 }
 
-function patchWeights(app: FastifyInstance, store: Store, now: () => number): void {
-  app.patch<{ Body: Static<typeof WeightsBody> }>(
+function patchWeights(app: App, store: Store, now: () => number): void {
+  app.patch(
     '/settings/health-score/weights',
     {
       schema: {
@@ -106,8 +60,8 @@ function patchWeights(app: FastifyInstance, store: Store, now: () => number): vo
   );
 }
 
-function postWeightsPreview(app: FastifyInstance, store: Store): void {
-  app.post<{ Body: Static<typeof WeightsBody> }>(
+function postWeightsPreview(app: App, store: Store): void {
+  app.post(
     '/settings/health-score/weights/preview',
     {
       schema: {
@@ -121,7 +75,7 @@ function postWeightsPreview(app: FastifyInstance, store: Store): void {
   );
 }
 
-function readThresholds(app: FastifyInstance, store: Store): void {
+function readThresholds(app: App, store: Store): void {
   app.get(
     '/settings/health-score/thresholds',
     {
@@ -135,8 +89,8 @@ function readThresholds(app: FastifyInstance, store: Store): void {
   );
 }
 
-function patchThresholds(app: FastifyInstance, store: Store, now: () => number): void {
-  app.patch<{ Body: Static<typeof ThresholdsBody> }>(
+function patchThresholds(app: App, store: Store, now: () => number): void {
+  app.patch(
     '/settings/health-score/thresholds',
     {
       schema: {
@@ -155,40 +109,12 @@ function patchThresholds(app: FastifyInstance, store: Store, now: () => number):
   );
 }
 
-export const AlertsBody = Type.Object(
-  {
-    drop: Type.Union([
-      Type.Object(
-        {
-          delta: Type.Number({
-            exclusiveMinimum: 0,
-            maximum: 1,
-            description: 'How far below its peak a score must fall, in (0, 1].',
-          }),
-          days: Type.Integer({
-            minimum: 1,
-            maximum: 90,
-            description: 'The window the peak is taken over, and the quiet time after an alert: 1-90 days.',
-          }),
-        },
-        { additionalProperties: false },
-      ),
-      Type.Null({ description: 'No drop alerts.' }),
-    ]),
-  },
-  { additionalProperties: false },
-);
-export const AlertsAnswer = Type.Object({
-  drop: Type.Union([Type.Object({ delta: Type.Number(), days: Type.Integer() }), Type.Null()]),
-  updated_at: Type.Union([Timestamp, Type.Null()]),
-});
-
 const alertsAnswer = (s: Settings) => ({
   drop: s.drop,
   updated_at: s.alertsUpdatedAt === null ? null : iso(s.alertsUpdatedAt),
 });
 
-function readAlerts(app: FastifyInstance, store: Store): void {
+function readAlerts(app: App, store: Store): void {
   app.get(
     '/settings/health-score/alerts',
     {
@@ -202,8 +128,8 @@ function readAlerts(app: FastifyInstance, store: Store): void {
   );
 }
 
-function patchAlerts(app: FastifyInstance, store: Store, now: () => number): void {
-  app.patch<{ Body: Static<typeof AlertsBody> }>(
+function patchAlerts(app: App, store: Store, now: () => number): void {
+  app.patch(
     '/settings/health-score/alerts',
     {
       schema: {
@@ -236,7 +162,7 @@ const ROUTES = [
 ];
 
 export const settingsRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     for (const route of ROUTES) route(app, store, now);
   };

@@ -1,34 +1,21 @@
 // People of the account, managed over the API by admins and write keys (docs/people.md,
 // "Adding people"): the same users `vitals users` manages, with the same one-time links.
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { Deleted, errorResponses } from '../api/common.ts';
+import {
+  CreateUserBody as CreateBody,
+  CreatedUser,
+  UserParams as IdParams,
+  UpdateUserBody as UpdateBody,
+  User,
+  UsersList,
+  userJson,
+} from '../api/users.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { normalizeEmail, USER_ROLES } from '../domain/people.ts';
+import { normalizeEmail } from '../domain/people.ts';
 import { addUser } from '../keys.ts';
 import type { Store } from '../store/store.ts';
-import { userJson } from './auth-routes.ts';
-import { errorResponses } from './schemas.ts';
-
-const Role = Type.Union(
-  USER_ROLES.map((r) => Type.Literal(r)),
-  { description: 'admin: everything; editor: customers and scores; viewer: read only.' },
-);
-const User = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  role: Role,
-  account: Type.String(),
-  created_at: Type.String(),
-});
-const CreateBody = Type.Object(
-  {
-    email: Type.String({ maxLength: 320, pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$' }),
-    role: Role,
-  },
-  { additionalProperties: false },
-);
-const UpdateBody = Type.Object({ role: Role }, { additionalProperties: false });
-const IdParams = Type.Object({ user_id: Type.String() });
+import type { App, Routes } from './reply.ts';
 
 interface Deps {
   store: Store;
@@ -38,7 +25,7 @@ interface Deps {
 /** Where this dashboard is, as the request reached it: the link goes back there. */
 const dashboardUrl = (req: FastifyRequest) => `${req.protocol}://${req.host}`;
 
-function listUsers(app: FastifyInstance, { store }: Deps): void {
+function listUsers(app: App, { store }: Deps): void {
   app.get(
     '/users',
     {
@@ -46,15 +33,15 @@ function listUsers(app: FastifyInstance, { store }: Deps): void {
       schema: {
         tags: ['people'],
         summary: "The account's people, by email",
-        response: { 200: Type.Object({ data: Type.Array(User) }), ...errorResponses(401, 403) },
+        response: { 200: UsersList, ...errorResponses(401, 403) },
       },
     },
     async (req) => ({ data: (await store.listUsers(req.accountId)).map(userJson) }),
   );
 }
 
-function createUser(app: FastifyInstance, { store, now }: Deps): void {
-  app.post<{ Body: Static<typeof CreateBody> }>(
+function createUser(app: App, { store, now }: Deps): void {
+  app.post(
     '/users',
     {
       config: { area: 'people', shownOnce: ['sign_in_link'] },
@@ -63,15 +50,7 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
         summary: 'Add a person; the answer holds their one-time sign-in link, shown only this once',
         body: CreateBody,
         response: {
-          201: Type.Object({
-            user: User,
-            sign_in_link: Type.Optional(
-              Type.String({
-                description:
-                  'Valid 24 hours, once. Send it to the person. Only in the first answer: a replayed Idempotency-Key answer leaves it out (it is kept only as a hash).',
-              }),
-            ),
-          }),
+          201: CreatedUser,
           ...errorResponses(400, 401, 403, 409, 413, 415),
         },
       },
@@ -90,8 +69,8 @@ function createUser(app: FastifyInstance, { store, now }: Deps): void {
   );
 }
 
-function updateUser(app: FastifyInstance, { store }: Deps): void {
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+function updateUser(app: App, { store }: Deps): void {
+  app.patch(
     '/users/:user_id',
     {
       config: { area: 'people' },
@@ -111,8 +90,8 @@ function updateUser(app: FastifyInstance, { store }: Deps): void {
   );
 }
 
-function removeUser(app: FastifyInstance, { store }: Deps): void {
-  app.delete<{ Params: Static<typeof IdParams> }>(
+function removeUser(app: App, { store }: Deps): void {
+  app.delete(
     '/users/:user_id',
     {
       config: { area: 'people' },
@@ -121,7 +100,7 @@ function removeUser(app: FastifyInstance, { store }: Deps): void {
         summary: 'Remove a person; their sessions end at once',
         params: IdParams,
         response: {
-          200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+          200: Deleted,
           ...errorResponses(401, 403, 404),
         },
       },
@@ -136,7 +115,7 @@ function removeUser(app: FastifyInstance, { store }: Deps): void {
 }
 
 export const usersRoutes =
-  (store: Store, now: () => number): FastifyPluginAsync =>
+  (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps = { store, now };
     for (const route of [listUsers, createUser, updateUser, removeUser]) route(app, deps);

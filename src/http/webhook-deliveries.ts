@@ -1,17 +1,25 @@
 // The delivery routes of a webhook (a test event, the delivery log, a retry), one handler each;
-// registered by webhooksRoutes (webhooks.ts). docs/api.md, "Deliveries".
-import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
+// registered after the webhook's own (webhooks.ts). docs/api.md, "Deliveries".
+import { Type } from 'typebox';
+import { errorResponses } from '../api/common.ts';
+import {
+  DeliveriesPage,
+  DeliveriesQuery,
+  DeliveryParams,
+  IdParams,
+  NoFields,
+  toDelivery,
+} from '../api/webhooks.ts';
+import type { Store } from '../store/store.ts';
 import { retryDelivery, sendTestEvent } from '../writes/webhooks.ts';
 import { recordAnswer } from './idempotency.ts';
-import { errorResponses } from './schemas.ts';
-import type { WebhookDeps } from './webhook-schemas.ts';
-import { DeliveriesQuery, DeliveryParams, IdParams, NoFields, toDelivery } from './webhook-schemas.ts';
+import type { App, Routes } from './reply.ts';
+import { type WebhookDeps, webhookDeps } from './webhook-deps.ts';
 
 const DeliveryRef = Type.Ref('Delivery');
 
-export function sendTestEventRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
-  app.post<{ Params: Static<typeof IdParams> }>(
+function sendTestEventRoute(app: App, { store, now }: WebhookDeps): void {
+  app.post(
     '/webhooks/:webhook_id/test',
     {
       schema: {
@@ -34,8 +42,8 @@ export function sendTestEventRoute(app: FastifyInstance, { store, now }: Webhook
   );
 }
 
-export function listDeliveriesRoute(app: FastifyInstance, { store, find }: WebhookDeps): void {
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveriesQuery> }>(
+function listDeliveriesRoute(app: App, { store, find }: WebhookDeps): void {
+  app.get(
     '/webhooks/:webhook_id/deliveries',
     {
       schema: {
@@ -44,7 +52,7 @@ export function listDeliveriesRoute(app: FastifyInstance, { store, find }: Webho
         params: IdParams,
         querystring: DeliveriesQuery,
         response: {
-          200: Type.Object({ data: Type.Array(DeliveryRef), has_more: Type.Boolean() }),
+          200: DeliveriesPage,
           ...errorResponses(400, 401, 404),
         },
       },
@@ -61,8 +69,8 @@ export function listDeliveriesRoute(app: FastifyInstance, { store, find }: Webho
   );
 }
 
-export function retryDeliveryRoute(app: FastifyInstance, { store, find, now }: WebhookDeps): void {
-  app.post<{ Params: Static<typeof DeliveryParams> }>(
+function retryDeliveryRoute(app: App, { store, find, now }: WebhookDeps): void {
+  app.post(
     '/webhooks/:webhook_id/deliveries/:delivery_id/retry',
     {
       schema: {
@@ -85,3 +93,13 @@ export function retryDeliveryRoute(app: FastifyInstance, { store, find, now }: W
     },
   );
 }
+
+/** In this order: the OpenAPI document lists the routes as they are registered. */
+const ROUTES = [sendTestEventRoute, listDeliveriesRoute, retryDeliveryRoute];
+
+export const webhookDeliveriesRoutes =
+  (store: Store, opts: { blockPrivate: boolean }, now: () => number): Routes =>
+  async (app) => {
+    const deps = webhookDeps(store, opts, now);
+    for (const route of ROUTES) route(app, deps);
+  };

@@ -1,31 +1,29 @@
 // The webhook routes, one handler each: the webhook itself here, its deliveries in
-// webhook-deliveries.ts, schemas and shaping in webhook-schemas.ts. docs/api.md, "Webhooks".
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { type Static, Type } from 'typebox';
-import { ApiError, notFound } from '../domain/errors.ts';
-import { iso } from '../domain/time.ts';
-import type { Store } from '../store/store.ts';
-import { urlRefusal } from '../webhooks/url-guard.ts';
-import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../writes/webhooks.ts';
-import { recordAnswer } from './idempotency.ts';
-import { errorResponses } from './schemas.ts';
-import { listDeliveriesRoute, retryDeliveryRoute, sendTestEventRoute } from './webhook-deliveries.ts';
+// webhook-deliveries.ts, schemas and shaping in ../api/webhooks.ts. docs/api.md, "Webhooks".
+import { Type } from 'typebox';
+import { Deleted, errorResponses } from '../api/common.ts';
+import { BACKLOG_CAP } from '../api/limits.ts';
 import {
-  BACKLOG_CAP,
   CreateBody,
   IdParams,
   RotateBody,
   toWebhook,
   UpdateBody,
-  type WebhookDeps,
+  WebhooksList,
   WebhookWithBacklog,
   WebhookWithSecret,
-} from './webhook-schemas.ts';
+} from '../api/webhooks.ts';
+import { iso } from '../domain/time.ts';
+import type { Store } from '../store/store.ts';
+import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../writes/webhooks.ts';
+import { recordAnswer } from './idempotency.ts';
+import type { App, Routes } from './reply.ts';
+import { type WebhookDeps, webhookDeps } from './webhook-deps.ts';
 
 const WebhookRef = Type.Ref('Webhook');
 
-function createWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: WebhookDeps): void {
-  app.post<{ Body: Static<typeof CreateBody> }>(
+function createWebhookRoute(app: App, { store, checkUrl, now }: WebhookDeps): void {
+  app.post(
     '/webhooks',
     {
       schema: {
@@ -49,14 +47,14 @@ function createWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: Webh
   );
 }
 
-function listWebhooksRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
+function listWebhooksRoute(app: App, { store, now }: WebhookDeps): void {
   app.get(
     '/webhooks',
     {
       schema: {
         tags: ['webhooks'],
         summary: 'List webhooks (never with their secrets)',
-        response: { 200: Type.Object({ webhooks: Type.Array(WebhookRef) }), ...errorResponses(401) },
+        response: { 200: WebhooksList, ...errorResponses(401) },
       },
     },
     async (req) => {
@@ -66,8 +64,8 @@ function listWebhooksRoute(app: FastifyInstance, { store, now }: WebhookDeps): v
   );
 }
 
-function getWebhookRoute(app: FastifyInstance, { store, find, now }: WebhookDeps): void {
-  app.get<{ Params: Static<typeof IdParams> }>(
+function getWebhookRoute(app: App, { store, find, now }: WebhookDeps): void {
+  app.get(
     '/webhooks/:webhook_id',
     {
       schema: {
@@ -91,8 +89,8 @@ function getWebhookRoute(app: FastifyInstance, { store, find, now }: WebhookDeps
   );
 }
 
-function updateWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: WebhookDeps): void {
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+function updateWebhookRoute(app: App, { store, checkUrl, now }: WebhookDeps): void {
+  app.patch(
     '/webhooks/:webhook_id',
     {
       schema: {
@@ -114,8 +112,8 @@ function updateWebhookRoute(app: FastifyInstance, { store, checkUrl, now }: Webh
   );
 }
 
-function deleteWebhookRoute(app: FastifyInstance, { store }: WebhookDeps): void {
-  app.delete<{ Params: Static<typeof IdParams> }>(
+function deleteWebhookRoute(app: App, { store }: WebhookDeps): void {
+  app.delete(
     '/webhooks/:webhook_id',
     {
       schema: {
@@ -123,7 +121,7 @@ function deleteWebhookRoute(app: FastifyInstance, { store }: WebhookDeps): void 
         summary: 'Delete a webhook; its pending deliveries are dropped',
         params: IdParams,
         response: {
-          200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
+          200: Deleted,
           ...errorResponses(400, 401, 404, 413, 415),
         },
       },
@@ -132,8 +130,8 @@ function deleteWebhookRoute(app: FastifyInstance, { store }: WebhookDeps): void 
   );
 }
 
-function rotateSecretRoute(app: FastifyInstance, { store, now }: WebhookDeps): void {
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RotateBody> }>(
+function rotateSecretRoute(app: App, { store, now }: WebhookDeps): void {
+  app.post(
     '/webhooks/:webhook_id/rotate-secret',
     {
       schema: {
@@ -166,26 +164,11 @@ const ROUTES = [
   updateWebhookRoute,
   deleteWebhookRoute,
   rotateSecretRoute,
-  sendTestEventRoute,
-  listDeliveriesRoute,
-  retryDeliveryRoute,
 ];
 
 export const webhooksRoutes =
-  (store: Store, opts: { blockPrivate: boolean }, now: () => number): FastifyPluginAsync =>
+  (store: Store, opts: { blockPrivate: boolean }, now: () => number): Routes =>
   async (app) => {
-    const deps: WebhookDeps = {
-      store,
-      now,
-      checkUrl: (url) => {
-        const refusal = urlRefusal(url, opts.blockPrivate);
-        if (refusal) throw new ApiError('parameter_invalid', `'url' ${refusal}.`, 'url');
-      },
-      find: async (accountId, id) => {
-        const webhook = await store.getWebhook(accountId, id);
-        if (!webhook) throw notFound.webhook(id);
-        return webhook;
-      },
-    };
+    const deps = webhookDeps(store, opts, now);
     for (const route of ROUTES) route(app, deps);
   };

@@ -1,6 +1,7 @@
 // How a row of an import file becomes a batch item (docs/cli.md, "Import and export"): the
 // columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
 // import (web/) reads CSV files with these same rules.
+import { FACTOR_NAME } from '../domain/scoring.ts';
 import { INSTANT_RULE, parseInstant } from '../domain/time.ts';
 
 export type Kind = 'customers' | 'scores' | 'metrics' | 'outcomes';
@@ -22,8 +23,6 @@ export type Column =
   | { to: 'factor'; name: string }
   | { to: 'metric'; name: string }
   | { to: 'ignored' };
-
-const FACTOR = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** Columns an export writes that an import reads past: they are the server's to set (a score's
  * `name` is its customer's, which a scores import does not change; an outcome's `id` is new on
@@ -77,13 +76,13 @@ function columnOf(kind: Kind, name: string): Column | null {
   }
   if (kind === 'metrics') {
     if (name === 'at' || name === 'values') return { to: name };
-    return FACTOR.test(name) ? { to: 'metric', name } : null;
+    return FACTOR_NAME.test(name) ? { to: 'metric', name } : null;
   }
   if (kind === 'outcomes') {
     return name === 'outcome' || name === 'at' || name === 'note' ? { to: name } : null;
   }
   if (name === 'factors') return { to: 'factors' };
-  return FACTOR.test(name) ? { to: 'factor', name } : null;
+  return FACTOR_NAME.test(name) ? { to: 'factor', name } : null;
 }
 
 const DECIMAL = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;

@@ -1,14 +1,15 @@
 // The batch endpoints' transactions (docs/api.md, "Batches"): every item applied in order, as
 // its single call would apply it, in one transaction with one commit. They run where the writes
 // run (store.run) and return the answer's JSON text, which an Idempotency-Key stores with them.
+
+import { customerJson, customerObject } from '../api/customers.ts';
+import { healthScoreJson } from '../api/health-scores.ts';
 import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
 import { type EventRecord, event } from '../domain/events.ts';
-import { customerJson, customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
 import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
-import { healthScoreJson } from './score-json.ts';
 
 /** An item as the route passes it on: checked and ready, or already refused (its result's JSON). */
 export type Entry<T> = { item: T } | { result: string };

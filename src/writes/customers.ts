@@ -1,11 +1,12 @@
 // A customer's writes, one rule each, for the routes (http/customers.ts) and the batch
 // (./batches.ts) alike: what a new customer is, how a change applies (metadata merges; a null
 // removes a key), and the event each write records. Stamped with the caller's `now`.
+
+import { customerObject } from '../api/customers.ts';
 import { checkMetadata, type Metadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
 import { nextTimestamp } from '../domain/time.ts';
-import { customerObject } from '../store/customer-json.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 
 /** A customer as given: its id, and for a new customer its name and email. */

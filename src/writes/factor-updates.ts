@@ -1,16 +1,16 @@
 // New factor sets for many customers in one transaction: one read that locks every customer of
 // the batch, one write per round. A refused item (unknown customer, no factor left, too many)
 // writes nothing and does not stop the others. See docs/api.md, "Health scores".
+import { healthScoreJson } from '../api/health-scores.ts';
 import { dropAlert, windowStart } from '../domain/alerts.ts';
 import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { gatesOf, type ScoreRecord, scoreFactors } from '../domain/health.ts';
-import { type Factors, mergeFactors } from '../domain/scoring.ts';
+import { type Factors, MAX_FACTORS, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { settleAll } from './pipeline.ts';
 import { postedOf } from './rules.ts';
-import { healthScoreJson } from './score-json.ts';
 
 /**
  * One update, as plain data (it may cross to the SQLite writer thread): `factors` replace the
@@ -50,9 +50,6 @@ function withDerived(posted: Factors, current: Factors, derived: ReadonlySet<str
   for (const [name, value] of Object.entries(current)) if (derived.has(name)) next[name] = value;
   return next;
 }
-
-/** The most factors a health score may hold (docs/scoring.md). */
-export const MAX_FACTORS = 50;
 
 function refusal(factors: Factors): ApiError | null {
   const n = Object.keys(factors).length;

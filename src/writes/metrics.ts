@@ -3,15 +3,14 @@
 // its events and drop alerts). Items run in order, as if each ran alone: a customer named twice
 // gets its second write built on the first — but a batch's items for the same customer and
 // instant are one write (metricBatch).
+import { metricAnswerJson } from '../api/metrics.ts';
 import { type ApiError, notFound } from '../domain/errors.ts';
 import { gatedByOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
-import { iso } from '../domain/time.ts';
 import type { AuditEntry, MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { answerItems, appliedTogether, type Claim, type Entry, recordAnswer } from './batches.ts';
 import { settleAll } from './pipeline.ts';
 import { rederive } from './rules.ts';
-import { healthScoreJson } from './score-json.ts';
 
 /** One customer's values at one instant, as plain data (it may cross to the SQLite writer thread). */
 export interface MetricUpdate {
@@ -95,13 +94,6 @@ export async function applyMetricUpdates(
   }
   return results;
 }
-
-/**
- * The answer of a metric write, as JSON text (the route sends it; an Idempotency-Key replays it);
- * a batch's result carries its status after the customer's id.
- */
-export const metricAnswerJson = (item: MetricUpdate, record: ScoreRecord | null, status = ''): string =>
-  `{"customer_id":${JSON.stringify(item.customerId)},${status}"at":"${iso(item.at)}","values":${JSON.stringify(item.values)},"health_score":${record ? healthScoreJson(record) : 'null'}}`;
 
 /** A single metric write (POST /api/customers/{id}/metrics), with its request's Idempotency-Key claim. */
 export interface MetricWrite extends MetricUpdate {

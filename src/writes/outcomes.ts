@@ -2,16 +2,13 @@
 // one at a time or in a batch (the CLI's import), and deleted. An outcome changes no score: the
 // calibration report reads them beside the history (docs/scoring.md, "Does the score predict churn?").
 
+import { outcomeJson } from '../api/outcomes.ts';
 import type { Outcome } from '../domain/calibration.ts';
 import { type ApiError, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { iso } from '../domain/time.ts';
 import type { OutcomeRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
-
-/** The longest note. */
-export const MAX_NOTE = 500;
 
 /** An outcome as the API gives it, checked. */
 export interface OutcomeInput {
@@ -20,10 +17,6 @@ export interface OutcomeInput {
   at: number;
   note: string | null;
 }
-
-/** The Outcome object as JSON text. */
-export const outcomeJson = (o: OutcomeRecord): string =>
-  `{"id":"${o.id}","customer_id":${JSON.stringify(o.customerId)},"outcome":"${o.outcome}","at":"${iso(o.at)}","note":${JSON.stringify(o.note)},"created_at":"${iso(o.createdAt)}"}`;
 
 type OutcomeResult = { ok: true; record: OutcomeRecord } | { ok: false; error: ApiError };
 

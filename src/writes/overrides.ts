@@ -19,8 +19,6 @@ import { write } from '../store/write.ts';
 export const DEFAULT_OVERRIDE_DAYS = 30;
 /** The furthest ahead an override may end. */
 export const MAX_OVERRIDE_DAYS = 365;
-/** The longest reason. */
-export const MAX_REASON = 500;
 
 export interface OverrideInput {
   score: number;

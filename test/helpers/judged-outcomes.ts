@@ -3,11 +3,12 @@
 // to `factors` factors (some missing, one only on the later customers), and one outcome each,
 // churned more often the lower the score. Every 50th customer has no version: its outcome is
 // unscored. Used by test/http/calibration-threads.test.ts and bench/isolation.ts.
+
+import { calibrationJson } from '../../src/api/outcomes.ts';
 import { calibrate, type Judged } from '../../src/domain/calibration.ts';
 import { scoreFactors } from '../../src/domain/health.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Factors } from '../../src/domain/scoring.ts';
-import { calibrationJson } from '../../src/http/outcomes.ts';
 import type { OutcomeRecord, ScoreRecord, Segment, Store } from '../../src/store/store.ts';
 
 const DAY = 86_400_000;

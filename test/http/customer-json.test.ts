@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { Customer, toCustomer } from '../../src/http/customers.ts';
-import { customerJson } from '../../src/store/customer-json.ts';
+import { Customer, customerJson, customerObject } from '../../src/api/customers.ts';
 import { STORED_CUSTOMER_JSON } from '../../src/store/migration-steps.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
@@ -55,7 +54,7 @@ describe('customer JSON built by hand', () => {
   let reference: Awaited<ReturnType<typeof schemaSerializer<CustomerRecord>>>;
   let t: TestApp;
   before(async () => {
-    reference = await schemaSerializer(Customer, toCustomer);
+    reference = await schemaSerializer(Customer, customerObject);
     t = await buildTestApp();
   });
   after(async () => {

@@ -5,10 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { HealthScore, healthScoreJson, OverrideSchema, toHealthScore } from '../../src/api/health-scores.ts';
 import type { ScoreRecord } from '../../src/domain/health.ts';
 import { STATUSES } from '../../src/domain/scoring.ts';
-import { HealthScore, OverrideSchema, toHealthScore } from '../../src/http/health-scores.ts';
-import { healthScoreJson } from '../../src/writes/score-json.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
 import { schemaSerializer } from '../helpers/serializer.ts';
 

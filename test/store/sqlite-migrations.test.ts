@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
-import { customerJson } from '../../src/store/customer-json.ts';
+import { customerJson } from '../../src/api/customers.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';

@@ -1,12 +1,13 @@
 // The reads both backends share, written once over a Driver (driver.ts). What stays per backend:
 // the events feed's order (commit order is a sequence on SQLite, a transaction-id horizon on
 // PostgreSQL) and the portfolio's aggregates (*/portfolio.ts), plus each backend's fast paths.
+
+import { customerJson } from '../../api/customers.ts';
 import type { EventType } from '../../domain/events.ts';
 import type { Tally } from '../../domain/portfolio.ts';
 import type { FactorRule } from '../../domain/rules.ts';
 import { STATUSES, type Status } from '../../domain/scoring.ts';
 import { statusOf } from '../bands.ts';
-import { customerJson } from '../customer-json.ts';
 import { likeEscape } from '../like.ts';
 import { page } from '../page.ts';
 import {

@@ -1,6 +1,6 @@
+import { customerJsonOf } from '../../api/customers.ts';
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
 import { bandOf, statusOf } from '../bands.ts';
-import { customerJsonOf } from '../customer-json.ts';
 import { ADD_DAY, deliveriesFor, explainedColumns, historyToDays, subscribersByType } from '../shared.ts';
 import { toScore } from '../sql/rows.ts';
 import { SqlTx } from '../sql/tx.ts';

@@ -3,9 +3,9 @@
 // delivery and a webhook's backlog. Each is held to what store.ts says of it, on every backend.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { customerJson } from '../../../src/api/customers.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { DAY_MS } from '../../../src/domain/portfolio.ts';
-import { customerJson } from '../../../src/store/customer-json.ts';
 import { anEvent, type ContractContext, customer, score, seedCustomers, T0, webhook } from './context.ts';
 
 export function remainingContract(c: ContractContext): void {

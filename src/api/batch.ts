@@ -1,24 +1,22 @@
 // The batch endpoints' shapes (docs/api.md, "Batches"). The request schema checks only the
-// envelope: each item is checked on its own (ItemSchemas), so one bad item is that item's
-// refusal, not the request's.
+// envelope: each item is checked on its own (CustomerItem, ScoreItem…), so one bad item is that
+// item's refusal, not the request's.
 import { Type } from 'typebox';
+import { CustomerId, ErrorSchema, ItemCustomerId, Metadata } from './common.ts';
 import { Email, Name } from './customers.ts';
 import { FactorsPatch, FactorsSchema } from './health-scores.ts';
-import { CustomerId, ErrorSchema, Metadata } from './schemas.ts';
+import { MAX_BATCH_ITEMS } from './limits.ts';
 
-export const MAX_BATCH_ITEMS = 1000;
-/** Bodies of the batch routes may be this large (413 above); other routes keep 1 MiB. */
-export const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
-
-const items = (description: string) =>
+/** A batch body's list: 1 to MAX_BATCH_ITEMS items, each checked on its own. */
+export const batchItems = (description: string) =>
   Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_BATCH_ITEMS, description });
 
 export const CustomersBatchBody = Type.Object(
-  { customers: items('1-1,000 customers to create or update, applied in order.') },
+  { customers: batchItems('1-1,000 customers to create or update, applied in order.') },
   { additionalProperties: false },
 );
 export const ScoresBatchBody = Type.Object(
-  { scores: items('1-1,000 factor sets, applied in order.') },
+  { scores: batchItems('1-1,000 factor sets, applied in order.') },
   { additionalProperties: false },
 );
 
@@ -35,7 +33,7 @@ export const CustomerItem = Type.Object(
 /** One factor set: replaces the customer's factors, or with `merge: true` is merged into them. */
 export const ScoreItem = Type.Object(
   {
-    customer_id: Type.String({ minLength: 1, maxLength: 255 }),
+    customer_id: ItemCustomerId,
     factors: FactorsSchema,
     merge: Type.Optional(Type.Literal(false)),
   },
@@ -43,7 +41,7 @@ export const ScoreItem = Type.Object(
 );
 export const ScoreMergeItem = Type.Object(
   {
-    customer_id: Type.String({ minLength: 1, maxLength: 255 }),
+    customer_id: ItemCustomerId,
     factors: FactorsPatch,
     merge: Type.Literal(true),
   },

@@ -1,11 +1,10 @@
-// The webhook routes' TypeBox schemas and the record → JSON shaping, apart from the handlers
-// (webhooks.ts) so that each file stays short. docs/api.md, "Webhooks" and "Deliveries".
+// Webhooks and their deliveries (docs/api.md, "Webhooks" and "Deliveries"): the schemas, and a
+// webhook and a delivery as the API writes them.
 import { Type } from 'typebox';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../domain/events.ts';
 import { iso } from '../domain/time.ts';
-import type { DeliveryRecord, Store, WebhookRecord } from '../store/store.ts';
-import { MAX_URL_LENGTH } from '../webhooks/url-guard.ts';
-import { Limit, Timestamp } from './schemas.ts';
+import { Limit, Timestamp } from './common.ts';
+import { BACKLOG_CAP, MAX_OVERLAP_SECONDS, MAX_URL_LENGTH } from './limits.ts';
 
 // An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
 export const EventTypes = Type.Array(Type.Enum(SUBSCRIBABLE_EVENT_TYPES), {
@@ -38,9 +37,6 @@ export const Webhook = Type.Object(
   },
   { $id: 'Webhook' },
 );
-/** A backlog is counted this far: beyond it, the count would cost what the backlog is long. */
-export const BACKLOG_CAP = 10_000;
-
 /** One webhook as GET /api/webhooks/{id} answers it: with its backlog (docs/webhooks.md, "Backlog"). */
 export const WebhookWithBacklog = Type.Object({
   ...Webhook.properties,
@@ -104,8 +100,6 @@ export const NoFields = Type.Unsafe<Record<string, never> | null>({
   additionalProperties: false,
   description: 'No fields: send no body, or {}.',
 });
-/** The longest overlap a rotation may give the replaced secret: a week, in seconds. */
-export const MAX_OVERLAP_SECONDS = 604_800;
 /**
  * Rotate-secret's body: no body, `{}`, `null`, or `expire_previous_in` (docs/webhooks.md, "Rotating
  * the secret"). Typed by hand, since a TypeBox object cannot also be null.
@@ -137,8 +131,43 @@ export const DeliveriesQuery = Type.Object(
 
 export const WebhookSchemas = [Webhook, Delivery];
 
+/** What the API writes of a webhook (the store's WebhookRecord has it; never its secrets). */
+export interface WebhookFields {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What the API writes of a delivery (the store's DeliveryRecord has it). */
+export interface DeliveryFields {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  attempts: {
+    attempt: number;
+    startedAt: number;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseBody: string | null;
+  }[];
+}
+
 /** The webhook's JSON at `now`: never a secret; an overlap that has ended shows as none. */
-export const toWebhook = (w: WebhookRecord, now: number) => ({
+export const toWebhook = (w: WebhookFields, now: number) => ({
   id: w.id,
   url: w.url,
   events: w.events,
@@ -153,7 +182,7 @@ export const toWebhook = (w: WebhookRecord, now: number) => ({
   updated_at: iso(w.updatedAt),
 });
 
-export const toDelivery = (d: DeliveryRecord) => ({
+export const toDelivery = (d: DeliveryFields) => ({
   id: d.id,
   webhook_id: d.webhookId,
   event_id: d.eventId,
@@ -172,14 +201,8 @@ export const toDelivery = (d: DeliveryRecord) => ({
     response_body: a.responseBody,
   })),
 });
-
-/** What the webhook routes (webhooks.ts, webhook-deliveries.ts) are given. */
-export interface WebhookDeps {
-  store: Store;
-  /** The clock writes are stamped with. */
-  now: () => number;
-  /** Throws 400 parameter_invalid (param url) for a URL the webhook may not have. */
-  checkUrl: (url: string) => void;
-  /** The webhook, or 404 webhook_not_found. */
-  find: (accountId: string, id: string) => Promise<WebhookRecord>;
-}
+export const WebhooksList = Type.Object({ webhooks: Type.Array(Type.Ref('Webhook')) });
+export const DeliveriesPage = Type.Object({
+  data: Type.Array(Type.Ref('Delivery')),
+  has_more: Type.Boolean(),
+});
