@@ -1,207 +1,284 @@
-// Environment → one validated, typed Config. A bad value stops start-up with a message
-// naming the variable, so misconfiguration never surfaces later as odd behaviour.
+// Environment → one validated, typed Config. ConfigSchema below is the whole list: each variable with
+// its name, the form its text must take, its default and what it means (docs/configuration.md
+// tells the same to operators). It is checked once; a bad value stops start-up with a message naming
+// the variable, so misconfiguration never surfaces later as odd behaviour.
 import { resolve } from 'node:path';
+import { type StaticDecode, Type } from 'typebox';
+import Value from 'typebox/value';
 import { API_KEY_PATTERN } from './domain/ids.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Parser<T> = (raw: string) => T;
-
-const integer =
-  (min: number, max: number): Parser<number> =>
-  (raw) => {
-    if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number from ${min} to ${max}`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new Error(`must be a whole number from ${min} to ${max}`);
-    return n;
-  };
-
-const boolean: Parser<boolean> = (raw) => {
-  const v = raw.toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new Error('must be true or false');
+/** What every variable's schema carries besides its type; the kinds below add `rule`, its error text. */
+type Variable = {
+  env: string;
+  default?: string;
+  description: string;
+  /** Named in errors but never echoed (a typo'd key is still mostly a key). */
+  secret?: true;
 };
+type Check = [holds: (raw: string) => boolean, rule: string];
+
+/** A variable's text: matched against `pattern` (described by `rule`), then each check, then decoded. */
+function variable<T>(
+  v: Variable,
+  pattern: RegExp,
+  rule: string,
+  decode: (raw: string) => T,
+  ...checks: Check[]
+) {
+  let schema = Type.String({ ...v, pattern, rule });
+  for (const [holds, message] of checks) schema = Type.Refine(schema, holds, () => message);
+  return Type.Decode(schema, decode);
+}
+
+const integer = (min: number, max: number, v: Variable) => {
+  const rule = `must be a whole number from ${min} to ${max}`;
+  return variable(v, /^\d+$/, rule, Number, [(raw) => Number(raw) >= min && Number(raw) <= max, rule]);
+};
+
+const oneOf = <T extends string>(values: T[], v: Variable) =>
+  Type.Enum(values, { ...v, rule: `must be one of ${values.join(', ')}` });
+
+const text = (v: Variable) => Type.String(v);
+const path = (v: Variable) => Type.Decode(Type.String(v), (raw) => resolve(raw));
+const matching = (pattern: RegExp, rule: string, v: Variable) => Type.String({ ...v, pattern, rule });
+
+const BOOLEANS: Record<string, boolean> = { true: true, 1: true, yes: true, on: true };
+const boolean = (v: Variable) =>
+  variable(v, /^(true|1|yes|on|false|0|no|off)$/i, 'must be true or false', (raw) =>
+    Boolean(BOOLEANS[raw.toLowerCase()]),
+  );
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const ONE_DURATION = String.raw`\s*(\d+(?:\.\d+)?)(ms|s|m|h)?\s*`;
+const DURATION = new RegExp(`^${ONE_DURATION}$`);
 
 /** "250ms", "10s", "2m", "1h"; a bare number is milliseconds. */
-export const duration: Parser<number> = (raw) => {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
-  if (!m) throw new Error('must be a duration such as 500ms, 10s or 2m');
-  const ms = Math.round(Number(m[1]) * (UNITS[m[2] ?? 'ms'] ?? 1));
-  if (!Number.isFinite(ms) || ms > 86_400_000) throw new Error('must be at most 24h');
-  return ms;
+function durationMs(raw: string): number {
+  const m = DURATION.exec(raw);
+  return m ? Math.round(Number(m[1]) * (UNITS[m[2] ?? 'ms'] ?? 1)) : Number.NaN;
+}
+const AT_MOST_A_DAY: Check = [(raw) => durationMs(raw) <= 86_400_000, 'must be at most 24h'];
+const DURATION_RULE = 'must be a duration such as 500ms, 10s or 2m';
+
+const duration = (v: Variable, ...checks: Check[]) =>
+  variable(v, DURATION, DURATION_RULE, durationMs, AT_MOST_A_DAY, ...checks);
+
+/** Comma-separated durations, 1 to 20 of them. */
+const durations = (v: Variable) =>
+  variable(
+    v,
+    new RegExp(`^${ONE_DURATION}(,${ONE_DURATION})*$`),
+    DURATION_RULE,
+    (raw) => raw.split(',').map(durationMs),
+    [(raw) => raw.split(',').every((part) => durationMs(part) <= 86_400_000), 'must be at most 24h'],
+    [(raw) => raw.split(',').length <= 20, 'must list 1 to 20 durations, such as 1s,5s,25s'],
+  );
+
+const PERIOD_UNITS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+const PERIOD = /^off$|^\s*(\d+)(d|h|m|s)\s*$/;
+const periodMs = (raw: string) => {
+  const m = PERIOD.exec(raw);
+  return m?.[2] ? Number(m[1]) * (PERIOD_UNITS[m[2]] ?? 0) : null;
 };
 
-/** A duration of at least 1s. */
-const atLeastASecond: Parser<number> = (raw) => {
-  const ms = duration(raw);
-  if (ms < 1000) throw new Error('must be at least 1s');
-  return ms;
-};
-
-/** "30d", "12h", "90m", "45s" (up to 10 years), or "off": how long something is kept. */
-const keepFor: Parser<number | null> = (raw) => {
-  if (raw === 'off') return null;
-  const m = /^(\d+)(d|h|m|s)$/.exec(raw.trim());
-  const ms = Number(m?.[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }[(m?.[2] ?? 'd') as 'd'];
-  if (!m || !(ms >= 1000) || ms > 3650 * 86_400_000) {
-    throw new Error('must be a period such as 30d, 12h or 90m (at most 3650d), or off');
-  }
-  return ms;
-};
-
-const oneOf =
-  <T extends string>(...values: T[]): Parser<T> =>
-  (raw) => {
-    if ((values as string[]).includes(raw)) return raw as T;
-    throw new Error(`must be one of ${values.join(', ')}`);
+/** "30d", "12h", "90m", "45s" (1s up to 10 years), or "off" (null): how long something is kept. */
+const keepFor = (v: Variable) => {
+  const rule = 'must be a period such as 30d, 12h or 90m (at most 3650d), or off';
+  const inRange = (raw: string) => {
+    const ms = periodMs(raw);
+    return ms === null || (ms >= 1000 && ms <= 3650 * 86_400_000);
   };
-
-const text: Parser<string> = (raw) => raw;
-
-const durations: Parser<number[]> = (raw) => {
-  const list = raw.split(',').map((part) => duration(part));
-  if (list.length === 0 || list.length > 20)
-    throw new Error('must list 1 to 20 durations, such as 1s,5s,25s');
-  return list;
+  return variable(v, PERIOD, rule, periodMs, [inRange, rule]);
 };
 
-/** "1000/s", "6000/min", "100000/h", or "off". */
-const rate: Parser<{ max: number; windowMs: number } | null> = (raw) => {
-  if (raw === 'off') return null;
-  const m = /^(\d+)\/(s|min|h)$/.exec(raw.trim());
-  const max = Number(m?.[1]);
-  if (!m || !(max >= 1)) throw new Error('must be a rate such as 1000/s, 6000/min or 100000/h, or off');
-  return { max, windowMs: { s: 1000, min: 60_000, h: 3_600_000 }[m[2] as 's' | 'min' | 'h'] };
+/** "1000/s", "6000/min", "100000/h", or "off" (null). */
+const RATE = /^off$|^\s*(\d+)\/(s|min|h)\s*$/;
+const rate = (v: Variable) => {
+  const rule = 'must be a rate such as 1000/s, 6000/min or 100000/h, or off';
+  const WINDOWS: Record<string, number> = { s: 1000, min: 60_000, h: 3_600_000 };
+  return variable(
+    v,
+    RATE,
+    rule,
+    (raw) => {
+      const m = RATE.exec(raw);
+      return m?.[2] ? { max: Number(m[1]), windowMs: WINDOWS[m[2]] ?? 1000 } : null;
+    },
+    [(raw) => raw === 'off' || Number(RATE.exec(raw)?.[1]) >= 1, rule],
+  );
 };
 
 export const ROLES = ['api', 'dispatcher'] as const;
 export type Role = (typeof ROLES)[number];
+const roles = (v: Variable) =>
+  variable(
+    v,
+    /^\s*(api|dispatcher)\s*(,\s*(api|dispatcher)\s*)*$/,
+    'must be api, dispatcher or api,dispatcher',
+    (raw) => [...new Set(raw.split(',').map((r) => r.trim() as Role))],
+  );
 
-const roles: Parser<Role[]> = (raw) => {
-  const list = [...new Set(raw.split(',').map((r) => r.trim()))];
-  if (list.length === 0 || !list.every((r) => (ROLES as readonly string[]).includes(r))) {
-    throw new Error('must be api, dispatcher or api,dispatcher');
-  }
-  return list as Role[];
-};
+export const ConfigSchema = Type.Object({
+  port: integer(0, 65535, { env: 'PORT', default: '3000', description: 'HTTP port; 0 picks a free one' }),
+  host: text({ env: 'HOST', default: '0.0.0.0', description: 'address to listen on' }),
+  dataDir: path({
+    env: 'VITALS_DATA_DIR',
+    default: './data',
+    description: 'directory of the SQLite database',
+  }),
+  // postgres://user:password@host:port/database?options (several hosts allowed, as the driver takes them).
+  databaseUrl: Type.Optional(
+    matching(
+      /^postgres(ql)?:\/\/[^\s/?#]*(\/[^\s?#]*)?(\?\S*)?$/,
+      'must be a URL such as postgres://user:password@host:5432/vitals',
+      {
+        env: 'DATABASE_URL',
+        secret: true,
+        description: 'set: PostgreSQL at this URL; unset: SQLite under dataDir',
+      },
+    ),
+  ),
+  dbPoolSize: integer(1, 1000, {
+    env: 'VITALS_DB_POOL_SIZE',
+    default: '10',
+    description: 'connections per process to PostgreSQL',
+  }),
+  apiKey: Type.Optional(
+    matching(API_KEY_PATTERN, 'must be vk_ followed by 32 letters or digits', {
+      env: 'VITALS_API_KEY',
+      secret: true,
+      description: 'a key that must exist for the default account',
+    }),
+  ),
+  logLevel: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    env: 'VITALS_LOG_LEVEL',
+    default: 'info',
+    description: 'the least severe log lines written',
+  }),
+  sqliteSynchronous: oneOf(['full', 'normal'], {
+    env: 'VITALS_SQLITE_SYNCHRONOUS',
+    default: 'full',
+    description: "SQLite's synchronous pragma",
+  }),
+  keyCacheTtlMs: duration({
+    env: 'VITALS_KEY_CACHE_TTL',
+    default: '2s',
+    description: 'how long a process caches a valid API key',
+  }),
+  shutdownTimeoutMs: duration({
+    env: 'VITALS_SHUTDOWN_TIMEOUT',
+    default: '10s',
+    description: 'time allowed to finish work in flight on SIGTERM/SIGINT',
+  }),
+  rateLimit: rate({
+    env: 'VITALS_RATE_LIMIT',
+    default: '1000/s',
+    description: "requests per API key per window, counted in each process's memory; null when off",
+  }),
+  roles: roles({ env: 'VITALS_ROLES', default: 'api,dispatcher', description: 'what this process runs' }),
+  eventRetentionMs: keepFor({
+    env: 'VITALS_EVENT_RETENTION',
+    default: '30d',
+    description: 'events (and their finished deliveries) older than this are removed; null keeps them all',
+  }),
+  auditRetentionMs: keepFor({
+    env: 'VITALS_AUDIT_RETENTION',
+    default: '365d',
+    description: 'how long audit log entries are kept (docs/people.md); null keeps them all',
+  }),
+  metricRetentionMs: keepFor({
+    env: 'VITALS_METRIC_RETENTION',
+    default: '400d',
+    description: 'how long metric points are kept (docs/scoring.md); null keeps them all',
+  }),
+  rescoreIntervalMs: duration(
+    {
+      env: 'VITALS_RESCORE_INTERVAL',
+      default: '1h',
+      description: 'how often derived factors are rescored as time passes (docs/scoring.md)',
+    },
+    [(raw) => durationMs(raw) >= 1000, 'must be at least 1s'],
+  ),
+  webhook: Type.Object({
+    backoffMs: durations({
+      env: 'VITALS_WEBHOOK_BACKOFF',
+      default: '1s,5s,25s',
+      description: 'delays before retry 1, 2, 3…; the last repeats',
+    }),
+    maxRetries: integer(0, 20, {
+      env: 'VITALS_WEBHOOK_MAX_RETRIES',
+      default: '3',
+      description: 'retries after the first failed attempt',
+    }),
+    timeoutMs: duration({
+      env: 'VITALS_WEBHOOK_TIMEOUT',
+      default: '10s',
+      description: 'time limit of one delivery attempt',
+    }),
+    blockPrivate: boolean({
+      env: 'VITALS_WEBHOOK_BLOCK_PRIVATE',
+      default: 'false',
+      description: 'also refuse loopback and private addresses',
+    }),
+    signatureHeader: matching(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name (letters, digits, -)', {
+      env: 'VITALS_SIGNATURE_HEADER',
+      default: 'X-Vitals-Signature',
+      description: 'name of the hex HMAC signature header',
+    }),
+    concurrency: integer(1, 10_000, {
+      env: 'VITALS_WEBHOOK_CONCURRENCY',
+      default: '256',
+      description: 'deliveries in flight at once in this dispatcher process',
+    }),
+    perWebhookConcurrency: integer(1, 1000, {
+      env: 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT',
+      default: '128',
+      description:
+        'the most deliveries of one webhook in flight at once, over every dispatcher; a webhook starts ' +
+        'lower and earns slots by answering (docs/webhooks.md, "Throughput and fairness")',
+    }),
+    perAccountConcurrency: integer(1, 10_000, {
+      env: 'VITALS_WEBHOOK_CONCURRENCY_PER_ACCOUNT',
+      default: '128',
+      description: 'the most deliveries of one account in flight at once, over every dispatcher',
+    }),
+    pollMs: duration({
+      env: 'VITALS_WEBHOOK_POLL',
+      default: '1s',
+      description: 'how often a dispatcher looks for due work when nothing woke it',
+    }),
+  }),
+});
 
-const headerName: Parser<string> = (raw) => {
-  if (!/^[A-Za-z0-9-]{1,64}$/.test(raw)) throw new Error('must be an HTTP header name (letters, digits, -)');
-  return raw;
-};
+export type Config = StaticDecode<typeof ConfigSchema>;
 
-/** postgres://user:password@host:port/database?options (several hosts allowed, as the driver takes them). */
-const databaseUrl: Parser<string> = (raw) => {
-  if (!/^postgres(ql)?:\/\/[^\s/?#]*(\/[^\s?#]*)?(\?\S*)?$/.test(raw)) {
-    throw new Error('must be a URL such as postgres://user:password@host:5432/vitals');
-  }
-  return raw;
-};
+/** A schema as loadConfig walks it: an object of variables, or one variable. */
+type Node = Variable & { rule?: string; properties?: Record<string, Node> };
 
-export interface Config {
-  port: number;
-  host: string;
-  dataDir: string;
-  /** Set: PostgreSQL at this URL; unset: SQLite under dataDir. */
-  databaseUrl: string | undefined;
-  /** Connections per process to PostgreSQL. */
-  dbPoolSize: number;
-  apiKey: string | undefined;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  sqliteSynchronous: 'full' | 'normal';
-  keyCacheTtlMs: number;
-  shutdownTimeoutMs: number;
-  /** Requests per API key per window, counted in each process's memory; null when off. */
-  rateLimit: { max: number; windowMs: number } | null;
-  roles: Role[];
-  /** Events (and their finished deliveries) older than this are removed; null keeps them all. */
-  eventRetentionMs: number | null;
-  /** How long audit log entries are kept (docs/people.md); null keeps them all. */
-  auditRetentionMs: number | null;
-  /** How long metric points are kept (docs/scoring.md); null keeps them all. */
-  metricRetentionMs: number | null;
-  /** How often derived factors are rescored as time passes (docs/scoring.md). */
-  rescoreIntervalMs: number;
-  webhook: {
-    backoffMs: number[];
-    maxRetries: number;
-    timeoutMs: number;
-    blockPrivate: boolean;
-    signatureHeader: string;
-    /** Deliveries in flight at once in this dispatcher process. */
-    concurrency: number;
-    /**
-     * The most deliveries of one webhook in flight at once, over every dispatcher; a webhook starts
-     * lower and earns slots by answering (docs/webhooks.md, "Throughput and fairness").
-     */
-    perWebhookConcurrency: number;
-    /** The most deliveries of one account in flight at once, over every dispatcher. */
-    perAccountConcurrency: number;
-    /** How often a dispatcher looks for due work when nothing woke it. */
-    pollMs: number;
-  };
+/** Every variable of ConfigSchema, in its order. */
+export function configVariables(node = ConfigSchema as unknown as Node): Variable[] {
+  return node.env ? [node] : Object.values(node.properties ?? {}).flatMap((n) => configVariables(n));
 }
 
-/** Values that may hold a secret are named in errors but never echoed (a typo'd key is still mostly a key). */
-const SECRET = new Set(['VITALS_API_KEY', 'DATABASE_URL']);
-
-function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback: string): T;
-function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>): T | undefined;
-function read<T>(env: NodeJS.ProcessEnv, name: string, parse: Parser<T>, fallback?: string): T | undefined {
-  const raw = env[name];
-  const value = raw === undefined || raw === '' ? fallback : raw;
-  if (value === undefined) return undefined;
-  try {
-    return parse(value);
-  } catch (err) {
-    const shown = SECRET.has(name) ? name : `${name}=${JSON.stringify(raw)}`;
-    throw new ConfigError(`${shown} is invalid: ${(err as Error).message}.`);
-  }
+/** The schema's shape filled with each variable's text; an empty variable counts as unset. */
+function gather(node: Node, env: NodeJS.ProcessEnv): unknown {
+  if (node.env) return env[node.env] || undefined;
+  const entries = Object.entries(node.properties ?? {}).map(([key, n]) => [key, gather(n, env)]);
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return {
-    port: read(env, 'PORT', integer(0, 65535), '3000'),
-    host: read(env, 'HOST', text, '0.0.0.0'),
-    dataDir: resolve(read(env, 'VITALS_DATA_DIR', text, './data')),
-    databaseUrl: read(env, 'DATABASE_URL', databaseUrl),
-    dbPoolSize: read(env, 'VITALS_DB_POOL_SIZE', integer(1, 1000), '10'),
-    apiKey: read(env, 'VITALS_API_KEY', (raw) => {
-      if (!API_KEY_PATTERN.test(raw)) throw new Error('must be vk_ followed by 32 letters or digits');
-      return raw;
-    }),
-    logLevel: read(
-      env,
-      'VITALS_LOG_LEVEL',
-      oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
-      'info',
-    ),
-    sqliteSynchronous: read(env, 'VITALS_SQLITE_SYNCHRONOUS', oneOf('full', 'normal'), 'full'),
-    keyCacheTtlMs: read(env, 'VITALS_KEY_CACHE_TTL', duration, '2s'),
-    shutdownTimeoutMs: read(env, 'VITALS_SHUTDOWN_TIMEOUT', duration, '10s'),
-    rateLimit: read(env, 'VITALS_RATE_LIMIT', rate, '1000/s'),
-    roles: read(env, 'VITALS_ROLES', roles, 'api,dispatcher'),
-    eventRetentionMs: read(env, 'VITALS_EVENT_RETENTION', keepFor, '30d'),
-    auditRetentionMs: read(env, 'VITALS_AUDIT_RETENTION', keepFor, '365d'),
-    metricRetentionMs: read(env, 'VITALS_METRIC_RETENTION', keepFor, '400d'),
-    rescoreIntervalMs: read(env, 'VITALS_RESCORE_INTERVAL', atLeastASecond, '1h'),
-    webhook: {
-      backoffMs: read(env, 'VITALS_WEBHOOK_BACKOFF', durations, '1s,5s,25s'),
-      maxRetries: read(env, 'VITALS_WEBHOOK_MAX_RETRIES', integer(0, 20), '3'),
-      timeoutMs: read(env, 'VITALS_WEBHOOK_TIMEOUT', duration, '10s'),
-      blockPrivate: read(env, 'VITALS_WEBHOOK_BLOCK_PRIVATE', boolean, 'false'),
-      signatureHeader: read(env, 'VITALS_SIGNATURE_HEADER', headerName, 'X-Vitals-Signature'),
-      concurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY', integer(1, 10_000), '256'),
-      perWebhookConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ENDPOINT', integer(1, 1000), '128'),
-      perAccountConcurrency: read(env, 'VITALS_WEBHOOK_CONCURRENCY_PER_ACCOUNT', integer(1, 10_000), '128'),
-      pollMs: read(env, 'VITALS_WEBHOOK_POLL', duration, '1s'),
-    },
-  };
+  const root = ConfigSchema as unknown as Node;
+  const input = Value.Default(ConfigSchema, gather(root, env));
+  for (const error of Value.Errors(ConfigSchema, input)) {
+    const keys = error.instancePath.split('/').slice(1);
+    const { env: name, secret, rule } = keys.reduce((node, key) => node.properties?.[key] ?? node, root);
+    const shown = secret ? name : `${name}=${JSON.stringify(env[name])}`;
+    throw new ConfigError(`${shown} is invalid: ${error.keyword === '~refine' ? error.message : rule}.`);
+  }
+  return Value.Decode(ConfigSchema, input);
 }
-
-export { boolean, integer, oneOf };

@@ -237,3 +237,11 @@ export function BandsTable(props: {
     </table>
   );
 }
+
+/**
+ * A polite live region that stays in the page while its message comes and goes, so that screen
+ * readers announce each new message (a region added together with its text often goes unheard).
+ */
+export function LiveNotice({ notice }: { notice: string | undefined }) {
+  return <div role="status">{notice && <div class="message ok">{notice}</div>}</div>;
+}
