@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { randomBase62 } from '../../domain/ids.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
-import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
-import { type SharedWrite, SqlStore } from '../sql/store.ts';
+import { hasNul, type Row } from '../driver.ts';
+import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../rows.ts';
+import type { SharedWrite } from '../shared-writes.ts';
+import { SqlStore } from '../sql-store.ts';
 import type {
   AccountBacklog,
   AttemptOutcome,

@@ -1,7 +1,14 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
+import {
+  type InFlight,
+  inServingOrder,
+  quotas,
+  type Ready,
+  settleRound,
+  shareSlots,
+} from '../../webhooks/fair-share.ts';
 import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, pgArray, toTextOrNull } from './text.ts';

@@ -1,14 +1,7 @@
-import { bandOf } from '../bands.ts';
+import { hasNul, type Row } from '../driver.ts';
+import { deliveriesFor, subscribersByType } from '../outbox.ts';
 import {
-  ADD_TO_DAY,
-  deliveriesFor,
-  explainedColumns,
-  historyToDays,
-  microsOf,
-  subscribersByType,
-} from '../shared.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
-import {
+  bandOf,
   CUSTOMER_COLUMNS,
   SCORE_COLUMNS,
   SETTINGS_COLUMNS,
@@ -16,8 +9,9 @@ import {
   toScore,
   toSettings,
   toWebhook,
-} from '../sql/rows.ts';
-import { SqlTx } from '../sql/tx.ts';
+} from '../rows.ts';
+import { ADD_TO_DAY, explainedColumns, historyToDays, microsOf } from '../scores.ts';
+import { SqlTx } from '../sql-tx.ts';
 import type {
   CustomerRecord,
   EventRecord,

@@ -1,6 +1,13 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
+import {
+  type InFlight,
+  inServingOrder,
+  quotas,
+  type Ready,
+  settleRound,
+  shareSlots,
+} from '../../webhooks/fair-share.ts';
 import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Tally } from '../../domain/portfolio.ts';
-import { type SharedWrite, SqlStore } from '../sql/store.ts';
+import type { SharedWrite } from '../shared-writes.ts';
+import { SqlStore } from '../sql-store.ts';
 import type {
   AccountBacklog,
   AttemptOutcome,

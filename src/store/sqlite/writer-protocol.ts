@@ -7,7 +7,7 @@ export type Request =
   | { op: 'job'; id: number; name: string; args: unknown[] }
   /**
    * A write found by its module and name: a function of the Tx (`tx`, ../write.ts) or a shared
-   * write of the driver (`db`, ../sql/store.ts); committed and answered as a job.
+   * write of the driver (`db`, ../shared-writes.ts); committed and answered as a job.
    */
   | { op: 'write'; id: number; kind: 'tx' | 'db'; module: string; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */

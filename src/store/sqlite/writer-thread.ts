@@ -2,12 +2,12 @@
 // thread"). The group commit runs here: the jobs that arrive while a batch commits share the
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
 // goes on parsing, authenticating and answering. A job is a write found by its module and name
-// (../write.ts: the score batch, a rescore; ../sql/store.ts: the people, keys and idempotency
+// (../write.ts: the score batch, a rescore; ../shared-writes.ts: the people, keys and idempotency
 // writes), a store write of write-ops.ts by name, each one message with plain data, or a
 // transaction the main thread drives statement by statement ('open', 'tx' …, 'end'). Started by
 // writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { findSharedWrite } from '../sql/store.ts';
+import { findSharedWrite } from '../shared-writes.ts';
 import { resultToWire, toWire } from '../wire.ts';
 import { findWrite } from '../write.ts';
 import { Checkpoints } from './checkpoints.ts';
