@@ -183,3 +183,18 @@ export function deliveriesFor(
   }
   return deliveries;
 }
+
+/** Counted over the partial index of pending deliveries (named where the planner must be told). */
+export async function backlogByAccount(db: Driver): Promise<AccountBacklog[]> {
+  const rows = await db.all(
+    `SELECT account_id, count(*) AS pending, MIN(created_at) AS oldest_at
+     FROM deliveries ${db.pendingIndex}
+     WHERE status = 'pending' GROUP BY account_id`,
+    [],
+  );
+  return rows.map((r) => ({
+    accountId: r.account_id as string,
+    pending: Number(r.pending),
+    oldestAt: Number(r.oldest_at),
+  }));
+}
