@@ -25,7 +25,6 @@ export interface PruneBatch {
   next: number | null;
 }
 
-// The walk of event retention, the same on every backend.
 /**
  * Of up to `limit` events (rows of seq, id, created_at) read in the order they were written, from
  * just after position `after`: the ones to remove, those created before `before` up to the first
