@@ -25,7 +25,7 @@ export function effectiveWeights(factors: Factors, weights: Weights): Weights {
 /**
  * effectiveWeights already worked out, per weights object and factor names in order: every customer
  * of a rescore with the same factors gets the same (frozen) object, so a store writes its JSON once
- * (shared.ts, jsonOf). A few shapes per account at most; 64 bounds an account with odd ones.
+ * (store/scores.ts, jsonOf). A few shapes per account at most; 64 bounds an account with odd ones.
  */
 const shared = new WeakMap<Weights, Map<string, Weights>>();
 

@@ -27,7 +27,7 @@ export const ROLLUP_FROM_HISTORY_V8 = `
 
 /**
  * Migration 7 (SQLite): a customer as the API sent it then, from its stored fields, to fill
- * customers.api_json. The live serializer (customer-json.ts) must make the same text for every
+ * customers.api_json. The live serializer (src/api/customers.ts) must make the same text for every
  * customer, or the rows this filled are stale: test/http/customer-json.test.ts holds the two
  * equal, and says to add a migration that refills the column with a frozen copy of the new shape.
  */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { DAY_MS, dayOf } from '../../src/domain/portfolio.ts';
-import { SqlReader } from '../../src/store/sql/reader.ts';
+import { SqlReader } from '../../src/store/sql-reader.ts';
 import { Connection } from '../../src/store/sqlite/connection.ts';
 import { driverOf } from '../../src/store/sqlite/driver.ts';
 import { HeavyReads } from '../../src/store/sqlite/heavy-reads.ts';

@@ -1,4 +1,4 @@
-// How a claim shares free slots (src/store/fair-share.ts; docs/webhooks.md, "Throughput and
+// How a claim shares free slots (src/webhooks/fair-share.ts; docs/webhooks.md, "Throughput and
 // fairness"): pure, so each rule is checked on its own here; the stores' contract tests check the
 // same through real claims on both backends.
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import {
   type Ready,
   settleRound,
   shareSlots,
-} from '../../src/store/fair-share.ts';
+} from '../../src/webhooks/fair-share.ts';
 
 const r = (accountId: string, webhookId: string): Ready => ({ accountId, webhookId });
 const names = (list: Ready[]) => list.map((x) => `${x.accountId}/${x.webhookId}`);

@@ -1,6 +1,6 @@
-// The shared statements' driver on a PostgreSQL pool or transaction (../sql/driver.ts): each
+// The shared statements' driver on a PostgreSQL pool or transaction (../driver.ts): each
 // statement is sent as a named prepared statement, parsed once per connection.
-import type { ColumnType, Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
+import type { ColumnType, Dialect, Driver, Param, Params, Row } from '../driver.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, pgArray, toText, toTextOrNull } from './text.ts';
 

@@ -1,13 +1,12 @@
 // The portfolio's reads PostgreSQL plans its own way: the list, the movers and what a drop alert
-// needs to know (the tallies and the trend are shared, ../sql/portfolio.ts); the same answers as
+// needs to know (the tallies and the trend are shared, ../portfolio.ts); the same answers as
 // ../sqlite/portfolio.ts, proven by the one contract suite. docs/api.md, "Segments, trends and movers".
 import type postgres from 'postgres';
 import type { DropWatch } from '../../domain/alerts.ts';
 import type { Status } from '../../domain/scoring.ts';
-import { bandOf, statusOf } from '../bands.ts';
-import { MOVER_SLACK, moversFrom } from '../shared.ts';
-import { beforeNul, type Row } from '../sql/driver.ts';
-import { toScore } from '../sql/rows.ts';
+import { beforeNul, type Row } from '../driver.ts';
+import { MOVER_SLACK, moversFrom } from '../portfolio.ts';
+import { bandOf, statusOf, toScore } from '../rows.ts';
 import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { pgArray } from './text.ts';

@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { randomBase62 } from '../../domain/ids.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
-import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../sql/rows.ts';
-import { type SharedWrite, SqlStore } from '../sql/store.ts';
+import { hasNul, type Row } from '../driver.ts';
+import * as outbox from '../outbox.ts';
+import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../rows.ts';
+import type { SharedWrite } from '../shared-writes.ts';
+import { SqlStore } from '../sql-store.ts';
 import type {
   AccountBacklog,
   AttemptOutcome,
@@ -196,7 +198,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   backlogByAccount(): Promise<AccountBacklog[]> {
-    return queue.backlogByAccount(this.#pool);
+    return outbox.backlogByAccount(this.db);
   }
 
   /**

@@ -1,8 +1,15 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
-import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
+import {
+  type InFlight,
+  inServingOrder,
+  quotas,
+  type Ready,
+  settleRound,
+  shareSlots,
+} from '../../webhooks/fair-share.ts';
+import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import { LOCKS, type Queryable } from './connection.ts';
 import { fromText, pgArray, toTextOrNull } from './text.ts';
 
@@ -154,11 +161,4 @@ export async function nextDueAt(sql: Queryable, after: number): Promise<number |
       ORDER BY d.next_attempt_at LIMIT 1) n
     WHERE w.enabled`;
   return row?.at ?? null;
-}
-
-/** Counted over the partial index of pending deliveries. */
-export async function backlogByAccount(sql: Queryable): Promise<AccountBacklog[]> {
-  return sql<AccountBacklog[]>`
-    SELECT account_id AS "accountId", count(*)::int AS pending, MIN(created_at) AS "oldestAt"
-    FROM deliveries WHERE status = 'pending' GROUP BY account_id`;
 }

@@ -1,11 +1,10 @@
-// What PostgreSQL reads its own way (../sql/reader.ts, NativeReads): the events feed below a
+// What PostgreSQL reads its own way (../sql-reader.ts, NativeReads): the events feed below a
 // transaction-id horizon, the portfolio (portfolio.ts). Every id column is
 // COLLATE "C", so comparisons and ORDER BY are byte-wise like SQLite's BINARY, whatever the
 // database's locale. Free text goes through text.ts (a NUL would not fit in PostgreSQL text).
-import { page } from '../page.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
-import type { NativeReads } from '../sql/reader.ts';
-import { toEvent } from '../sql/rows.ts';
+import { hasNul, type Row } from '../driver.ts';
+import { page, toEvent } from '../rows.ts';
+import type { NativeReads } from '../sql-reader.ts';
 import type { Queryable } from './connection.ts';
 import * as portfolio from './portfolio.ts';
 

@@ -12,8 +12,6 @@ export const toTextOrNull = (s: string | null): string | null => (s === null ? n
 
 export const fromText = (s: string): string => (s.startsWith(MARK) ? (JSON.parse(s.slice(1)) as string) : s);
 
-export const fromTextOrNull = (s: string | null): string | null => (s === null ? null : fromText(s));
-
 /** What JSON.stringify writes its own way where an array literal needs another: `\n`, `\u0000`, … */
 const JSON_ESCAPE = /\\[^\\"]/;
 

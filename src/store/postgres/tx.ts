@@ -1,23 +1,8 @@
-import { bandOf } from '../bands.ts';
-import {
-  ADD_TO_DAY,
-  deliveriesFor,
-  explainedColumns,
-  historyToDays,
-  microsOf,
-  subscribersByType,
-} from '../shared.ts';
-import { hasNul, type Row } from '../sql/driver.ts';
-import {
-  CUSTOMER_COLUMNS,
-  SCORE_COLUMNS,
-  SETTINGS_COLUMNS,
-  toCustomer,
-  toScore,
-  toSettings,
-  toWebhook,
-} from '../sql/rows.ts';
-import { SqlTx } from '../sql/tx.ts';
+import { hasNul, type Row } from '../driver.ts';
+import { deliveriesFor, subscribersByType } from '../outbox.ts';
+import { bandOf, CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore, toWebhook } from '../rows.ts';
+import { ADD_TO_DAY, explainedColumns, historyToDays, microsOf } from '../scores.ts';
+import { SqlTx } from '../sql-tx.ts';
 import type {
   CustomerRecord,
   EventRecord,
@@ -156,9 +141,7 @@ export class PgTx extends SqlTx {
   /** `forUpdate`: the caller is about to change the settings (and recompute every score). */
   override async getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings> {
     this.lockAccount(accountId, opts?.forUpdate ? 'exclusive' : 'shared');
-    const [row] = await this.sql<Row[]>`
-      SELECT ${this.sql.unsafe(SETTINGS_COLUMNS)} FROM account_settings WHERE account_id = ${accountId}`;
-    return toSettings(row);
+    return super.getSettings(accountId);
   }
 
   override async getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {

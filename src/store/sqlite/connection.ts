@@ -7,7 +7,7 @@ const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, '?$1');
 
 /**
  * node:sqlite is synchronous: a statement cache per connection keeps prepare costs off the hot
- * path. A statement may be written with ? or with PostgreSQL's $1 (a shared one, ../sql/driver.ts):
+ * path. A statement may be written with ? or with PostgreSQL's $1 (a shared one, ../driver.ts):
  * the placeholders are renumbered once, when it is prepared.
  */
 export class Connection {

@@ -1,7 +1,7 @@
-// The shared statements' driver on a SQLite connection (../sql/driver.ts). node:sqlite is
+// The shared statements' driver on a SQLite connection (../driver.ts). node:sqlite is
 // synchronous: each call has finished when its promise is made.
 import type { SQLInputValue } from 'node:sqlite';
-import type { Dialect, Driver, Param, Params, Row } from '../sql/driver.ts';
+import type { Dialect, Driver, Param, Params, Row } from '../driver.ts';
 import type { Connection } from './connection.ts';
 
 /** A JSON path to one key of an object, however the key is spelled. */

@@ -1,9 +1,9 @@
 // The thread SQLite's heavy reads run on (heavy-reads.ts starts it): a read connection of its own
 // to the store's file, under WAL seeing what is committed as the main thread's does, and the same
-// reader the main thread has (../sql/reader.ts with reader.ts), so an answer is the one the main
+// reader the main thread has (../sql-reader.ts with reader.ts), so an answer is the one the main
 // thread would have given. One read at a time, in the order they come.
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqlReader } from '../sql/reader.ts';
+import { SqlReader } from '../sql-reader.ts';
 import { toWire } from '../wire.ts';
 import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';

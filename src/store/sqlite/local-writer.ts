@@ -2,7 +2,7 @@
 // store's writes for ':memory:' (one connection for everything), and the whole of the writer
 // thread for a file (writer-thread.ts). ThreadWriter (writer-client.ts) has the same methods,
 // each a message to that thread, so the store uses either without asking which.
-import type { SharedWrite } from '../sql/store.ts';
+import type { SharedWrite } from '../shared-writes.ts';
 import type { Tx } from '../store.ts';
 import type { BatchedArgs, Write } from '../write.ts';
 import type { Connection } from './connection.ts';
@@ -51,7 +51,7 @@ export class LocalWriter {
     return this.#commits.run((tx) => write(tx, ...args));
   }
 
-  /** A shared write (../sql/store.ts) on the write connection, committed with the batch it joins. */
+  /** A shared write (../shared-writes.ts) on the write connection, committed with the batch it joins. */
   shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
     return this.#commits.run(() => fn(driverOf(this.writer.conn), ...args));
   }

@@ -1,11 +1,10 @@
 // The portfolio's reads SQLite plans its own way: the list, the movers and what a drop alert needs
-// to know (the tallies and the trend are shared, ../sql/portfolio.ts). docs/api.md, "Segments,
+// to know (the tallies and the trend are shared, ../portfolio.ts). docs/api.md, "Segments,
 // trends and movers".
 import type { DropWatch } from '../../domain/alerts.ts';
 import type { Status } from '../../domain/scoring.ts';
-import { bandOf, statusOf } from '../bands.ts';
-import { MOVER_SLACK, moversFrom } from '../shared.ts';
-import { toScore } from '../sql/rows.ts';
+import { MOVER_SLACK, moversFrom } from '../portfolio.ts';
+import { bandOf, statusOf, toScore } from '../rows.ts';
 import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
 import type { Connection } from './connection.ts';
 

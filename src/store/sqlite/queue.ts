@@ -1,7 +1,14 @@
 // The dispatchers' side of the outbox on SQLite: claim, record, and when to look next.
 import type { EventType } from '../../domain/events.ts';
-import { type InFlight, inServingOrder, quotas, type Ready, settleRound, shareSlots } from '../fair-share.ts';
-import type { AccountBacklog, AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
+import {
+  type InFlight,
+  inServingOrder,
+  quotas,
+  type Ready,
+  settleRound,
+  shareSlots,
+} from '../../webhooks/fair-share.ts';
+import type { AttemptOutcome, ClaimedDelivery, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 
 /** Rounds of sharing: a webhook with fewer due deliveries than its share leaves the rest to others. */
@@ -142,13 +149,4 @@ export function nextDueAt(conn: Connection, after: number): number | null {
     after,
   );
   return (r?.at as number | null) ?? null;
-}
-
-/** Counted over the partial index of pending deliveries. */
-export function backlogByAccount(conn: Connection): AccountBacklog[] {
-  return conn.all(
-    `SELECT account_id AS accountId, count(*) AS pending, MIN(created_at) AS oldestAt
-     FROM deliveries INDEXED BY deliveries_pending_by_webhook
-     WHERE status = 'pending' GROUP BY account_id`,
-  ) as unknown as AccountBacklog[];
 }

@@ -1,9 +1,9 @@
-// What SQLite reads its own way (../sql/reader.ts, NativeReads): the list's stored-JSON fast
+// What SQLite reads its own way (../sql-reader.ts, NativeReads): the list's stored-JSON fast
 // path, the events feed in commit order, the portfolio (portfolio.ts).
 import type { SQLInputValue } from 'node:sqlite';
-import { page } from '../page.ts';
-import { customerList, type NativeReads } from '../sql/reader.ts';
-import { toEvent } from '../sql/rows.ts';
+import { customerList } from '../customers.ts';
+import { page, toEvent } from '../rows.ts';
+import type { NativeReads } from '../sql-reader.ts';
 import type { Connection } from './connection.ts';
 import { SQLITE } from './driver.ts';
 import * as portfolio from './portfolio.ts';

@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Tally } from '../../domain/portfolio.ts';
-import { type SharedWrite, SqlStore } from '../sql/store.ts';
+import * as outbox from '../outbox.ts';
+import type { SharedWrite } from '../shared-writes.ts';
+import { SqlStore } from '../sql-store.ts';
 import type {
   AccountBacklog,
   AttemptOutcome,
@@ -166,8 +168,8 @@ export class SqliteStore extends SqlStore implements Store {
     return queue.nextDueAt(this.conn, after);
   }
 
-  async backlogByAccount(): Promise<AccountBacklog[]> {
-    return queue.backlogByAccount(this.conn);
+  backlogByAccount(): Promise<AccountBacklog[]> {
+    return outbox.backlogByAccount(this.db);
   }
 
   onWriteBatch(listener: (write: string, size: number) => void): () => void {

@@ -1,9 +1,9 @@
 import { customerJsonOf } from '../../api/customers.ts';
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
-import { bandOf, statusOf } from '../bands.ts';
-import { ADD_DAY, deliveriesFor, explainedColumns, historyToDays, subscribersByType } from '../shared.ts';
-import { toScore } from '../sql/rows.ts';
-import { SqlTx } from '../sql/tx.ts';
+import { deliveriesFor, subscribersByType } from '../outbox.ts';
+import { bandOf, statusOf, toScore } from '../rows.ts';
+import { ADD_DAY, explainedColumns, historyToDays } from '../scores.ts';
+import { SqlTx } from '../sql-tx.ts';
 import type { CustomerRecord, EventRecord, ScoreReason, ScoreRecord } from '../store.ts';
 import type { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';

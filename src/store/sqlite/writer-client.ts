@@ -3,8 +3,8 @@
 // call is a message. Either is answered once the COMMIT holding it has returned. Calls made
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
-import { reviveCustomer } from '../sql/rows.ts';
-import { locate, type SharedWrite } from '../sql/store.ts';
+import { reviveCustomer } from '../rows.ts';
+import { locate, type SharedWrite } from '../shared-writes.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
 import { fromWire, resultFromWire } from '../wire.ts';
 import type { Write } from '../write.ts';
@@ -169,7 +169,7 @@ export class ThreadWriter {
     return resultFromWire(await this.#send({ op: 'write', kind: 'tx', name: write.name, args }));
   }
 
-  /** A shared write (../sql/store.ts), found on the thread the same way. */
+  /** A shared write (../shared-writes.ts), found on the thread the same way. */
   shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
     return this.#send({ op: 'write', kind: 'db', ...locate(fn), args });
   }

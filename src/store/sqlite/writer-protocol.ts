@@ -7,7 +7,7 @@ export type Request =
   | { op: 'job'; id: number; name: string; args: unknown[] }
   /** A write of src/writes/, found by its name in the registry (../write.ts); committed and answered as a job. */
   | { op: 'write'; id: number; kind: 'tx'; name: string; args: unknown[] }
-  /** A shared write of the driver found by its module and name (../sql/store.ts); the same. */
+  /** A shared write of the driver found by its module and name (../shared-writes.ts); the same. */
   | { op: 'write'; id: number; kind: 'db'; module: string; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
   | { op: 'open'; id: number }

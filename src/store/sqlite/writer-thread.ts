@@ -3,12 +3,12 @@
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
 // goes on parsing, authenticating and answering. A job is one message with plain data: a write
 // of src/writes/ found by its name in their registry (../write.ts: the score batch, a rescore),
-// a shared write of the store found by its module and name (../sql/store.ts: the people, keys
+// a shared write of the store found by its module and name (../shared-writes.ts: the people, keys
 // and idempotency writes), a store write of write-ops.ts by name, or a transaction the main
 // thread drives statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { WRITES } from '../../writes/index.ts';
-import { findSharedWrite } from '../sql/store.ts';
+import { findSharedWrite } from '../shared-writes.ts';
 import { resultToWire, toWire } from '../wire.ts';
 import { findWrite, threadRegistry } from '../write.ts';
 import { Checkpoints } from './checkpoints.ts';

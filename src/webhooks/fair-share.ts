@@ -2,7 +2,7 @@
 // across the accounts with due work, then across each account's webhooks, within the limits on
 // deliveries in flight per account and per webhook. Pure, so both stores share it and a test can
 // take it apart.
-import type { ClaimOptions } from './store.ts';
+import type { ClaimOptions } from '../store/store.ts';
 
 /** A webhook, by its account, with due work waiting. */
 export interface Ready {

@@ -2,23 +2,33 @@
 // both (postgres/connection.ts reads bigint as a number); JSON as text from SQLite and parsed from
 // PostgreSQL (`parsed` takes either); booleans as 0/1 or true/false; free text through the
 // dialect's `fromText`.
-import type { EventType } from '../../domain/events.ts';
-import type { Override } from '../../domain/health.ts';
-import type { DerivedInputs } from '../../domain/rules.ts';
-import { DEFAULT_THRESHOLDS, type Status, type Weights } from '../../domain/scoring.ts';
-import { statusOf } from '../bands.ts';
-import type {
-  AttemptRecord,
-  CustomerRecord,
-  EventRecord,
-  ExplainedVersion,
-  HistoryRecord,
-  ScoreReason,
-  ScoreRecord,
-  Settings,
-  WebhookRecord,
-} from '../store.ts';
+import type { EventType } from '../domain/events.ts';
+import type { Override } from '../domain/health.ts';
+import type { DerivedInputs } from '../domain/rules.ts';
+import { DEFAULT_THRESHOLDS, type Status, type Weights } from '../domain/scoring.ts';
+import type { CustomerRecord } from './customers.ts';
 import { parsed, type Row } from './driver.ts';
+import type { EventRecord } from './outbox.ts';
+import type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
+import type { Settings } from './settings.ts';
+import type { AttemptRecord, WebhookRecord } from './webhooks.ts';
+
+// Stored as a number in score order (critical < at_risk < healthy), so that one index on
+// (band, score) serves the portfolio with and without a status filter.
+const BANDS: readonly Status[] = ['critical', 'at_risk', 'healthy'];
+
+export const bandOf = (status: Status): number => BANDS.indexOf(status);
+export const statusOf = (band: number): Status => BANDS[band] as Status;
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/** Rows fetched with LIMIT limit + 1: the extra row only says that more follow. */
+export function page<R, T>(rows: readonly R[], limit: number, map: (r: R) => T): Page<T> {
+  return { data: rows.slice(0, limit).map(map), hasMore: rows.length > limit };
+}
 
 type Text = (s: string) => string;
 const same: Text = (s) => s;

@@ -1,9 +1,54 @@
 // Outcomes (docs/scoring.md, "Does the score predict churn?"): what happened to a customer at a
 // renewal, and each outcome beside the score version it is judged by. Both backends run these.
-import type { Outcome } from '../../domain/calibration.ts';
-import type { Factors } from '../../domain/scoring.ts';
-import type { JudgedOutcome, OutcomeRecord, Page, Segment } from '../store.ts';
+import type { Outcome } from '../domain/calibration.ts';
+import type { Factors } from '../domain/scoring.ts';
+import type { Segment } from './customers.ts';
 import { type Driver, hasNul, Params, parsed, type Row, segmentWhere } from './driver.ts';
+import type { Page } from './rows.ts';
+
+/** What happened to a customer at a renewal (docs/scoring.md, "Does the score predict churn?"). */
+export interface OutcomeRecord {
+  id: string;
+  customerId: string;
+  outcome: Outcome;
+  at: number;
+  note: string | null;
+  createdAt: number;
+}
+
+/** An outcome with the computed score and factors it is judged by; null: no version then. */
+export interface JudgedOutcome {
+  id: string;
+  outcome: Outcome;
+  score: number | null;
+  factors: Factors | null;
+}
+
+export interface OutcomeReads {
+  /** One of a customer's outcomes; null when it has none of that id. */
+  getOutcome(accountId: string, customerId: string, id: string): Promise<OutcomeRecord | null>;
+  /** A customer's outcomes, the newest `at` first; `after`: the last id of the page before. */
+  listOutcomes(
+    accountId: string,
+    customerId: string,
+    opts: { after?: string | undefined; limit: number },
+  ): Promise<Page<OutcomeRecord>>;
+  /**
+   * A page of the account's outcomes by id (after `after`; of a segment), each with the computed
+   * score and factors of its customer's newest version at or before `at − horizonMs` (null: none).
+   */
+  judgedOutcomes(
+    accountId: string,
+    opts: { horizonMs: number; segment?: Segment | undefined; after: string | null; limit: number },
+  ): Promise<JudgedOutcome[]>;
+}
+
+export interface OutcomeWrites {
+  /** Stores the outcomes (their customers exist: the caller has checked). */
+  insertOutcomes(accountId: string, outcomes: readonly OutcomeRecord[]): Promise<void>;
+  /** Deletes one of a customer's outcomes; false when it has none of that id. */
+  deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean>;
+}
 
 const toOutcome = (r: Row, d: Driver): OutcomeRecord => ({
   id: r.id as string,

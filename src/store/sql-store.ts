@@ -1,58 +1,27 @@
-// The Store methods both backends answer the same way, written once: each is one shared write of
-// keys.ts, people.ts or idempotency.ts. A backend says only how such a write runs (`write`), and
-// for the few that must be atomic across statements, in a transaction of its own (`atomic`):
-// PostgreSQL runs the one on the pool and the other in BEGIN … COMMIT; SQLite sends either to its
-// writer thread, which finds the function again by its module and name (`locate`) and runs it in
-// the transaction of the batch it joins.
+// The Store over a Driver, for both backends: the reads of SqlReader and the methods every
+// backend answers the same way, each one shared write (shared-writes.ts). A backend says only how
+// such a write runs (`write`), and for the few that must be atomic across statements, in a
+// transaction of its own (`atomic`): PostgreSQL runs the one on the pool and the other in
+// BEGIN … COMMIT; SQLite sends either to its writer thread, which runs it in the transaction of
+// the batch it joins.
+import * as audit from './audit.ts';
+import * as idempotency from './idempotency.ts';
+import * as keys from './keys.ts';
+import * as people from './people.ts';
+import * as retention from './retention.ts';
+import type { SharedWrite } from './shared-writes.ts';
+import { SqlReader } from './sql-reader.ts';
 import type {
   Account,
+  ApiKeyRecord,
   AuditEntry,
   IdempotencyClaim,
   NewApiKey,
+  Page,
   PruneBatch,
   Store,
   UserRecord,
-} from '../store.ts';
-import type { Driver } from './driver.ts';
-import * as idempotency from './idempotency.ts';
-import * as keys from './keys.ts';
-import * as metrics from './metrics.ts';
-import * as people from './people.ts';
-import { SqlReader } from './reader.ts';
-
-/** A shared write: a function of a Driver, exported by name from one of this folder's modules. */
-export type SharedWrite<A extends unknown[], R> = (db: Driver, ...args: A) => Promise<R>;
-
-const LOCATIONS = new Map<unknown, { module: string; name: string }>();
-/** The same, the other way: `module#name` to the function (every module is loaded already). */
-const BY_LOCATION = new Map<string, SharedWrite<unknown[], unknown>>();
-for (const [path, exports] of [
-  ['./keys.ts', keys],
-  ['./people.ts', people],
-  ['./idempotency.ts', idempotency],
-  ['./metrics.ts', metrics],
-] as const) {
-  const module = import.meta.resolve(path);
-  for (const [name, fn] of Object.entries(exports)) {
-    if (typeof fn !== 'function') continue;
-    LOCATIONS.set(fn, { module, name });
-    BY_LOCATION.set(`${module}#${name}`, fn as SharedWrite<unknown[], unknown>);
-  }
-}
-
-/** Where a shared write is exported, for a thread that must import it to run it. */
-export function locate(fn: (...args: never[]) => unknown): { module: string; name: string } {
-  const found = LOCATIONS.get(fn);
-  if (!found) throw new Error(`${fn.name} is not a write of src/store/sql/`);
-  return found;
-}
-
-/** locate() undone, on the thread that runs the write: a lookup, since this module loaded them all. */
-export function findSharedWrite(module: string, name: string): SharedWrite<unknown[], unknown> {
-  const fn = BY_LOCATION.get(`${module}#${name}`);
-  if (!fn) throw new Error(`${module} exports no shared write named '${name}'`);
-  return fn;
-}
+} from './store.ts';
 
 export abstract class SqlStore extends SqlReader {
   /** One shared write, committed on its own. */
@@ -115,15 +84,15 @@ export abstract class SqlStore extends SqlReader {
   }
 
   pruneMetricPoints(before: number, limit: number): Promise<number> {
-    return this.write(metrics.pruneMetricPoints, before, limit);
+    return this.write(retention.pruneMetricPoints, before, limit);
   }
 
   pruneAudit(before: number, limit: number): Promise<number> {
-    return this.write(people.pruneAudit, before, limit);
+    return this.write(audit.pruneAudit, before, limit);
   }
 
   appendAudit(accountId: string, entry: AuditEntry): Promise<void> {
-    return this.write(people.appendAudit, accountId, entry);
+    return this.write(audit.appendAudit, accountId, entry);
   }
 
   claimIdempotencyKey(...args: Parameters<Store['claimIdempotencyKey']>): Promise<IdempotencyClaim> {
@@ -143,6 +112,47 @@ export abstract class SqlStore extends SqlReader {
   }
 
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {
-    return this.atomic(idempotency.pruneEvents, before, opts);
+    return this.atomic(retention.pruneEvents, before, opts);
+  }
+
+  // The reads of people, keys and the audit log: the Store's alone (a transaction has none).
+
+  listUsers(accountId?: string): Promise<UserRecord[]> {
+    return people.listUsers(this.db, accountId);
+  }
+
+  getUser(accountId: string, id: string): Promise<UserRecord | null> {
+    return people.getUser(this.db, accountId, id);
+  }
+
+  findSignInLink(tokenHash: string, now: number): Promise<UserRecord | null> {
+    return people.findSignInLink(this.db, tokenHash, now);
+  }
+
+  findUserByEmail(email: string) {
+    return people.findUserByEmail(this.db, email);
+  }
+
+  getSession(idHash: string, now: number) {
+    return people.getSession(this.db, idHash, now);
+  }
+
+  listAudit(
+    accountId: string,
+    opts: { startingAfter?: string | undefined; limit: number },
+  ): Promise<Page<AuditEntry>> {
+    return audit.listAudit(this.db, accountId, opts);
+  }
+
+  findApiKey(hash: string) {
+    return keys.findApiKey(this.db, hash);
+  }
+
+  listApiKeys(): Promise<ApiKeyRecord[]> {
+    return keys.listApiKeys(this.db);
+  }
+
+  countActiveApiKeys(): Promise<number> {
+    return keys.countActiveApiKeys(this.db);
   }
 }

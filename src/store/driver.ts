@@ -5,7 +5,7 @@
 // prepared statement. The few places where the two dialects spell a thing differently are the
 // Dialect's members, never an `if` in a query's caller.
 
-import type { Segment } from '../store.ts';
+import type { Segment } from './customers.ts';
 
 export type Row = Record<string, unknown>;
 /** A statement's parameter; an object only as the dialect's `json` gives it. */

@@ -1,0 +1,248 @@
+// The portfolio (docs/api.md, "Segments, trends and movers"): tallies, the score distribution,
+// per-value tallies and the trend's inputs, written once for both backends. Without a segment
+// the portfolio index (account, band, score) holds all they read; with one, each customer's
+// metadata is tested once, joined the way the dialect's planner walks best. The movers and the
+// portfolio's list stay with each backend (*/portfolio.ts): their plans differ; they share the
+// ordering of the movers (moversFrom) here.
+import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
+import { round6, type Status } from '../domain/scoring.ts';
+import type { Segment } from './customers.ts';
+import { type Driver, Params, segmentWhere } from './driver.ts';
+import { type Page, statusOf } from './rows.ts';
+import { microsOf, SCORE_MICROS, type ScoreRecord } from './scores.ts';
+
+/** A current score on the portfolio's list, with its customer's name. */
+export interface PortfolioEntry extends ScoreRecord {
+  name: string;
+}
+
+/** The customers of one metadata value (`value` its JSON text; null: the key is absent). */
+export interface GroupTally extends Tally {
+  value: string | null;
+}
+
+/** A customer whose score moved over a window: where it stood when the window opened, and now. */
+export interface Mover {
+  customerId: string;
+  name: string;
+  score: number;
+  status: Status;
+  baseline: number;
+}
+
+/** Position in the portfolio order (band, then score ascending, then customer id). */
+export interface ScoreCursor {
+  status: Status;
+  score: number;
+  customerId: string;
+}
+
+export interface PortfolioReads {
+  /** Current scores, lowest first (ties by customer id), optionally of one status band or segment. */
+  listScores(
+    accountId: string,
+    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
+  ): Promise<Page<PortfolioEntry>>;
+  /** The current scores of the account (or of a segment), counted per band and added up. */
+  tally(accountId: string, segment?: Segment): Promise<Tally>;
+  /**
+   * tally per bin of the score: `bins` equal bins of [0, 1], each [from, to) but the last, which
+   * holds 1 too (docs/api.md, "Segments, trends and movers"); the lowest bin first.
+   */
+  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]>;
+  /** tally per value of one metadata key, in no particular order. */
+  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]>;
+  /**
+   * The portfolio (or the segment) now, and what each UTC day from `fromDay` on changed in it
+   * (in no particular order; days without a change are absent), read at one moment.
+   */
+  trendInputs(
+    accountId: string,
+    fromDay: number,
+    segment?: Segment,
+  ): Promise<{ now: Tally; days: DayDelta[] }>;
+  /**
+   * The customers whose score changed after `since`, each with the score it stood at then (or
+   * its first score after, when it had none): the `limit` biggest drops (`down`) or rises (`up`)
+   * by the change rounded to 6 places, ties by customer id. Unchanged customers are left out.
+   */
+  movers(
+    accountId: string,
+    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+  ): Promise<Mover[]>;
+}
+
+/** The account's scores `s`, with their customers `c` when a segment must be tested. */
+function scoresOf(db: Driver, p: Params, segment: Segment | undefined) {
+  if (!segment?.length) return 'health_scores s WHERE s.account_id = $1';
+  return `${db.customersWithScores} WHERE c.account_id = $1${segmentWhere(db, p, segment)}`;
+}
+
+export async function tally(db: Driver, accountId: string, segment?: Segment): Promise<Tally> {
+  const p = new Params(accountId);
+  const rows = await db.all<TallyRow>(
+    `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${scoresOf(db, p, segment)} GROUP BY s.band`,
+    p.list,
+  );
+  return addTallyRows(emptyTally(), rows);
+}
+
+export async function distribution(
+  db: Driver,
+  accountId: string,
+  bins: number,
+  segment?: Segment,
+): Promise<Tally[]> {
+  const p = new Params(accountId);
+  // `bins` is an integer of 1–100 (checked by the route): written into the text as a literal.
+  const rows = await db.all<TallyRow & { bin: number }>(
+    `SELECT s.band, ${binOf(String(Math.trunc(bins)))} AS bin, COUNT(*) AS n, ${SCORE_MICROS} AS micros
+     FROM ${scoresOf(db, p, segment)} GROUP BY 1, 2`,
+    p.list,
+  );
+  return binnedTallies(rows, bins);
+}
+
+export async function tallyBy(
+  db: Driver,
+  accountId: string,
+  key: string,
+  segment?: Segment,
+): Promise<GroupTally[]> {
+  const p = new Params(accountId);
+  // The value's JSON text: one parse of the metadata per customer ('null' only if stored so).
+  const value = db.metadataJson(p, key);
+  const rows = await db.all<TallyRow & { value: string | null }>(
+    `SELECT ${value} AS value, s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros
+     FROM ${db.customersWithScores} WHERE c.account_id = $1${segmentWhere(db, p, segment)} GROUP BY 1, s.band`,
+    p.list,
+  );
+  return groupTallies(rows);
+}
+
+export async function trendInputs(db: Driver, accountId: string, fromDay: number, segment?: Segment) {
+  const p = new Params(accountId, fromDay);
+  const seg = segment?.length ? segmentWhere(db, p, segment) : null;
+  return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(seg), p.list));
+}
+
+const bandSum = (band: number) => `COALESCE(SUM(CASE WHEN s.band = ${band} THEN 1 ELSE 0 END), 0)`;
+const statusSum = (status: string) =>
+  `SUM(CASE WHEN h.status = '${status}' THEN 1 ELSE 0 END - CASE WHEN p.status = '${status}' THEN 1 ELSE 0 END)`;
+
+/**
+ * The trend's inputs in one statement, so both are read at one moment: a row with a null day
+ * for the portfolio now (current scores `s`, of customers `c` where a segment needs them), then
+ * a row per day from `$2` on with what it changed (critical, at_risk, healthy, micros). `$1` is
+ * the account; `segment` is the segment's conditions on `c`, whose parameters follow.
+ *
+ * Without a segment the days come from the rollup. A segment is not in the rollup: its history
+ * in the window is read, each entry with the one before (`p`), as the rollup was made.
+ */
+export function trendInputsSql(segment: string | null): string {
+  const now = `
+    SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
+      COALESCE(${SCORE_MICROS}, 0) AS micros`;
+  if (segment === null) {
+    return `${now} FROM health_scores s WHERE s.account_id = $1
+    UNION ALL
+    SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(score_micros)
+    FROM score_days WHERE account_id = $1 AND day >= $2 GROUP BY day`;
+  }
+  return `${now}
+    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
+    WHERE c.account_id = $1 ${segment}
+    UNION ALL
+    SELECT h.created_at / 86400000, ${statusSum('critical')}, ${statusSum('at_risk')}, ${statusSum('healthy')},
+      SUM(${microsOf('h')} - COALESCE(${microsOf('p')}, 0))
+    FROM customers c
+    JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
+    LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
+      AND p.version = h.version - 1
+    WHERE c.account_id = $1 ${segment} AND h.created_at >= CAST($2 AS bigint) * 86400000
+    GROUP BY h.created_at / 86400000`;
+}
+
+export interface TrendRow {
+  day: number | null;
+  critical: number;
+  at_risk: number;
+  healthy: number;
+  micros: number;
+}
+
+/** A row of a tally query: customers of one band, and their scores added up in millionths. */
+export interface TallyRow {
+  band: number;
+  n: number;
+  micros: number;
+}
+
+/**
+ * The bin of score `s` among `$bins` equal bins of [0, 1] (docs/api.md, "Segments, trends and movers"): its
+ * millionths × bins ÷ 1,000,000 in integers on both backends, so a bin is [from, to) exactly as the
+ * score is stored (6 places); a score of 1 comes out as bin `bins`, which binnedTallies counts in the last.
+ */
+export const binOf = (bins: string) => `(${microsOf('s')} * CAST(${bins} AS bigint)) / 1000000`;
+
+/** Tally rows of (band, bin) as `bins` tallies, the lowest bin first. */
+export function binnedTallies(rows: readonly (TallyRow & { bin: number })[], bins: number): Tally[] {
+  const out = Array.from({ length: bins }, emptyTally);
+  for (const r of rows) addTallyRows(out[Math.min(bins - 1, Number(r.bin))] as Tally, [r]);
+  return out;
+}
+
+/** Adds tally rows to `t` (a driver may answer the sums as numeric text). */
+export function addTallyRows(t: Tally, rows: readonly TallyRow[]): Tally {
+  for (const r of rows) {
+    t.counts[statusOf(r.band)] += Number(r.n);
+    t.micros += Number(r.micros);
+  }
+  return t;
+}
+
+/**
+ * Per-value tallies from (value, band, n, micros) rows, a value's JSON text as read ('null', a
+ * stored JSON null, counts as no value).
+ */
+export function groupTallies(rows: readonly (TallyRow & { value: string | null })[]): GroupTally[] {
+  const groups = new Map<string | null, GroupTally>();
+  for (const r of rows) {
+    const value = r.value === 'null' ? null : r.value;
+    let g = groups.get(value);
+    if (!g) {
+      g = { value, ...emptyTally() };
+      groups.set(value, g);
+    }
+    addTallyRows(g, [r]);
+  }
+  return [...groups.values()];
+}
+
+/** trendInputsSql's rows as the trend takes them. */
+export function trendInputsFrom(rows: readonly TrendRow[]): { now: Tally; days: DayDelta[] } {
+  const tally = (r: TrendRow): Tally => ({
+    counts: { critical: Number(r.critical), at_risk: Number(r.at_risk), healthy: Number(r.healthy) },
+    micros: Number(r.micros),
+  });
+  const now = rows.find((r) => r.day === null);
+  return {
+    now: now ? tally(now) : emptyTally(),
+    days: rows.filter((r) => r.day !== null).map((r) => ({ day: Number(r.day), ...tally(r) })),
+  };
+}
+
+/** Movers read beyond the limit, so that changes equal once rounded are ordered by id (moversFrom). */
+export const MOVER_SLACK = 100;
+
+/**
+ * Movers as the API lists them, from rows a query ordered by the raw change and read with some
+ * to spare: ordered by the change rounded to 6 places (as answered), ties by customer id.
+ */
+export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limit: number }): Mover[] {
+  const sign = opts.direction === 'down' ? 1 : -1;
+  const change = (m: Mover) => round6(m.score - m.baseline);
+  return rows
+    .sort((a, b) => sign * (change(a) - change(b)) || (a.customerId < b.customerId ? -1 : 1))
+    .slice(0, opts.limit);
+}

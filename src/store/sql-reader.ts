@@ -1,0 +1,205 @@
+// The Reader over a Driver, for both backends: each read is one of an area's functions
+// (customers.ts, scores.ts, …), written once. What stays per backend comes in as NativeReads: the
+// events feed's order (commit order is a sequence on SQLite, a transaction-id horizon on
+// PostgreSQL), the portfolio's list and movers (*/portfolio.ts), and SQLite's stored-JSON fast
+// path for customers.
+import type { EventType } from '../domain/events.ts';
+import type { Tally } from '../domain/portfolio.ts';
+import type { FactorRule } from '../domain/rules.ts';
+import type { Status } from '../domain/scoring.ts';
+import { customerJson } from '../api/customers.ts';
+import * as customers from './customers.ts';
+import type { Driver } from './driver.ts';
+import * as metricSummaries from './metric-summaries.ts';
+import * as metrics from './metrics.ts';
+import * as outbox from './outbox.ts';
+import * as outcomes from './outcomes.ts';
+import * as portfolio from './portfolio.ts';
+import * as rederive from './rederive.ts';
+import * as scores from './scores.ts';
+import * as settings from './settings.ts';
+import type {
+  CustomerRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  EventRecord,
+  GroupTally,
+  JsonPage,
+  MetricPointRecord,
+  Mover,
+  Page,
+  Reader,
+  ScoreCursor,
+  ScoreRecord,
+  Segment,
+  Settings,
+  WebhookRecord,
+} from './store.ts';
+import * as webhooks from './webhooks.ts';
+
+export type { ListOptions } from './customers.ts';
+
+/**
+ * The reads each backend makes its own way, tuned to its planner: the portfolio's list and its
+ * movers (sqlite/portfolio.ts, postgres/portfolio.ts) and the events feed's order (a sequence on SQLite, a transaction-id horizon on
+ * PostgreSQL); and, where a backend has one, a faster customer list page.
+ */
+export type NativeReads = Pick<Reader, 'listScores' | 'movers' | 'listEvents'> & {
+  /** The customer as the API sends it, when it is stored so (null: no such customer); undefined to build it here. */
+  getCustomerJson?(accountId: string, id: string): string | null | undefined;
+  /** The page as the API sends it, when every row has its JSON stored; null to build it here. */
+  listCustomersJson?(accountId: string, opts: customers.ListOptions): JsonPage | null;
+};
+
+export class SqlReader implements Reader {
+  protected readonly db: Driver;
+  protected readonly native: NativeReads;
+
+  constructor(db: Driver, native: NativeReads) {
+    this.db = db;
+    this.native = native;
+  }
+
+  getCustomer(accountId: string, id: string): Promise<CustomerRecord | null> {
+    return customers.getCustomer(this.db, accountId, id);
+  }
+
+  async getCustomerJson(accountId: string, id: string): Promise<string | null> {
+    const fast = this.native.getCustomerJson?.(accountId, id);
+    if (fast !== undefined) return fast;
+    const customer = await this.getCustomer(accountId, id);
+    return customer ? customerJson(customer) : null;
+  }
+
+  listCustomers(accountId: string, opts: customers.ListOptions): Promise<Page<CustomerRecord>> {
+    return customers.listCustomers(this.db, accountId, opts);
+  }
+
+  async listCustomersJson(accountId: string, opts: customers.ListOptions): Promise<JsonPage> {
+    const fast = this.native.listCustomersJson?.(accountId, opts);
+    if (fast) return fast;
+    const records = await this.listCustomers(accountId, opts);
+    return { json: records.data.map(customerJson).join(','), hasMore: records.hasMore };
+  }
+
+  getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
+    return scores.getScore(this.db, accountId, customerId);
+  }
+
+  listHistory(accountId: string, customerId: string, opts: { before?: number; limit: number }) {
+    return scores.listHistory(this.db, accountId, customerId, opts);
+  }
+
+  explainedVersions(accountId: string, customerId: string, versions: readonly number[]) {
+    return scores.explainedVersions(this.db, accountId, customerId, versions);
+  }
+
+  countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
+    return scores.countScoresByStatus(this.db, accountId);
+  }
+
+  listScores(
+    accountId: string,
+    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
+  ) {
+    return this.native.listScores(accountId, opts);
+  }
+
+  tally(accountId: string, segment?: Segment): Promise<Tally> {
+    return portfolio.tally(this.db, accountId, segment);
+  }
+
+  distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]> {
+    return portfolio.distribution(this.db, accountId, bins, segment);
+  }
+
+  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+    return portfolio.tallyBy(this.db, accountId, key, segment);
+  }
+
+  trendInputs(accountId: string, fromDay: number, segment?: Segment) {
+    return portfolio.trendInputs(this.db, accountId, fromDay, segment);
+  }
+
+  movers(
+    accountId: string,
+    opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
+  ): Promise<Mover[]> {
+    return this.native.movers(accountId, opts);
+  }
+
+  getSettings(accountId: string): Promise<Settings> {
+    return settings.getSettings(this.db, accountId);
+  }
+
+  listFactorRules(accountId: string): Promise<FactorRule[]> {
+    return metrics.listFactorRules(this.db, accountId);
+  }
+
+  metricNames(accountId: string): ReturnType<Reader['metricNames']> {
+    return metrics.metricNames(this.db, accountId);
+  }
+
+  listMetricPoints(...args: Parameters<Reader['listMetricPoints']>): Promise<Page<MetricPointRecord>> {
+    return metrics.listMetricPoints(this.db, ...args);
+  }
+
+  metricSummaries(...args: Parameters<Reader['metricSummaries']>): ReturnType<Reader['metricSummaries']> {
+    return metricSummaries.metricSummaries(this.db, ...args);
+  }
+
+  rederiveTargets(...args: Parameters<Reader['rederiveTargets']>): ReturnType<Reader['rederiveTargets']> {
+    return rederive.rederiveTargets(this.db, ...args);
+  }
+
+  dueForRederive(...args: Parameters<Reader['dueForRederive']>): ReturnType<Reader['dueForRederive']> {
+    return rederive.dueForRederive(this.db, ...args);
+  }
+
+  getOutcome(...args: Parameters<Reader['getOutcome']>): ReturnType<Reader['getOutcome']> {
+    return outcomes.getOutcome(this.db, ...args);
+  }
+
+  listOutcomes(...args: Parameters<Reader['listOutcomes']>): ReturnType<Reader['listOutcomes']> {
+    return outcomes.listOutcomes(this.db, ...args);
+  }
+
+  judgedOutcomes(...args: Parameters<Reader['judgedOutcomes']>): ReturnType<Reader['judgedOutcomes']> {
+    return outcomes.judgedOutcomes(this.db, ...args);
+  }
+
+  getEvent(accountId: string, id: string): Promise<EventRecord | null> {
+    return outbox.getEvent(this.db, accountId, id);
+  }
+
+  listEvents(
+    accountId: string,
+    opts: { type?: EventType; startingAfter?: string; endingBefore?: string; limit: number },
+  ): Promise<Page<EventRecord>> {
+    return this.native.listEvents(accountId, opts);
+  }
+
+  getWebhook(accountId: string, id: string): Promise<WebhookRecord | null> {
+    return webhooks.getWebhook(this.db, accountId, id);
+  }
+
+  webhookBacklog(accountId: string, id: string, cap: number) {
+    return webhooks.webhookBacklog(this.db, accountId, id, cap);
+  }
+
+  listWebhooks(accountId: string): Promise<WebhookRecord[]> {
+    return webhooks.listWebhooks(this.db, accountId);
+  }
+
+  getDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryRecord | null> {
+    return webhooks.getDelivery(this.db, accountId, webhookId, id);
+  }
+
+  listDeliveries(
+    accountId: string,
+    webhookId: string,
+    opts: { status?: DeliveryStatus; startingAfter?: string; limit: number },
+  ): Promise<Page<DeliveryRecord>> {
+    return webhooks.listDeliveries(this.db, accountId, webhookId, opts);
+  }
+}

@@ -1,0 +1,162 @@
+// A transaction over a Driver, for both backends: each write is one of an area's functions,
+// written once. A backend's transaction class extends this with what it writes its own way:
+// scores and customers in bulk (SQLite statement by statement on its one writer, PostgreSQL in one
+// statement per chunk, with row locks) and events with their deliveries.
+import type { DropRule } from '../domain/alerts.ts';
+import type { FactorRule } from '../domain/rules.ts';
+import type { Thresholds, Weights } from '../domain/scoring.ts';
+import * as audit from './audit.ts';
+import * as idempotency from './idempotency.ts';
+import * as metrics from './metrics.ts';
+import * as outbox from './outbox.ts';
+import * as outcomes from './outcomes.ts';
+import * as rederive from './rederive.ts';
+import * as scores from './scores.ts';
+import * as settings from './settings.ts';
+import { SqlReader } from './sql-reader.ts';
+import type {
+  AuditEntry,
+  CustomerRecord,
+  EventRecord,
+  MetricPointRecord,
+  OutcomeRecord,
+  ScoreReason,
+  ScoreRecord,
+  Tx,
+  WebhookRecord,
+} from './store.ts';
+import * as webhooks from './webhooks.ts';
+
+export abstract class SqlTx extends SqlReader implements Tx {
+  /** Set when this transaction made deliveries due; the store wakes dispatchers at the commit. */
+  deliveriesDue = false;
+
+  /**
+   * Before a read it will act on, or a change: the account's lock (docs/postgresql.md). SQLite has
+   * one writer at a time, and nothing to lock. Sent, not waited for: a method sends its statements
+   * when called, in the order of the calls (docs/postgresql.md, "Round trips of a write").
+   */
+  protected lockAccount(_accountId: string, _mode: 'shared' | 'exclusive'): void {}
+
+  abstract scoresForUpdate(
+    accountId: string,
+    customerIds: readonly string[],
+  ): Promise<Map<string, ScoreRecord | null>>;
+  abstract customersForUpdate(
+    accountId: string,
+    ids: readonly string[],
+  ): Promise<Map<string, CustomerRecord>>;
+  abstract saveCustomers(
+    accountId: string,
+    inserts: readonly CustomerRecord[],
+    updates: readonly CustomerRecord[],
+  ): Promise<string[]>;
+  abstract insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
+  abstract updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
+  abstract deleteCustomer(accountId: string, id: string): Promise<boolean>;
+  abstract writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
+  abstract dropWatch(...args: Parameters<Tx['dropWatch']>): ReturnType<Tx['dropWatch']>;
+  abstract insertEvents(accountId: string, events: EventRecord[]): Promise<void>;
+
+  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
+    await scores.recordDropAlerts(this.db, accountId, alerts);
+  }
+
+  async putAlerts(accountId: string, drop: DropRule | null, now: number): Promise<void> {
+    this.lockAccount(accountId, 'exclusive');
+    await settings.putAlerts(this.db, accountId, drop, now);
+  }
+
+  async putWeights(accountId: string, weights: Weights, now: number): Promise<void> {
+    this.lockAccount(accountId, 'exclusive');
+    await settings.putWeights(this.db, accountId, weights, now);
+  }
+
+  async putThresholds(accountId: string, t: Thresholds, now: number): Promise<void> {
+    this.lockAccount(accountId, 'exclusive');
+    await settings.putThresholds(this.db, accountId, t, now);
+  }
+
+  async putFactorRule(accountId: string, rule: FactorRule): Promise<void> {
+    // As a weights change: every score of the account is recomputed in this transaction.
+    this.lockAccount(accountId, 'exclusive');
+    await metrics.putFactorRule(this.db, accountId, rule);
+  }
+
+  async deleteFactorRule(accountId: string, factor: string): Promise<boolean> {
+    this.lockAccount(accountId, 'exclusive');
+    return metrics.deleteFactorRule(this.db, accountId, factor);
+  }
+
+  async setRederiveDue(
+    accountId: string,
+    due: readonly { customerId: string; at: number | null }[],
+    opts?: { earlierOnly?: boolean },
+  ) {
+    await rederive.setRederiveDue(this.db, accountId, due, opts?.earlierOnly ?? false);
+  }
+
+  async claimRederiveDue(accountId: string, customerIds: readonly string[], now: number) {
+    this.lockAccount(accountId, 'shared');
+    return rederive.claimRederiveDue(this.db, accountId, customerIds, now);
+  }
+
+  async insertOutcomes(accountId: string, list: readonly OutcomeRecord[]): Promise<void> {
+    this.lockAccount(accountId, 'shared');
+    await outcomes.insertOutcomes(this.db, accountId, list);
+  }
+
+  async deleteOutcome(accountId: string, customerId: string, id: string): Promise<boolean> {
+    this.lockAccount(accountId, 'shared');
+    return outcomes.deleteOutcome(this.db, accountId, customerId, id);
+  }
+
+  async insertMetricPoints(accountId: string, points: readonly MetricPointRecord[]): Promise<void> {
+    this.lockAccount(accountId, 'shared');
+    await metrics.insertMetricPoints(this.db, accountId, points);
+  }
+
+  async scoresAfter(accountId: string, after: string | null, limit: number): Promise<ScoreRecord[]> {
+    this.lockAccount(accountId, 'shared');
+    return scores.scoresAfter(this.db, accountId, after, limit);
+  }
+
+  async insertDirectEvent(accountId: string, webhookId: string, e: EventRecord): Promise<string | null> {
+    const id = await outbox.insertDirectEvent(this.db, accountId, webhookId, e);
+    if (id !== null) this.deliveriesDue = true;
+    return id;
+  }
+
+  async insertWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    await webhooks.insertWebhook(this.db, accountId, w);
+  }
+
+  async updateWebhook(accountId: string, w: WebhookRecord): Promise<void> {
+    await webhooks.updateWebhook(this.db, accountId, w);
+    // Switching a webhook back on resumes the deliveries it had pending.
+    if (w.enabled) this.deliveriesDue = true;
+  }
+
+  deleteWebhook(accountId: string, id: string): Promise<boolean> {
+    return webhooks.deleteWebhook(this.db, accountId, id);
+  }
+
+  async retryDelivery(accountId: string, webhookId: string, id: string, now: number): Promise<boolean> {
+    const retried = await webhooks.retryDelivery(this.db, accountId, webhookId, id, now);
+    if (retried) this.deliveriesDue = true;
+    return retried;
+  }
+
+  async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
+    await audit.appendAudits(this.db, accountId, entries);
+  }
+
+  recordIdempotentAnswer(
+    accountId: string,
+    key: string,
+    claimedAt: number,
+    answer: { status: number; body: string },
+  ): Promise<boolean> {
+    return idempotency.recordIdempotentAnswer(this.db, accountId, key, claimedAt, answer);
+  }
+}
