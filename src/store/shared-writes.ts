@@ -1,8 +1,9 @@
 // The Store methods both backends answer the same way, as writes: each is one function of a Driver
 // exported by name from keys.ts, people.ts, audit.ts, idempotency.ts or retention.ts. A backend
 // says only how such a write runs (sql-store.ts, `write` and `atomic`); SQLite sends it to its
-// writer thread, which cannot be sent a function: it finds the function again by its module and
-// name (`locate` here, `findSharedWrite` there) and runs it in the transaction of the batch it joins.
+// writer thread, which cannot be sent a function: it is sent the function's name and finds it in
+// SHARED_WRITES, and runs it in the transaction of the batch it joins (as ./write.ts's writes are
+// found in theirs).
 import * as audit from './audit.ts';
 import type { Driver } from './driver.ts';
 import * as idempotency from './idempotency.ts';
@@ -13,34 +14,30 @@ import * as retention from './retention.ts';
 /** A shared write: a function of a Driver, exported by name from one of the modules below. */
 export type SharedWrite<A extends unknown[], R> = (db: Driver, ...args: A) => Promise<R>;
 
-const LOCATIONS = new Map<unknown, { module: string; name: string }>();
-/** The same, the other way: `module#name` to the function (every module is loaded already). */
-const BY_LOCATION = new Map<string, SharedWrite<unknown[], unknown>>();
-for (const [path, exports] of [
-  ['./keys.ts', keys],
-  ['./people.ts', people],
-  ['./audit.ts', audit],
-  ['./idempotency.ts', idempotency],
-  ['./retention.ts', retention],
-] as const) {
-  const module = import.meta.resolve(path);
-  for (const [name, fn] of Object.entries(exports)) {
-    if (typeof fn !== 'function') continue;
-    LOCATIONS.set(fn, { module, name });
-    BY_LOCATION.set(`${module}#${name}`, fn as SharedWrite<unknown[], unknown>);
+/** Every shared write by its name; a name written twice is a mistake caught at start-up. */
+export const SHARED_WRITES: ReadonlyMap<string, SharedWrite<unknown[], unknown>> = (() => {
+  const byName = new Map<string, SharedWrite<unknown[], unknown>>();
+  for (const exports of [keys, people, audit, idempotency, retention]) {
+    for (const [name, fn] of Object.entries(exports)) {
+      if (typeof fn !== 'function') continue;
+      if (byName.has(name)) throw new Error(`two shared writes are named '${name}'`);
+      byName.set(name, fn as SharedWrite<unknown[], unknown>);
+    }
   }
+  return byName;
+})();
+
+/** The name a shared write is sent by; an error for a function that is not one. */
+export function nameOf(fn: (...args: never[]) => unknown): string {
+  if (SHARED_WRITES.get(fn.name) !== (fn as unknown)) {
+    throw new Error(`${fn.name} is not a shared write of src/store/ (shared-writes.ts)`);
+  }
+  return fn.name;
 }
 
-/** Where a shared write is exported, for a thread that must import it to run it. */
-export function locate(fn: (...args: never[]) => unknown): { module: string; name: string } {
-  const found = LOCATIONS.get(fn);
-  if (!found) throw new Error(`${fn.name} is not a shared write of src/store/ (shared-writes.ts)`);
-  return found;
-}
-
-/** locate() undone, on the thread that runs the write: a lookup, since this module loaded them all. */
-export function findSharedWrite(module: string, name: string): SharedWrite<unknown[], unknown> {
-  const fn = BY_LOCATION.get(`${module}#${name}`);
-  if (!fn) throw new Error(`${module} exports no shared write named '${name}'`);
+/** The shared write of this name, on the thread that runs it. */
+export function findSharedWrite(name: string): SharedWrite<unknown[], unknown> {
+  const fn = SHARED_WRITES.get(name);
+  if (!fn) throw new Error(`no shared write is named '${name}'`);
   return fn;
 }

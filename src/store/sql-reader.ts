@@ -3,11 +3,12 @@
 // events feed's order (commit order is a sequence on SQLite, a transaction-id horizon on
 // PostgreSQL), the portfolio's list and movers (*/portfolio.ts), and SQLite's stored-JSON fast
 // path for customers.
+
+import { customerJson } from '../api/customers.ts';
 import type { EventType } from '../domain/events.ts';
 import type { Tally } from '../domain/portfolio.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Status } from '../domain/scoring.ts';
-import { customerJson } from '../api/customers.ts';
 import * as customers from './customers.ts';
 import type { Driver } from './driver.ts';
 import * as metricSummaries from './metric-summaries.ts';

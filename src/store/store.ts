@@ -93,7 +93,6 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
    * write are written together (the batch-size metrics); returns an unsubscribe function.
    */
   onWriteBatch(listener: (write: string, size: number) => void): () => void;
-
 }
 
 /** A write of src/writes/, run whole where the writes run (./write.ts says how); known by its name. */

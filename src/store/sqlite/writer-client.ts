@@ -4,7 +4,7 @@
 // before the thread is up wait in its queue.
 import { Worker } from 'node:worker_threads';
 import { reviveCustomer } from '../rows.ts';
-import { locate, type SharedWrite } from '../shared-writes.ts';
+import { nameOf, type SharedWrite } from '../shared-writes.ts';
 import type { CustomerRecord, Page, Tx } from '../store.ts';
 import { fromWire, resultFromWire } from '../wire.ts';
 import type { Write } from '../write.ts';
@@ -161,7 +161,7 @@ export class ThreadWriter {
   }
 
   op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
-    return this.#send({ op: 'job', name, args });
+    return this.#send({ op: 'write', kind: 'op', name, args });
   }
 
   /** A write, run whole on the thread, which finds it by its name in the registry (../write.ts). */
@@ -171,7 +171,7 @@ export class ThreadWriter {
 
   /** A shared write (../shared-writes.ts), found on the thread the same way. */
   shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
-    return this.#send({ op: 'write', kind: 'db', ...locate(fn), args });
+    return this.#send({ op: 'write', kind: 'db', name: nameOf(fn), args });
   }
 
   migrate = (): Promise<number> => this.#send({ op: 'migrate' });

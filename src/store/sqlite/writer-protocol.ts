@@ -3,12 +3,12 @@
 import type { WireError } from '../wire.ts';
 
 export type Request =
-  /** A store write of write-ops.ts, committed with the batch it joins; answered after the COMMIT. */
-  | { op: 'job'; id: number; name: string; args: unknown[] }
-  /** A write of src/writes/, found by its name in the registry (../write.ts); committed and answered as a job. */
-  | { op: 'write'; id: number; kind: 'tx'; name: string; args: unknown[] }
-  /** A shared write of the driver found by its module and name (../shared-writes.ts); the same. */
-  | { op: 'write'; id: number; kind: 'db'; module: string; name: string; args: unknown[] }
+  /**
+   * A write, by its name, committed with the batch it joins and answered after the COMMIT: a
+   * function of the Tx (`tx`: src/writes/index.ts, ../write.ts), of the driver (`db`:
+   * ../shared-writes.ts) or of the connection (`op`: write-ops.ts, SQLite's own queue writes).
+   */
+  | { op: 'write'; id: number; kind: 'tx' | 'db' | 'op'; name: string; args: unknown[] }
   /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
   | { op: 'open'; id: number }
   /** A Tx method of the open transaction, answered at once. */

@@ -2,10 +2,10 @@
 // thread"). The group commit runs here: the jobs that arrive while a batch commits share the
 // next BEGIN … COMMIT, and the commit's fsync holds up this thread, never the main one, which
 // goes on parsing, authenticating and answering. A job is one message with plain data: a write
-// of src/writes/ found by its name in their registry (../write.ts: the score batch, a rescore),
-// a shared write of the store found by its module and name (../shared-writes.ts: the people, keys
-// and idempotency writes), a store write of write-ops.ts by name, or a transaction the main
-// thread drives statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
+// sent by its name (writer-protocol.ts) — one of src/writes/ (the score batch, a rescore), a
+// shared write of the store (../shared-writes.ts: the people, keys and idempotency writes) or
+// one of SQLite's own queue writes (write-ops.ts) — or a transaction the main thread drives
+// statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { WRITES } from '../../writes/index.ts';
 import { findSharedWrite } from '../shared-writes.ts';
@@ -71,20 +71,18 @@ port.on('message', (m: Request | Request[]) => {
   else receive(m);
 });
 
+/** A write by its name, from the table of its kind (writer-protocol.ts). */
+async function run(kind: 'tx' | 'db' | 'op', name: string, args: unknown[]): Promise<unknown> {
+  if (kind === 'tx') return resultToWire(await local.job(findWrite(await writes, name), ...args));
+  if (kind === 'db') return local.shared(findSharedWrite(name), ...args);
+  if (!(name in WRITE_OPS)) throw new Error(`no write op '${name}'`);
+  return runOp(name, ...args);
+}
+
 function receive(m: Request) {
   switch (m.op) {
-    case 'job': {
-      const work =
-        m.name in WRITE_OPS ? runOp(m.name, ...m.args) : Promise.reject(new Error(`no write op '${m.name}'`));
-      return answer(m.id, work);
-    }
-    case 'write': {
-      const work =
-        m.kind === 'tx'
-          ? writes.then((all) => local.job(findWrite(all, m.name), ...m.args).then(resultToWire))
-          : Promise.resolve().then(() => local.shared(findSharedWrite(m.module, m.name), ...m.args));
-      return answer(m.id, work);
-    }
+    case 'write':
+      return answer(m.id, run(m.kind, m.name, m.args));
     case 'open':
       return answer(
         m.id,
