@@ -1,73 +1,61 @@
-// PostgreSQL's batching of batched writes (../write.ts): the items of one account that arrive while
+// PostgreSQL's batching of batched writes (../write.ts): the calls of one account that arrive while
 // a batch of theirs is in its transaction are gathered (../batcher.ts) and written as one call in
-// the next, so ~9 statements per request become ~9 per batch. At most one batch per account and
-// write is in flight (a batch waiting on an account's lock holds up no other account), and four in
-// all. Nobody is answered before the commit holding their item. docs/postgresql.md, "Reads and
-// writes under load".
+// the next (`gather`, as SQLite's group commit does), so ~9 statements per request become ~9 per
+// batch. At most one batch per account and write is in flight (a batch waiting on an account's lock
+// holds up no other account), and four in all. Nobody is answered before the commit holding their
+// call. docs/postgresql.md, "Reads and writes under load".
 import { Batcher } from '../batcher.ts';
 import { isDatabaseUnavailable } from '../unavailable.ts';
-import type { BatchedArgs, ItemResult, Write } from '../write.ts';
+import { type BatchedArgs, gather, type ItemResult, type Write } from '../write.ts';
 
 type Batched = Write<BatchedArgs, ItemResult<unknown>[]>;
-
-interface Item {
-  item: unknown;
-  now: number;
-}
+type Results = ItemResult<unknown>[];
 
 export class BatchedWrites {
-  readonly #run: (write: Batched, args: BatchedArgs) => Promise<ItemResult<unknown>[]>;
+  readonly #run: (write: Batched, args: BatchedArgs) => Promise<Results>;
   readonly #onBatch: (write: string, size: number) => void;
   /** One per batched write, by its name. */
-  readonly #batchers = new Map<string, Batcher<Item, ItemResult<unknown>>>();
+  readonly #batchers = new Map<string, Batcher<BatchedArgs, Results>>();
 
-  /** `run`: the write in a transaction of its own; `onBatch`: told each batch's size. */
+  /** `run`: the write in a transaction of its own; `onBatch`: told each batch's item count. */
   constructor(
-    run: (write: Batched, args: BatchedArgs) => Promise<ItemResult<unknown>[]>,
+    run: (write: Batched, args: BatchedArgs) => Promise<Results>,
     onBatch: (write: string, size: number) => void,
   ) {
     this.#run = run;
     this.#onBatch = onBatch;
   }
 
-  /** The items, each gathered with the account's others; one result per item, in order. */
-  submit(write: Batched, [accountId, items, now]: BatchedArgs): Promise<ItemResult<unknown>[]> {
+  /** The call, gathered with the account's others; one result per item, in order. */
+  submit(write: Batched, args: BatchedArgs): Promise<Results> {
     let batcher = this.#batchers.get(write.name);
     if (!batcher) {
-      batcher = new Batcher<Item, ItemResult<unknown>>({
+      batcher = new Batcher<BatchedArgs, Results>({
         inFlight: 4,
         // Enough to amortize the statements; small enough that no batch holds its locks for long.
         maxBatch: 256,
-        run: (account, gathered) => this.#write(write, account, gathered),
+        run: (_account, calls) => this.#write(write, calls),
       });
       this.#batchers.set(write.name, batcher);
     }
-    const b = batcher;
-    return Promise.all(items.map((item) => b.submit(accountId, { item, now })));
+    return batcher.submit(args[0], args);
   }
 
-  async #write(
-    write: Batched,
-    accountId: string,
-    gathered: Item[],
-  ): Promise<PromiseSettledResult<ItemResult<unknown>>[]> {
-    this.#onBatch(write.name, gathered.length);
-    const now = Math.max(...gathered.map((g) => g.now));
+  async #write(write: Batched, calls: BatchedArgs[]): Promise<PromiseSettledResult<Results>[]> {
+    const { args, split } = gather(calls);
+    this.#onBatch(write.name, args[1].length);
     try {
-      const results = await this.#run(write, [accountId, gathered.map((g) => g.item), now]);
-      return results.map((value) => ({ status: 'fulfilled', value }));
+      const parts = split(await this.#run(write, args)) as Results[];
+      return parts.map((value) => ({ status: 'fulfilled', value }));
     } catch (error) {
       // Alone, or the database is away (each would fail the same way): the batch's error is theirs.
-      if (gathered.length === 1 || isDatabaseUnavailable(error)) {
-        return gathered.map(() => ({ status: 'rejected', reason: error }));
+      if (calls.length === 1 || isDatabaseUnavailable(error)) {
+        return calls.map(() => ({ status: 'rejected', reason: error }));
       }
       // The database refused the batch (a deadlock, a lost connection, one item it would not
-      // take): nothing of it committed. Each item runs again alone, so one cannot fail the rest.
+      // take): nothing of it committed. Each call runs again alone, so one cannot fail the rest.
       return Promise.all(
-        gathered.map(
-          async (g) =>
-            (await this.#write(write, accountId, [g]))[0] as PromiseSettledResult<ItemResult<unknown>>,
-        ),
+        calls.map(async (call) => (await this.#write(write, [call]))[0] as PromiseSettledResult<Results>),
       );
     }
   }
