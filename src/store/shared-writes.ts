@@ -10,22 +10,18 @@ import * as idempotency from './idempotency.ts';
 import * as keys from './keys.ts';
 import * as people from './people.ts';
 import * as retention from './retention.ts';
+import { registry } from './write.ts';
 
 /** A shared write: a function of a Driver, exported by name from one of the modules below. */
 export type SharedWrite<A extends unknown[], R> = (db: Driver, ...args: A) => Promise<R>;
 
 /** Every shared write by its name; a name written twice is a mistake caught at start-up. */
-export const SHARED_WRITES: ReadonlyMap<string, SharedWrite<unknown[], unknown>> = (() => {
-  const byName = new Map<string, SharedWrite<unknown[], unknown>>();
-  for (const exports of [keys, people, audit, idempotency, retention]) {
-    for (const [name, fn] of Object.entries(exports)) {
-      if (typeof fn !== 'function') continue;
-      if (byName.has(name)) throw new Error(`two shared writes are named '${name}'`);
-      byName.set(name, fn as SharedWrite<unknown[], unknown>);
-    }
-  }
-  return byName;
-})();
+export const SHARED_WRITES: ReadonlyMap<string, SharedWrite<unknown[], unknown>> = registry(
+  [keys, people, audit, idempotency, retention].flatMap((exports) =>
+    Object.values(exports).filter((fn) => typeof fn === 'function'),
+  ) as SharedWrite<unknown[], unknown>[],
+  'shared writes',
+);
 
 /** The name a shared write is sent by; an error for a function that is not one. */
 export function nameOf(fn: (...args: never[]) => unknown): string {

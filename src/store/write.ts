@@ -87,12 +87,15 @@ export function gather(runs: readonly BatchedArgs[]): {
 /** Writes by name: what a thread that runs writes looks them up in. */
 export type WriteRegistry = ReadonlyMap<string, Write<unknown[], unknown>>;
 
-/** The registry of these writes; two writes of one name are a mistake caught at start-up. */
-export function registry(writes: Iterable<Write<never[], unknown>>): Map<string, Write<unknown[], unknown>> {
-  const byName = new Map<string, Write<unknown[], unknown>>();
-  for (const w of writes) {
-    if (byName.has(w.name)) throw new Error(`two writes are named '${w.name}'`);
-    byName.set(w.name, w as unknown as Write<unknown[], unknown>);
+/**
+ * These functions by their name, as a thread is sent them (these writes, or the store's shared
+ * writes); two of one name are a mistake caught at start-up.
+ */
+export function registry<F extends { name: string }>(fns: Iterable<F>, kind = 'writes'): Map<string, F> {
+  const byName = new Map<string, F>();
+  for (const fn of fns) {
+    if (byName.has(fn.name)) throw new Error(`two ${kind} are named '${fn.name}'`);
+    byName.set(fn.name, fn);
   }
   return byName;
 }

@@ -1,7 +1,7 @@
 // Every write of src/writes/, by name: the registry the threads that run writes look them up in
 // (src/store/write.ts; the SQLite writer thread, PostgreSQL's heavy-write thread). A write not
 // listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
-import { registry } from '../store/write.ts';
+import { registry, type Write, type WriteRegistry } from '../store/write.ts';
 import { customerBatch, scoreBatch } from './batches.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
 import { applyMetricWrites, metricBatch } from './metrics.ts';
@@ -10,7 +10,7 @@ import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 
-export const WRITES = registry([
+export const WRITES: WriteRegistry = registry([
   applyFactorUpdates,
   applyMetricWrites,
   metricBatch,
@@ -28,4 +28,4 @@ export const WRITES = registry([
   putRule,
   deleteRule,
   rescoreDue,
-]);
+] as unknown as Write<unknown[], unknown>[]);
