@@ -17,7 +17,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { gatesOf, type ScoreRecord } from '../domain/health.ts';
 import { STATUSES } from '../domain/scoring.ts';
 import type { ScoreCursor, Store } from '../store/store.ts';
-import { runOne } from '../store/write.ts';
+import { onlyRecord } from '../store/write.ts';
 import { applyFactorUpdates } from '../writes/factor-updates.ts';
 import { scoreAsOf } from '../writes/overrides.ts';
 import { auditEntry } from './audit.ts';
@@ -64,18 +64,21 @@ function replaceFactors(app: App, { store, now }: Deps): void {
     },
     async (req, reply) => {
       // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
-      const record = await runOne(
-        store,
-        applyFactorUpdates,
-        req.accountId,
-        {
-          customerId: req.params.customer_id,
-          factors: req.body.factors,
-          merge: false,
-          answer: claimToAnswer(req),
-          audit: auditEntry(req, req.params.customer_id, now()),
-        },
-        now(),
+      const record = onlyRecord(
+        await store.run(
+          applyFactorUpdates,
+          req.accountId,
+          [
+            {
+              customerId: req.params.customer_id,
+              factors: req.body.factors,
+              merge: false,
+              answer: claimToAnswer(req),
+              audit: auditEntry(req, req.params.customer_id, now()),
+            },
+          ],
+          now(),
+        ),
       );
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);
@@ -99,17 +102,20 @@ function patchFactors(app: App, { store, now }: Deps): void {
     },
     async (req, reply) => {
       // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
-      const record = await runOne(
-        store,
-        applyFactorUpdates,
-        req.accountId,
-        {
-          customerId: req.params.customer_id,
-          factors: req.body.factors,
-          merge: true,
-          audit: auditEntry(req, req.params.customer_id, now()),
-        },
-        now(),
+      const record = onlyRecord(
+        await store.run(
+          applyFactorUpdates,
+          req.accountId,
+          [
+            {
+              customerId: req.params.customer_id,
+              factors: req.body.factors,
+              merge: true,
+              audit: auditEntry(req, req.params.customer_id, now()),
+            },
+          ],
+          now(),
+        ),
       );
       return sendJson(reply, healthScoreJson(record));
     },

@@ -18,7 +18,7 @@ import {
 import { ApiError, notFound } from '../domain/errors.ts';
 import { parseInstant } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
-import { runOne } from '../store/write.ts';
+import { onlyRecord } from '../store/write.ts';
 import { type Entry, refusedJson } from '../writes/batches.ts';
 import { applyMetricWrites, type MetricUpdate, metricBatch } from '../writes/metrics.ts';
 import { FUTURE_MS } from '../writes/rules.ts';
@@ -62,18 +62,21 @@ function postMetrics(app: App, { store, now }: Deps): void {
     },
     async (req, reply) => {
       // Gathered with the account's other metric writes meanwhile, in one call (../store/write.ts).
-      const body = await runOne(
-        store,
-        applyMetricWrites,
-        req.accountId,
-        {
-          customerId: req.params.customer_id,
-          values: req.body.values,
-          at: pointTime(req.body.at, now()),
-          answer: claimToAnswer(req),
-          audit: auditEntry(req, req.params.customer_id, now()),
-        },
-        now(),
+      const body = onlyRecord(
+        await store.run(
+          applyMetricWrites,
+          req.accountId,
+          [
+            {
+              customerId: req.params.customer_id,
+              values: req.body.values,
+              at: pointTime(req.body.at, now()),
+              answer: claimToAnswer(req),
+              audit: auditEntry(req, req.params.customer_id, now()),
+            },
+          ],
+          now(),
+        ),
       );
       // The same text the write stored as the Idempotency-Key's answer, if there is a key.
       answeredWithWrite(req);

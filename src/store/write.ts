@@ -14,7 +14,7 @@
 // PostgreSQL's store before its transaction (postgres/batches.ts). That is the one batching layer;
 // docs/architecture.md, "A write".
 import type { ApiError } from '../domain/errors.ts';
-import type { Store, Tx, Write } from './store.ts';
+import type { Tx, Write } from './store.ts';
 
 export type { Write };
 
@@ -40,18 +40,12 @@ export type ItemResult<O> = { ok: true; record: O } | { ok: false; error: ApiErr
 export type BatchedWrite<I, O> = Write<[string, readonly I[], number], ItemResult<O>[]>;
 
 /**
- * One item of a batched write, sent alone (a request's score update): gathered by the backend with
- * the account's others; its record, or the error it was refused with.
+ * The one item's record of a batched write sent with one item (a request's score update, gathered
+ * by the backend with the account's others); thrown, the error it was refused with.
  */
-export async function runOne<I, O>(
-  store: Pick<Store, 'run'>,
-  write: BatchedWrite<I, O>,
-  accountId: string,
-  item: I,
-  now: number,
-): Promise<O> {
-  const [result] = await store.run(write, accountId, [item], now);
-  if (!result) throw new Error(`${write.name} gave no result for its item`);
+export function onlyRecord<O>(results: readonly ItemResult<O>[]): O {
+  const [result] = results;
+  if (!result) throw new Error('a batched write gave no result for its item');
   if (!result.ok) throw result.error;
   return result.record;
 }

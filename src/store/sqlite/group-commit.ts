@@ -2,13 +2,16 @@
 // transactions that queue up while one batch runs share the next BEGIN … COMMIT, each inside
 // its own SAVEPOINT. With synchronous=FULL that is one fsync per batch instead of one per
 // request, and a failing transaction rolls back alone. Nobody is answered before the COMMIT
-// that holds their writes has returned. It runs on the thread that holds the write connection
-// (local-writer.ts: the writer thread for a file), so the requests that queue up meanwhile
-// arrive as messages and form the next batch.
+// that holds their writes has returned. It runs on the thread that holds the write connection:
+// the writer thread for a file (writer-thread.ts), so the requests that queue up meanwhile
+// arrive as messages and form the next batch; the store's own thread for ':memory:'.
 import { setImmediate } from 'node:timers/promises';
+import type { SharedWrite } from '../shared-writes.ts';
 import type { Tx } from '../store.ts';
 import { type BatchedArgs, gather, type Write } from '../write.ts';
-import { TransactionLost, type WriteConnection } from './write-connection.ts';
+import { driverOf } from './driver.ts';
+import { type DirectWriter, TransactionLost } from './write-connection.ts';
+import { migrate, type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 
 export { TransactionLost } from './write-connection.ts';
 
@@ -44,7 +47,7 @@ function unitsOf(batch: readonly Job[]): Job[][] {
 }
 
 export class GroupCommit {
-  readonly #writer: WriteConnection;
+  readonly #writer: DirectWriter;
   /** After each COMMIT: whether the batch made deliveries due. */
   readonly #committed: (deliveriesDue: boolean) => void;
   /** Housekeeping between two batches, once the last one's answers have gone (a checkpoint). */
@@ -55,7 +58,7 @@ export class GroupCommit {
   #draining: Promise<void> | undefined;
 
   constructor(
-    writer: WriteConnection,
+    writer: DirectWriter,
     committed: (deliveriesDue: boolean) => void,
     opts: {
       between?: (() => void) | undefined;
@@ -89,6 +92,36 @@ export class GroupCommit {
       });
       this.#start();
     });
+  }
+
+  /** A write (../write.ts), committed with the batch it joins; a batched one gathered with its kind. */
+  job<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {
+    if (write.batched) return this.runBatched(write as never, args as never) as Promise<R>;
+    return this.run((tx) => write(tx, ...args));
+  }
+
+  /** A shared write (../shared-writes.ts) on the write connection, committed with the batch it joins. */
+  shared<A extends unknown[], R>(fn: SharedWrite<A, R>, ...args: A): Promise<R> {
+    return this.run(() => fn(driverOf(this.#writer.conn), ...args));
+  }
+
+  /** A store write of write-ops.ts, committed with the batch it joins. */
+  op<K extends WriteOpName>(name: K, ...args: OpArgs<K>): Promise<OpResult<K>> {
+    return this.run(() => this.#writer.op(name, ...args));
+  }
+
+  async migrate(): Promise<number> {
+    return migrate(this.#writer.conn);
+  }
+
+  async synchronous(): Promise<number> {
+    return WRITE_OPS.synchronous(this.#writer.conn);
+  }
+
+  /** Waits for what is queued, then closes the connection. */
+  async close(): Promise<void> {
+    await this.idle();
+    this.#writer.conn.db.close();
   }
 
   #start(): void {

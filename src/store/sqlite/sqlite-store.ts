@@ -20,10 +20,11 @@ import type {
 import type { Write } from '../write.ts';
 import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
+import { GroupCommit } from './group-commit.ts';
 import { HeavyReads } from './heavy-reads.ts';
-import { LocalWriter } from './local-writer.ts';
 import * as queue from './queue.ts';
 import { sqliteReads } from './reader.ts';
+import { DirectWriter } from './write-connection.ts';
 import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 import { ThreadWriter } from './writer-client.ts';
 
@@ -44,7 +45,7 @@ export class SqliteStore extends SqlStore implements Store {
    * commit (docs/operations.md, "The SQLite writer thread"); ':memory:' has one connection for
    * everything, here. Both have the same methods.
    */
-  readonly #writes: ThreadWriter | LocalWriter;
+  readonly #writes: ThreadWriter | GroupCommit;
   readonly #wake = new EventEmitter();
   /**
    * Where a file's reads that grow with the account run: a thread with a read connection of its
@@ -67,7 +68,7 @@ export class SqliteStore extends SqlStore implements Store {
       batch: (write: string, size: number) => this.#wake.emit('batch', write, size),
     };
     this.#writes = memory
-      ? new LocalWriter(this.conn, on)
+      ? new GroupCommit(new DirectWriter(this.conn), (due) => due && on.due(), { onBatch: on.batch })
       : new ThreadWriter(opts.path, synchronous, on, opts.writeModules);
     this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
   }
@@ -117,7 +118,7 @@ export class SqliteStore extends SqlStore implements Store {
    */
   async synchronousLevels(): Promise<{ connection: 'writer' | 'reader' | 'checkpointer'; level: number }[]> {
     const writer = { connection: 'writer' as const, level: await this.#writes.synchronous() };
-    if (this.#writes instanceof LocalWriter) return [writer];
+    if (this.#writes instanceof GroupCommit) return [writer];
     const levels = [writer, { connection: 'reader' as const, level: WRITE_OPS.synchronous(this.conn) }];
     // The checkpoint thread's connection copies the WAL into the database file (checkpoints.ts).
     const checkpointer = await this.#writes.checkpointerSynchronous();
@@ -135,7 +136,7 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.#writes.transaction(fn);
+    return this.#writes instanceof GroupCommit ? this.#writes.run(fn) : this.#writes.transaction(fn);
   }
 
   run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R> {

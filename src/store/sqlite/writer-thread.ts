@@ -13,7 +13,8 @@ import { resultToWire, toWire } from '../wire.ts';
 import { findWrite, threadRegistry } from '../write.ts';
 import { Checkpoints } from './checkpoints.ts';
 import { Connection } from './connection.ts';
-import { LocalWriter } from './local-writer.ts';
+import { GroupCommit } from './group-commit.ts';
+import { DirectWriter } from './write-connection.ts';
 import { WRITE_OPS } from './write-ops.ts';
 import type { Reply, Request } from './writer-protocol.ts';
 
@@ -45,15 +46,17 @@ const post = (reply: Reply) => {
 // Checkpoints run on a thread of their own (checkpoints.ts): folding the WAL back into the
 // database held up the commit that crossed 1,000 pages, and every write queued behind it.
 const checkpoints = new Checkpoints(conn, path, synchronous);
-const local = new LocalWriter(conn, {
-  due: () => post({ due: true }),
-  commit: () => checkpoints.committed(),
-  between: () => checkpoints.catchUp(),
-  batch: (write, size) => post({ batch: write, size }),
-});
-const { writer } = local;
+const writer = new DirectWriter(conn);
+const commits = new GroupCommit(
+  writer,
+  (due) => {
+    checkpoints.committed();
+    if (due) post({ due: true });
+  },
+  { between: () => checkpoints.catchUp(), onBatch: (write, size) => post({ batch: write, size }) },
+);
 /** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
-const runOp = local.op.bind(local) as (name: string, ...args: unknown[]) => Promise<unknown>;
+const runOp = commits.op.bind(commits) as (name: string, ...args: unknown[]) => Promise<unknown>;
 
 /** The transaction the main thread is driving: its 'tx' calls run now, its 'end' settles it. */
 let session: { id: number; end: (ok: boolean) => void } | undefined;
@@ -73,8 +76,8 @@ port.on('message', (m: Request | Request[]) => {
 
 /** A write by its name, from the table of its kind (writer-protocol.ts). */
 async function run(kind: 'tx' | 'db' | 'op', name: string, args: unknown[]): Promise<unknown> {
-  if (kind === 'tx') return resultToWire(await local.job(findWrite(await writes, name), ...args));
-  if (kind === 'db') return local.shared(findSharedWrite(name), ...args);
+  if (kind === 'tx') return resultToWire(await commits.job(findWrite(await writes, name), ...args));
+  if (kind === 'db') return commits.shared(findSharedWrite(name), ...args);
   if (!(name in WRITE_OPS)) throw new Error(`no write op '${name}'`);
   return runOp(name, ...args);
 }
@@ -86,7 +89,7 @@ function receive(m: Request) {
     case 'open':
       return answer(
         m.id,
-        local.transaction(
+        commits.run(
           () =>
             new Promise<void>((resolve, reject) => {
               session = {
@@ -118,15 +121,15 @@ function receive(m: Request) {
       }
       return;
     case 'migrate':
-      return answer(m.id, local.migrate());
+      return answer(m.id, commits.migrate());
     case 'synchronous':
-      return answer(m.id, local.synchronous());
+      return answer(m.id, commits.synchronous());
     case 'checkpointerSynchronous':
       return answer(m.id, checkpoints.synchronous());
     case 'close':
       return answer(
         m.id,
-        local.close().finally(() => checkpoints.close()),
+        commits.close().finally(() => checkpoints.close()),
       );
   }
 }
