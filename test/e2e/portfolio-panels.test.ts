@@ -10,6 +10,7 @@ import { DAY_MS } from '../../src/domain/portfolio.ts';
 import { sqlitePath } from '../../src/store/open.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { tempDir } from '../helpers/app.ts';
+import { transaction } from '../helpers/transaction.ts';
 import { type Dashboard, openDashboard, skipReason } from './browser.ts';
 
 const text = async (locator: Locator) => (await locator.textContent()) ?? '';
@@ -28,7 +29,7 @@ describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_
     const account = await store.ensureAccount('default', Date.now());
     const settings = await store.getSettings(account.id);
     const then = Date.now() - 10 * DAY_MS;
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       for (let i = 0; i < 4; i++) {
         const id = `early_${i}`;
         await tx.insertCustomer(account.id, {

@@ -10,6 +10,7 @@ import { scoreFactors } from '../../src/domain/health.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Factors } from '../../src/domain/scoring.ts';
 import type { OutcomeRecord, ScoreRecord, Segment, Store } from '../../src/store/store.ts';
+import { transaction } from './transaction.ts';
 
 const DAY = 86_400_000;
 const CHUNK = 1000;
@@ -34,7 +35,7 @@ export async function seedJudgedOutcomes(
     const end = Math.min(opts.customers, i + CHUNK);
     const scores: ScoreRecord[] = [];
     const outcomes: OutcomeRecord[] = [];
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       for (let j = i; j < end; j++) {
         const id = `${prefix}_${j}`;
         await tx.insertCustomer(accountId, {

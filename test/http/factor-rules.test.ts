@@ -14,6 +14,7 @@ import {
   TestClock,
 } from '../helpers/app.ts';
 import { refusedWithoutChange } from '../helpers/refusals.ts';
+import { transaction } from '../helpers/transaction.ts';
 
 const DAY = 86_400_000;
 const clock = new TestClock('2026-03-31T12:00:00.000Z');
@@ -35,7 +36,7 @@ const loginsRule = {
 };
 
 async function points(customerId: string, metric: string, values: [number, number][]): Promise<void> {
-  await t.store.transaction((tx) =>
+  await transaction(t.store, (tx) =>
     tx.insertMetricPoints(
       accountId,
       values.map(([daysAgo, value]) => ({ customerId, metric, at: clock.ms - daysAgo * DAY, value })),
@@ -279,7 +280,7 @@ describe('a rule preview says what the PUT would do, and does none of it', () =>
       if (factors) await own.api.post(`/api/customers/${id}/health-score`, { factors });
     };
     const logins = (customerId: string, daysAgo: number, value: number) =>
-      own.store.transaction((tx) =>
+      transaction(own.store, (tx) =>
         tx.insertMetricPoints(ownAccount, [
           { customerId, metric: 'logins', at: clock.ms - daysAgo * DAY, value },
         ]),

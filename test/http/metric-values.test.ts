@@ -10,6 +10,7 @@ import { METRIC_VALUE_MAX, scaleScore } from '../../src/domain/rules.ts';
 import { buildTestApp, customerBody, type Response, type TestApp, TestClock } from '../helpers/app.ts';
 import { onDatabase } from '../helpers/database.ts';
 import { refusedWithoutChange } from '../helpers/refusals.ts';
+import { transaction } from '../helpers/transaction.ts';
 
 const DAY = 86_400_000;
 const clock = new TestClock('2026-03-31T12:00:00.000Z');
@@ -40,7 +41,7 @@ const stored = async () => [
 
 /** Points as a release before the bound stored them: through the store, which takes any double. */
 async function storeOld(customerId: string, values: number[]): Promise<void> {
-  await t.store.transaction((tx) =>
+  await transaction(t.store, (tx) =>
     tx.insertMetricPoints(
       accountId,
       values.map((value, i) => ({ customerId, metric: 'logins', at: clock.ms - (i + 1) * DAY, value })),

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { scoreFactors } from '../../src/domain/health.ts';
 import { RESCORE_PAGE } from '../../src/writes/rescore.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { transaction } from '../helpers/transaction.ts';
 
 const N = 2 * RESCORE_PAGE + 7; // two whole pages and a part
 const id = (i: number) => `p-${String(i).padStart(6, '0')}`;
@@ -18,7 +19,7 @@ describe('a recomputation across pages', () => {
     t = await buildTestApp();
     account = (await t.store.ensureAccount('default', 0)).id;
     const settings = await t.store.getSettings(account);
-    await t.store.transaction(async (tx) => {
+    await transaction(t.store, async (tx) => {
       const scores = [];
       for (let i = 0; i < N; i++) {
         await tx.insertCustomer(account, {

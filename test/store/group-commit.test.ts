@@ -11,9 +11,11 @@ import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { DirectWriter } from '../../src/store/sqlite/write-connection.ts';
 import { tempDir } from '../helpers/app.ts';
+import { TEST_WRITE_MODULES } from '../helpers/stores.ts';
+import { insertCustomers } from './contract/writes.ts';
 
 const dir = tempDir();
-const store = new SqliteStore({ path: join(dir, 'vitals.db') });
+const store = new SqliteStore({ path: join(dir, 'vitals.db'), writeModules: TEST_WRITE_MODULES });
 after(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
@@ -121,29 +123,24 @@ test('transactions queued while a batch runs share the next COMMIT', async () =>
   );
 });
 
-test('concurrent store transactions: a failing one rolls back alone, the others are stored', async () => {
+test('concurrent writes of the store: a failing one rolls back alone, the others are stored', async () => {
   await store.migrate();
   const account = await store.ensureAccount('group', Date.now());
   const now = Date.now();
+  const customer = (i: number) => ({
+    id: `cus_${String(i).padStart(2, '0')}`,
+    name: `n${i}`,
+    email: `c${i}@example.com`,
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
+  });
+  // Sent by name to the writer thread; a fifth of them throw after writing.
   const results = await Promise.allSettled(
-    Array.from({ length: 50 }, (_, i) =>
-      store.transaction(async (tx) => {
-        await tx.insertCustomer(account.id, {
-          id: `cus_${String(i).padStart(2, '0')}`,
-          name: `n${i}`,
-          email: `c${i}@example.com`,
-          metadata: {},
-          createdAt: now,
-          updatedAt: now,
-        });
-        if (i % 5 === 0) throw new Error(`transaction ${i} fails after writing`);
-        // Answered only after its commit: a fresh reader already sees the row.
-        return i;
-      }),
-    ),
+    Array.from({ length: 50 }, (_, i) => store.run(insertCustomers, account.id, [customer(i)], i % 5 === 0)),
   );
   for (const [i, r] of results.entries()) {
-    assert.equal(r.status, i % 5 === 0 ? 'rejected' : 'fulfilled', `transaction ${i}`);
+    assert.equal(r.status, i % 5 === 0 ? 'rejected' : 'fulfilled', `write ${i}`);
   }
   const page = await store.listCustomers(account.id, { limit: 100 });
   assert.deepEqual(
@@ -154,24 +151,19 @@ test('concurrent store transactions: a failing one rolls back alone, the others 
   );
 });
 
-test('a transaction resolves only after its writes are visible to other readers', async () => {
+test('a write resolves only after its rows are visible to other readers', async () => {
   const account = await store.ensureAccount('visible', Date.now());
+  const now = Date.now();
   const ids = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
       store
-        .transaction(async (tx) => {
-          const now = Date.now();
-          await tx.insertCustomer(account.id, {
-            id: `v${i}`,
-            name: 'v',
-            email: 'v@e.co',
-            metadata: {},
-            createdAt: now,
-            updatedAt: now,
-          });
-          return `v${i}`;
-        })
-        .then(async (id) => ((await store.getCustomer(account.id, id)) ? id : `missing ${id}`)),
+        .run(
+          insertCustomers,
+          account.id,
+          [{ id: `v${i}`, name: 'v', email: 'v@e.co', metadata: {}, createdAt: now, updatedAt: now }],
+          false,
+        )
+        .then(async ([id]) => (id && (await store.getCustomer(account.id, id)) ? id : `missing ${id}`)),
     ),
   );
   assert.deepEqual(

@@ -11,6 +11,7 @@ import { applyThresholds, applyWeights } from '../../src/writes/rescore.ts';
 import { putRule } from '../../src/writes/rules.ts';
 import { endThread, heavyThreadId, lightThreadId } from '../helpers/heavy-probe.ts';
 import { backendSkip } from '../helpers/stores.ts';
+import { transaction } from '../helpers/transaction.ts';
 import {
   isolatedDatabase,
   pendingDeliveries,
@@ -56,14 +57,14 @@ describe('PostgreSQL heavy writes, on a thread of their own', { skip: backendSki
       T0,
     );
     assert.equal(rule.updatedAt, T0);
-    const listed = await store.transaction((tx) => tx.listFactorRules(a));
+    const listed = await transaction(store, (tx) => tx.listFactorRules(a));
     assert.deepEqual(listed, [rule], 'committed, and read back through the main pool');
   });
 
   test('an error on the thread arrives with its code and param, and nothing is stored', async (t) => {
     const { store, account } = await isolatedDatabase('postgres', t);
     const a = await account();
-    const before = await store.transaction((tx) => tx.getSettings(a));
+    const before = await transaction(store, (tx) => tx.getSettings(a));
     const refused = await store.run(applyThresholds, a, { at_risk: 0.9, healthy: 0.5 }, T0).then(
       () => assert.fail('accepted'),
       (error: unknown) => error,
@@ -71,18 +72,18 @@ describe('PostgreSQL heavy writes, on a thread of their own', { skip: backendSki
     assert.ok(refused instanceof ApiError);
     assert.equal(refused.code, 'parameter_invalid');
     assert.equal(refused.param, 'at_risk');
-    assert.deepEqual(await store.transaction((tx) => tx.getSettings(a)), before);
+    assert.deepEqual(await transaction(store, (tx) => tx.getSettings(a)), before);
   });
 
   test('deliveries a heavy write made due wake this store and another process', async (t) => {
     const { db, store, account } = await isolatedDatabase('postgres', t);
     const other = db.open() as PostgresStore;
     const a = await account();
-    await store.transaction((tx) =>
+    await transaction(store, (tx) =>
       tx.insertWebhook(a, webhook({ events: ['customer.health_score.updated'] })),
     );
     await seedCustomers(store, a, ['c1']);
-    await store.transaction((tx) => tx.writeScores(a, [twoFactors('c1')], 'factors_updated'));
+    await transaction(store, (tx) => tx.writeScores(a, [twoFactors('c1')], 'factors_updated'));
     await other.listening();
     const here = nextWake(store);
     const there = nextWake(other);
@@ -106,7 +107,7 @@ describe('PostgreSQL heavy writes, on a thread of their own', { skip: backendSki
     const store = db.open();
     const a = await account();
     await seedCustomers(store, a, ['c1', 'c2']);
-    await store.transaction((tx) =>
+    await transaction(store, (tx) =>
       tx.writeScores(a, [twoFactors('c1'), twoFactors('c2')], 'factors_updated'),
     );
     const settled: string[] = [];
@@ -118,7 +119,7 @@ describe('PostgreSQL heavy writes, on a thread of their own', { skip: backendSki
     assert.deepEqual(settled, ['write', 'close']);
     await assert.rejects(store.run(heavyThreadId, a), /closed/);
     const reader = db.open();
-    const stored = await reader.transaction((tx) => tx.getScore(a, 'c2'));
+    const stored = await transaction(reader, (tx) => tx.getScore(a, 'c2'));
     assert.equal(stored?.version, 2, 'the write that close waited for was committed');
   });
 });

@@ -4,25 +4,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { applyFactorUpdates } from '../../src/writes/factor-updates.ts';
+import { txSteps } from './contract/writes.ts';
 
-test("':memory:': a transaction, a named job and a store write are read back from the same connection", async () => {
+test("':memory:': a test's write, a named write and a store write are read back from the same connection", async () => {
   const store = new SqliteStore({ path: ':memory:' });
   assert.ok((await store.migrate()) > 0);
   const account = await store.ensureAccount('memory', 1);
   const now = Date.now();
-  await store.transaction(async (tx) => {
-    assert.equal(
-      await tx.insertCustomer(account.id, {
-        id: 'c1',
-        name: 'One',
-        email: 'one@example.com',
-        metadata: {},
-        createdAt: now,
-        updatedAt: now,
-      }),
-      true,
-    );
-  });
+  const customer = {
+    id: 'c1',
+    name: 'One',
+    email: 'one@example.com',
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+  assert.deepEqual(await store.run(txSteps, [['insertCustomer', account.id, customer]]), [true]);
   const [result] = await store.run(
     applyFactorUpdates,
     account.id,

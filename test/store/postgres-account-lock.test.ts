@@ -7,20 +7,21 @@ import postgres from 'postgres';
 import { LOCKS } from '../../src/store/postgres/connection.ts';
 import type { PgTx } from '../../src/store/postgres/tx.ts';
 import { backendSkip } from '../helpers/stores.ts';
+import { transaction } from '../helpers/transaction.ts';
 import { customer, isolatedDatabase } from './contract/context.ts';
 
 describe('PostgreSQL account locks', { skip: backendSkip('postgres') }, () => {
   test('a lock not waited for still fails its transaction: its error comes back and nothing commits', async (t) => {
     const { db, store, account } = await isolatedDatabase('postgres', t);
     const a = await account();
-    await store.transaction((tx) => tx.insertCustomer(a, customer('c1')));
+    await transaction(store, (tx) => tx.insertCustomer(a, customer('c1')));
     const holder = postgres(db.url as string, { max: 1, onnotice: () => {} });
     t.after(() => holder.end());
     await holder.begin(async (sql) => {
       // Another process holds the account exclusively (a settings change in flight).
       await sql`SELECT pg_advisory_xact_lock(${LOCKS.account}, hashtext(${a}))`;
       const rename = (name: string, lockLast: boolean) =>
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           const raw = (tx as PgTx).sql;
           await raw`SET LOCAL lock_timeout = '150ms'`;
           if (lockLast) {
@@ -41,7 +42,7 @@ describe('PostgreSQL account locks', { skip: backendSkip('postgres') }, () => {
     });
     assert.equal((await store.getCustomer(a, 'c1'))?.name, 'Customer c1', 'nothing committed');
     // Once the account is free, the same transaction commits.
-    await store.transaction((tx) => tx.updateCustomer(a, customer('c1', { name: 'renamed' })));
+    await transaction(store, (tx) => tx.updateCustomer(a, customer('c1', { name: 'renamed' })));
     assert.equal((await store.getCustomer(a, 'c1'))?.name, 'renamed');
   });
 });

@@ -12,7 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiKey } from '../../src/keys.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { tempDir } from '../helpers/app.ts';
+import { TEST_WRITE_MODULES } from '../helpers/stores.ts';
 import { score, seedCustomers } from './contract/context.ts';
+import { txSteps } from './contract/writes.ts';
 
 const size = (file: string) => statSync(file).size;
 /** The writer's own checkpoint threshold (checkpoints.ts), in bytes of 4 KB pages. */
@@ -30,7 +32,8 @@ async function until(done: () => boolean, what: string): Promise<void> {
 /** A store in a file of its own with 2,000 customers, and their ids. */
 async function storeOf2000() {
   const path = join(tempDir(), 'vitals.db');
-  const store = new SqliteStore({ path });
+  // The writes below go through the writer thread, whose commits the checkpoint thread follows.
+  const store = new SqliteStore({ path, writeModules: TEST_WRITE_MODULES });
   await store.migrate();
   const { account } = await createApiKey(store, 'default');
   const ids = Array.from({ length: 2000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
@@ -41,13 +44,9 @@ async function storeOf2000() {
 test('a commit reaches the database file from the checkpoint thread, and under a stream of commits the WAL stays bounded', async () => {
   const { path, store, account, ids } = await storeOf2000();
   const write = (v: number) =>
-    store.transaction((tx) =>
-      tx.writeScores(
-        account.id,
-        ids.map((id, i) => score(id, ((i + v) % 100) / 100, v)),
-        'factors_updated',
-      ),
-    );
+    store.run(txSteps, [
+      ['writeScores', account.id, ids.map((id, i) => score(id, ((i + v) % 100) / 100, v)), 'factors_updated'],
+    ]);
 
   await until(() => size(`${path}-wal`) === 0 || size(path) > 4096 * 20, 'the seeding checkpointed');
   const before = size(path);
@@ -83,21 +82,21 @@ test('a commit past the backstop is checkpointed by the writer after it, so the 
 
   // 150 versions in one transaction: about 55 MB of WAL in one commit. The checkpoint thread
   // leaves a WAL past the backstop to the writer, and the writer no longer checkpoints in COMMIT.
-  await store.transaction(async (tx) => {
-    for (let v = 1; v <= 150; v++) {
-      await tx.writeScores(
-        account.id,
-        ids.map((id, i) => score(id, ((i + v) % 100) / 100, v)),
-        'factors_updated',
-      );
-    }
-  });
+  await store.run(
+    txSteps,
+    Array.from({ length: 150 }, (_, i) => [
+      'writeScores',
+      account.id,
+      ids.map((id, j) => score(id, ((j + i + 1) % 100) / 100, i + 1)),
+      'factors_updated',
+    ]),
+  );
   assert.ok(size(`${path}-wal`) > BACKSTOP_BYTES, `only ${size(`${path}-wal`)} bytes of WAL`);
   // The writer copied it all back between that batch and this one: this write starts the WAL
   // over, and its commit truncates the file to the backstop.
-  await store.transaction((tx) =>
-    tx.writeScores(account.id, [score(ids[0] as string, 0.5, 151)], 'factors_updated'),
-  );
+  await store.run(txSteps, [
+    ['writeScores', account.id, [score(ids[0] as string, 0.5, 151)], 'factors_updated'],
+  ]);
   assert.ok(size(`${path}-wal`) <= BACKSTOP_BYTES, `the WAL still holds ${size(`${path}-wal`)} bytes`);
   await store.close();
 

@@ -12,6 +12,7 @@ import { driverOf } from '../../src/store/sqlite/driver.ts';
 import { HeavyReads } from '../../src/store/sqlite/heavy-reads.ts';
 import { sqliteReads } from '../../src/store/sqlite/reader.ts';
 import type { Store } from '../../src/store/store.ts';
+import { transaction } from '../helpers/transaction.ts';
 import { customer, isolatedDatabase, score, T0 } from './contract/context.ts';
 
 const PLANS = ['free', 'pro', 'team'];
@@ -20,7 +21,7 @@ const ROUNDS = 4;
 /** `n` customers on three plans, each scored once a day for `rounds` days, up and down. */
 async function portfolio(store: Store, accountId: string, n: number, rounds = ROUNDS): Promise<void> {
   const ids = Array.from({ length: n }, (_, i) => `c${String(i).padStart(5, '0')}`);
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     for (const [i, id] of ids.entries()) {
       await tx.insertCustomer(accountId, customer(id, { metadata: { plan: PLANS[i % 3], seats: i % 7 } }));
     }
@@ -30,7 +31,7 @@ async function portfolio(store: Store, accountId: string, n: number, rounds = RO
     const scores = ids.map((id, i) =>
       score(id, ((i * 37 + round * 101) % 1000) / 1000, round, { updatedAt: at }),
     );
-    await store.transaction((tx) => tx.writeScores(accountId, scores, 'factors_updated'));
+    await transaction(store, (tx) => tx.writeScores(accountId, scores, 'factors_updated'));
   }
 }
 
@@ -80,7 +81,7 @@ describe('SQLite heavy reads, on a thread of their own', () => {
     assert.equal((await store.trendInputs(a, fromDay)).days.length, ROUNDS);
     assert.equal((await store.movers(a, { since, direction: 'down', limit: 25 })).length, 25);
     // A write committed is seen by the next heavy read (WAL: the thread's connection reads what is committed).
-    await store.transaction((tx) => tx.deleteCustomer(a, 'c00000'));
+    await transaction(store, (tx) => tx.deleteCustomer(a, 'c00000'));
     const after = await store.tally(a);
     assert.equal(total(after.counts), total(tally.counts) - 1);
     assert.deepEqual(after, await here.tally(a));
@@ -91,7 +92,7 @@ describe('SQLite heavy reads, on a thread of their own', () => {
     const [big, small] = [await account(), await account()];
     // 64,000 history entries: the trend of a third of them takes tens of ms on the thread.
     await portfolio(store, big, 8000, 8);
-    await store.transaction((tx) => tx.insertCustomer(small, customer('only')));
+    await transaction(store, (tx) => tx.insertCustomer(small, customer('only')));
     await store.tally(small); // the thread is up: what follows is the reads, not its start
     const order: string[] = [];
     let running = true;

@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { CustomerRecord } from '../../src/store/store.ts';
 import { tempDir } from '../helpers/app.ts';
+import { transaction } from '../helpers/transaction.ts';
 
 /** A database at schema version 6, as the release before migration 7 left it, with `n` customers. */
 function databaseAtVersion6(path: string, n: number): void {
@@ -118,7 +119,7 @@ test('customers written by the previous version (no JSON, or JSON it left stale)
     assert.equal(one.json, customerJson(records.data[i] as CustomerRecord));
   }
   // The current version's update writes the JSON again, and the page is read the fast way.
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     for (const c of records.data)
       await tx.updateCustomer('acc_old', {
         id: c.id,
@@ -213,17 +214,17 @@ test('migration 20 keeps every history version, readable as before; versions sta
   const [explained] = await store.explainedVersions('acc_old', 'c007', [4]);
   assert.equal(explained?.computed, 0.5);
   assert.deepEqual(explained?.override, { score: 0.74, reason: 'kept' });
-  assert.equal(await store.transaction((tx) => tx.deleteCustomer('acc_old', 'c001')), true);
+  assert.equal(await transaction(store, (tx) => tx.deleteCustomer('acc_old', 'c001')), true);
   // A version is written only over the one before it: the history's versions stay unique.
   const current = await store.getScore('acc_old', 'c002');
   assert.ok(current);
   const again = { ...current, factors: { usage: 0.1 }, score: 0.1, status: 'critical' as const };
   delete again.factorsJson;
   await assert.rejects(
-    store.transaction((tx) => tx.writeScores('acc_old', [again], 'factors_updated')),
+    transaction(store, (tx) => tx.writeScores('acc_old', [again], 'factors_updated')),
     /version 4 of c002 does not follow the stored 4/,
   );
-  await store.transaction((tx) => tx.writeScores('acc_old', [{ ...again, version: 5 }], 'factors_updated'));
+  await transaction(store, (tx) => tx.writeScores('acc_old', [{ ...again, version: 5 }], 'factors_updated'));
   assert.deepEqual(
     (await store.listHistory('acc_old', 'c002', { limit: 2 })).data.map((h) => [h.version, h.score]),
     [

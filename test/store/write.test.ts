@@ -44,7 +44,7 @@ test('an unknown name is refused, and two writes of one name are a mistake', asy
 
 test("a test's own module adds its writes, and only its writes", async () => {
   const all = await threadRegistry(WRITES, [new URL('./contract/writes.ts', import.meta.url).href]);
-  assert.equal(all.size, WRITES.size + 2);
+  assert.equal(all.size, WRITES.size + 3);
   assert.equal(typeof findWrite(all, 'insertCustomers'), 'function');
   assert.equal(findWrite(all, 'applyFactorUpdates'), WRITES.get('applyFactorUpdates'));
 });

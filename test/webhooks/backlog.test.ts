@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { event } from '../../src/domain/events.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
+import { transaction } from '../helpers/transaction.ts';
 
 let t: TestApp;
 let webhookId = '';
@@ -86,7 +87,7 @@ describe('a webhook’s backlog', () => {
     const events = Array.from({ length: 10_001 }, (_, i) =>
       event('customer.deleted', { id: `c${i}`, deleted: true }, Date.now()),
     );
-    await t.store.transaction((tx) => tx.insertEvents(accountId, events));
+    await transaction(t.store, (tx) => tx.insertEvents(accountId, events));
     const res = await t.api.get(`/api/webhooks/${big.body.id}`);
     assert.deepEqual([res.body.pending, res.body.pending_truncated], [10_000, true]);
     assert.equal(typeof res.body.oldest_pending_at, 'string');

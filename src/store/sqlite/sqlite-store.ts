@@ -38,6 +38,8 @@ export interface SqliteOptions {
 
 export class SqliteStore extends SqlStore implements Store {
   readonly backend = 'sqlite' as const;
+  /** The database file, or ':memory:'. */
+  readonly path: string;
   /** The read connection (':memory:' has one connection for everything). */
   protected readonly conn: Connection;
   /**
@@ -63,6 +65,7 @@ export class SqliteStore extends SqlStore implements Store {
     const conn = new Connection(opts.path, synchronous, memory ? 16 : 8);
     super(driverOf(conn), sqliteReads(conn));
     this.conn = conn;
+    this.path = opts.path;
     const on = {
       due: () => this.#wake.emit('due'),
       batch: (write: string, size: number) => this.#wake.emit('batch', write, size),

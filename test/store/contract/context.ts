@@ -8,6 +8,8 @@ import { newId } from '../../../src/domain/ids.ts';
 import { DEFAULT_THRESHOLDS, statusFor } from '../../../src/domain/scoring.ts';
 import type { CustomerRecord, ScoreRecord, Store, WebhookRecord } from '../../../src/store/store.ts';
 import { type Backend, createTestDatabase, type TestDatabase } from '../../helpers/stores.ts';
+import { transaction } from '../../helpers/transaction.ts';
+import { txSteps } from './writes.ts';
 
 export interface Isolated {
   db: TestDatabase;
@@ -89,13 +91,14 @@ export const anEvent = (type: EventType = 'customer.created', at = T0, data: Rec
 
 /** Inserts the customers (and optionally events) in one transaction. */
 export async function seedCustomers(store: Store, accountId: string, ids: string[]): Promise<void> {
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     for (const id of ids) await tx.insertCustomer(accountId, customer(id));
   });
 }
 
+/** Inserts the events with a write of the store's own path: a commit that makes deliveries due wakes its listeners. */
 export async function seedEvents(store: Store, accountId: string, events: EventRecord[]): Promise<void> {
-  await store.transaction((tx) => tx.insertEvents(accountId, events));
+  await store.run(txSteps, [['insertEvents', accountId, events]]);
 }
 
 /**

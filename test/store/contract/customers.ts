@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { transaction } from '../../helpers/transaction.ts';
 import {
   byteOrder,
   type ContractContext,
@@ -22,7 +23,7 @@ export function customersContract(c: ContractContext): void {
         createdAt: T0,
         updatedAt: T0 + 1,
       });
-      assert.equal(await store.transaction((tx) => tx.insertCustomer(a, written)), true);
+      assert.equal(await transaction(store, (tx) => tx.insertCustomer(a, written)), true);
       const read = plainCustomer(await store.getCustomer(a, 'cus_1'));
       assert.deepEqual(read, written);
       assert.equal(JSON.stringify(read?.metadata), JSON.stringify(metadata), 'key order round-trips');
@@ -36,12 +37,12 @@ export function customersContract(c: ContractContext): void {
       const b = await c.account();
       await seedCustomers(store, a, ['old', 'taken']);
       await seedCustomers(store, b, ['theirs']);
-      const found = await store.transaction((tx) =>
+      const found = await transaction(store, (tx) =>
         tx.customersForUpdate(a, ['old', 'theirs', 'nobody', 'old\0']),
       );
       assert.deepEqual([...found.keys()], ['old']);
       const renamed = customer('old', { name: 'Renamed', metadata: { k: [1] }, updatedAt: T0 + 5 });
-      const taken = await store.transaction((tx) =>
+      const taken = await transaction(store, (tx) =>
         tx.saveCustomers(
           a,
           [customer('new', { name: 'New' }), customer('taken', { name: 'Again' })],
@@ -64,7 +65,9 @@ export function customersContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await seedCustomers(store, a, ['dup']);
-      const again = await store.transaction((tx) => tx.insertCustomer(a, customer('dup', { name: 'Other' })));
+      const again = await transaction(store, (tx) =>
+        tx.insertCustomer(a, customer('dup', { name: 'Other' })),
+      );
       assert.equal(again, false);
       assert.equal((await store.getCustomer(a, 'dup'))?.name, 'Customer dup');
     });
@@ -79,7 +82,7 @@ export function customersContract(c: ContractContext): void {
         metadata: { b: 2, a: 1 },
         updatedAt: T0 + 5,
       });
-      await store.transaction((tx) => tx.updateCustomer(a, next));
+      await transaction(store, (tx) => tx.updateCustomer(a, next));
       assert.deepEqual(plainCustomer(await store.getCustomer(a, 'u1')), next);
       const [listed] = (await store.listCustomers(a, { limit: 1 })).data;
       assert.deepEqual(plainCustomer(listed ?? null), next);
@@ -89,14 +92,14 @@ export function customersContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await seedCustomers(store, a, ['gone']);
-      await store.transaction((tx) => tx.writeScores(a, [score('gone', 0.5)], 'factors_updated'));
-      assert.equal(await store.transaction((tx) => tx.deleteCustomer(a, 'gone')), true);
-      assert.equal(await store.transaction((tx) => tx.deleteCustomer(a, 'gone')), false);
+      await transaction(store, (tx) => tx.writeScores(a, [score('gone', 0.5)], 'factors_updated'));
+      assert.equal(await transaction(store, (tx) => tx.deleteCustomer(a, 'gone')), true);
+      assert.equal(await transaction(store, (tx) => tx.deleteCustomer(a, 'gone')), false);
       assert.equal(await store.getCustomer(a, 'gone'), null);
       assert.equal(await store.getScore(a, 'gone'), null);
       assert.deepEqual(await store.listHistory(a, 'gone', { limit: 10 }), { data: [], hasMore: false });
       assert.equal((await store.countScoresByStatus(a)).at_risk, 0);
-      assert.equal(await store.transaction((tx) => tx.insertCustomer(a, customer('gone'))), true);
+      assert.equal(await transaction(store, (tx) => tx.insertCustomer(a, customer('gone'))), true);
       assert.equal(
         await store.getScore(a, 'gone'),
         null,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { transaction } from '../../helpers/transaction.ts';
 import { type ContractContext, T0 } from './context.ts';
 
 /** Claims made at T0 + 1000 forget what was created before T0 and retake work begun before T0 + 500. */
@@ -68,7 +69,7 @@ export function idempotencyContract(c: ContractContext): void {
       await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 900, WINDOW);
       const answer = { status: 201, body: '{"id":"tx1"}' };
       await assert.rejects(
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           assert.equal(await tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, answer), true);
           throw new Error('the writes fail after the answer was stored');
         }),
@@ -78,7 +79,7 @@ export function idempotencyContract(c: ContractContext): void {
         state: 'in_progress',
       });
       assert.equal(
-        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, answer)),
+        await transaction(store, (tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, answer)),
         true,
       );
       assert.deepEqual(await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 1000, WINDOW), {
@@ -88,7 +89,7 @@ export function idempotencyContract(c: ContractContext): void {
       // Answered once: a second answer for the same claim changes nothing.
       const other = { status: 200, body: 'other' };
       assert.equal(
-        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, other)),
+        await transaction(store, (tx) => tx.recordIdempotentAnswer(a, 'tx1', T0 + 900, other)),
         false,
       );
       assert.deepEqual(await store.claimIdempotencyKey(a, 'tx1', 'fp', T0 + 1000, WINDOW), {
@@ -105,11 +106,11 @@ export function idempotencyContract(c: ContractContext): void {
       assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), { state: 'new' });
       const late = { status: 201, body: 'late' };
       assert.equal(
-        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 100, late)),
+        await transaction(store, (tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 100, late)),
         false,
       );
       assert.equal(
-        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'other', T0 + 100, late)),
+        await transaction(store, (tx) => tx.recordIdempotentAnswer(a, 'other', T0 + 100, late)),
         false,
       );
       assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), {
@@ -117,7 +118,7 @@ export function idempotencyContract(c: ContractContext): void {
       });
       const retry = { status: 201, body: 'retry' };
       assert.equal(
-        await store.transaction((tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 1000, retry)),
+        await transaction(store, (tx) => tx.recordIdempotentAnswer(a, 'slow', T0 + 1000, retry)),
         true,
       );
       assert.deepEqual(await store.claimIdempotencyKey(a, 'slow', 'fp', T0 + 1000, WINDOW), {

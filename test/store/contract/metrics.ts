@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DAY_MS, type FactorRule, METRIC_VALUE_MAX, summarize } from '../../../src/domain/rules.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const rule = (factor: string, extra: Partial<FactorRule> = {}): FactorRule => ({
@@ -29,7 +30,7 @@ export function metricsContract(c: ContractContext): void {
           { min: 5, score: 1 },
         ],
       };
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.putFactorRule(a, rule('usage', { gate: { below: 0.25, status: 'at_risk' } }));
         await tx.putFactorRule(
           a,
@@ -57,9 +58,9 @@ export function metricsContract(c: ContractContext): void {
         rule('usage', { aggregate: 'avg', scale: steps, updatedAt: T0 + 1 }),
       ]);
       assert.deepEqual(await store.listFactorRules(await c.account()), []);
-      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'usage')), true);
-      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'usage')), false);
-      assert.equal(await store.transaction((tx) => tx.deleteFactorRule(a, 'bill\0ing')), false);
+      assert.equal(await transaction(store, (tx) => tx.deleteFactorRule(a, 'usage')), true);
+      assert.equal(await transaction(store, (tx) => tx.deleteFactorRule(a, 'usage')), false);
+      assert.equal(await transaction(store, (tx) => tx.deleteFactorRule(a, 'bill\0ing')), false);
       assert.deepEqual(
         (await store.listFactorRules(a)).map((r) => r.factor),
         ['billing'],
@@ -76,7 +77,7 @@ export function metricsContract(c: ContractContext): void {
         at: T0 + Math.floor(i / 50) * 1000,
         value: i,
       }));
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('bulk'));
         await tx.insertMetricPoints(a, points);
       });
@@ -94,7 +95,7 @@ export function metricsContract(c: ContractContext): void {
         scale: { type: 'linear', from: 0, to: 1 },
         updatedAt: T0,
       });
-      const found = await store.transaction((tx) =>
+      const found = await transaction(store, (tx) =>
         tx.metricSummaries(a, ['bulk'], [count('m0'), count('m49')], T0 + 14_000_000, T0 + 14_000_000),
       );
       assert.deepEqual(
@@ -106,9 +107,9 @@ export function metricsContract(c: ContractContext): void {
     test('points are sent when insertMetricPoints is called: reads called after it, before it settles, see them', async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction((tx) => tx.insertCustomer(a, customer('sent')));
+      await transaction(store, (tx) => tx.insertCustomer(a, customer('sent')));
       const rules = [rule('usage'), rule('seats', { metric: 'seats', aggregate: 'last', windowDays: null })];
-      const [, summaries, listed] = await store.transaction(async (tx) => {
+      const [, summaries, listed] = await transaction(store, async (tx) => {
         // Not awaited between: a metric write reads its rules' windows in the same round trip.
         const inserting = tx.insertMetricPoints(a, [
           { customerId: 'sent', metric: 'logins', at: T0 - 1000, value: 3 },
@@ -129,7 +130,7 @@ export function metricsContract(c: ContractContext): void {
     test('metric points: a point at an instant the metric has replaces it; listed newest first, then by name, in pages', async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('m1'));
         await tx.insertCustomer(a, customer('m2'));
         await tx.insertMetricPoints(a, [
@@ -141,7 +142,7 @@ export function metricsContract(c: ContractContext): void {
           { customerId: 'm1', metric: 'logins', at: T0 + DAY_MS, value: 5 },
         ]);
       });
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.insertMetricPoints(a, [{ customerId: 'm1', metric: 'logins', at: T0, value: 7 }]),
       );
       const all = await store.listMetricPoints(a, 'm1', { limit: 10 });
@@ -190,7 +191,7 @@ export function metricsContract(c: ContractContext): void {
         { customerId: 'p2', metric: 'seats', at: T0, value: 12 },
         { customerId: 'p2', metric: 'seats', at: T0 - 10 * DAY_MS, value: 11 },
       ];
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const id of ['p1', 'p2', 'p3']) await tx.insertCustomer(a, customer(id));
         await tx.insertMetricPoints(a, points);
       });
@@ -221,7 +222,7 @@ export function metricsContract(c: ContractContext): void {
         rule('recent_logins', 'logins', 'last', 7),
       ];
       const ids = ['p1', 'p2', 'p3', 'nobody', 'x\u0000y'];
-      const found = await store.transaction((tx) => tx.metricSummaries(a, ids, rules, T0, T0 + 5 * 60_000));
+      const found = await transaction(store, (tx) => tx.metricSummaries(a, ids, rules, T0, T0 + 5 * 60_000));
       assert.deepEqual([...found.keys()], ['p1', 'p2', 'p3', 'nobody']);
       for (const id of ['p1', 'p2', 'p3', 'nobody']) {
         const own = points.filter((p) => p.customerId === id);
@@ -271,7 +272,7 @@ export function metricsContract(c: ContractContext): void {
         { customerId: 'both', metric: 'logins', at: T0 - 2 * DAY_MS, value: 1.7e308 },
         { customerId: 'both', metric: 'logins', at: T0 - DAY_MS, value: -1.7e308 },
       ];
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const id of ['huge', 'tiny', 'both']) await tx.insertCustomer(a, customer(id));
         await tx.insertMetricPoints(a, points);
       });
@@ -298,7 +299,7 @@ export function metricsContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const b = await account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('old'));
         await tx.insertCustomer(b, customer('old'));
         await tx.insertMetricPoints(
@@ -321,7 +322,7 @@ export function metricsContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const b = await account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const id of ['d1', 'd2', 'd3']) await tx.insertCustomer(a, customer(id));
         await tx.insertCustomer(b, customer('d1'));
         await tx.setRederiveDue(a, [
@@ -344,19 +345,19 @@ export function metricsContract(c: ContractContext): void {
       );
       assert.deepEqual(await store.dueForRederive(T0 + 20, 10, [a, b]), []);
       assert.deepEqual(
-        await store.transaction((tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
+        await transaction(store, (tx) => tx.claimRederiveDue(a, ['d1', 'd2', 'd3', 'nobody'], T0 + 20)),
         ['d1', 'd2'],
       );
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.setRederiveDue(a, [
           { customerId: 'd1', at: null },
           { customerId: 'd2', at: T0 + 50 },
         ]),
       );
       assert.deepEqual(await store.dueForRederive(T0 + 20, 10), [{ accountId: b, customerId: 'd1' }]);
-      assert.deepEqual(await store.transaction((tx) => tx.claimRederiveDue(a, [], T0 + 99)), []);
+      assert.deepEqual(await transaction(store, (tx) => tx.claimRederiveDue(a, [], T0 + 99)), []);
       // Earlier only: a later time and null change nothing; an earlier one, or a first, is set.
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.setRederiveDue(
           a,
           [
@@ -367,7 +368,7 @@ export function metricsContract(c: ContractContext): void {
           { earlierOnly: true },
         ),
       );
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.setRederiveDue(a, [{ customerId: 'd2', at: null }], { earlierOnly: true }),
       );
       assert.deepEqual(
@@ -380,7 +381,7 @@ export function metricsContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const b = await account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const id of ['t1', 't2', 't3', 't4', 't5']) await tx.insertCustomer(a, customer(id));
         await tx.insertCustomer(b, customer('t3'));
         await tx.writeScores(a, [score('t2', 0.5), score('t5', 0.25)], 'factors_updated');
@@ -437,12 +438,12 @@ export function metricsContract(c: ContractContext): void {
     test("a customer's points go with it", async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('gone'));
         await tx.insertMetricPoints(a, [{ customerId: 'gone', metric: 'logins', at: T0, value: 1 }]);
       });
-      await store.transaction((tx) => tx.deleteCustomer(a, 'gone'));
-      await store.transaction((tx) => tx.insertCustomer(a, customer('gone')));
+      await transaction(store, (tx) => tx.deleteCustomer(a, 'gone'));
+      await transaction(store, (tx) => tx.insertCustomer(a, customer('gone')));
       assert.deepEqual((await store.listMetricPoints(a, 'gone', { limit: 10 })).data, []);
     });
 
@@ -458,13 +459,13 @@ export function metricsContract(c: ContractContext): void {
         ...(i % 2 === 0 ? [{ customerId: id, metric: 'tickets', at: T0 - i, value: i }] : []),
         ...(i === 249 ? [{ customerId: id, metric: 'days_overdue', at: T0 + 5, value: 40 }] : []),
       ]);
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const id of ids) await tx.insertCustomer(a, customer(id));
         await tx.insertCustomer(a, customer('no_points'));
         await tx.insertMetricPoints(a, points);
       });
       const other = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(other, customer('n000'));
         await tx.insertMetricPoints(other, [{ customerId: 'n000', metric: 'seats', at: T0, value: 3 }]);
       });
@@ -483,7 +484,7 @@ export function metricsContract(c: ContractContext): void {
         { name: 'seats', customers: 1, points: 1, lastAt: T0 },
       ]);
       // A deleted customer's points go with it, and so do the names only it had.
-      await store.transaction((tx) => tx.deleteCustomer(a, 'n249'));
+      await transaction(store, (tx) => tx.deleteCustomer(a, 'n249'));
       assert.deepEqual(
         (await store.metricNames(a)).map((n) => [n.name, n.customers, n.points]),
         [

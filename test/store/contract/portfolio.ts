@@ -8,13 +8,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DAY_MS, dayOf } from '../../../src/domain/portfolio.ts';
 import type { Store } from '../../../src/store/store.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { type ContractContext, customer, score, T0 } from './context.ts';
 
 const HOUR = 3_600_000;
 const DAY0 = dayOf(T0);
 
 async function timeline(store: Store, accountId: string): Promise<void> {
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     await tx.insertCustomer(
       accountId,
       customer('a', { name: 'Alpha', metadata: { plan: 'pro', seats: 10 } }),
@@ -24,7 +25,7 @@ async function timeline(store: Store, accountId: string): Promise<void> {
     await tx.insertCustomer(accountId, customer('d', { name: 'Delta', metadata: { plan: 'pro' } }));
   });
   const at = (day: number) => T0 + day * DAY_MS + HOUR;
-  await store.transaction((tx) =>
+  await transaction(store, (tx) =>
     tx.writeScores(
       accountId,
       [score('a', 0.9, 1, { updatedAt: at(0) }), score('b', 0.5, 1, { updatedAt: at(0) })].concat(
@@ -33,10 +34,10 @@ async function timeline(store: Store, accountId: string): Promise<void> {
       'factors_updated',
     ),
   );
-  await store.transaction((tx) =>
+  await transaction(store, (tx) =>
     tx.writeScores(accountId, [score('a', 0.3, 2, { updatedAt: at(1) })], 'factors_updated'),
   );
-  await store.transaction((tx) => tx.deleteCustomer(accountId, 'c'));
+  await transaction(store, (tx) => tx.deleteCustomer(accountId, 'c'));
 }
 
 const counts = (critical: number, at_risk: number, healthy: number) => ({ healthy, at_risk, critical });
@@ -71,7 +72,7 @@ export function portfolioContract(c: ContractContext): void {
         { counts: counts(1, 0, 0), micros: 300_000 },
         { counts: counts(0, 1, 0), micros: 500_000 },
       ]);
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('top'));
         await tx.writeScores(a, [score('top', 1, 1, { updatedAt: T0 + 3 * DAY_MS })], 'factors_updated');
       });

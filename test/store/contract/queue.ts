@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
 import type { ClaimedDelivery, ClaimOptions, Store, WebhookRecord } from '../../../src/store/store.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, pendingDeliveries, seedEvents, T0, webhook } from './context.ts';
 import { outcome } from './webhooks.ts';
+import { txSteps } from './writes.ts';
 
 const claim = (store: Store, owner: string, now: number, extra: { limit?: number; lease?: number } = {}) =>
   store.claimDeliveries({
@@ -28,7 +30,7 @@ function nextWake(store: Store): Promise<void> {
 /** Three webhooks of one account, and 40 events each is subscribed to: 120 deliveries, all due by T0 + 40. */
 async function threeWebhooksWith40Events(store: Store, accountId: string) {
   const hooks = [webhook(), webhook(), webhook()];
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     for (const w of hooks) await tx.insertWebhook(accountId, w);
   });
   await seedEvents(
@@ -45,7 +47,7 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       const e = anEvent('customer.created', T0, { z: 'é', a: [1, 2.5], m: { y: null, b: true } });
       await seedEvents(store, a, [e]);
       const [first, ...none] = await claim(store, 'one', T0);
@@ -77,14 +79,14 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       const rotated = {
         ...w,
         secret: 'whsec_new',
         previousSecret: w.secret,
         previousSecretExpiresAt: T0 + 60_000,
       };
-      await store.transaction((tx) => tx.updateWebhook(a, rotated));
+      await transaction(store, (tx) => tx.updateWebhook(a, rotated));
       await seedEvents(store, a, [anEvent('customer.created', T0)]);
       const [claimed] = await claim(store, 'one', T0);
       assert.deepEqual(
@@ -97,7 +99,7 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const [w1, w2, w3] = [webhook(), webhook(), webhook()];
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const w of [w1, w2, w3]) await tx.insertWebhook(a, w);
       });
       await seedEvents(store, a, [
@@ -106,7 +108,7 @@ export function queueContract(c: ContractContext): void {
         anEvent('customer.created', T0 + 2),
         anEvent('customer.created', T0 + 5000),
       ]);
-      await store.transaction((tx) => tx.updateWebhook(a, { ...w3, enabled: false, updatedAt: T0 + 1 }));
+      await transaction(store, (tx) => tx.updateWebhook(a, { ...w3, enabled: false, updatedAt: T0 + 1 }));
       const limited = (
         owner: string,
         perWebhook: ClaimOptions['perWebhook'],
@@ -147,7 +149,7 @@ export function queueContract(c: ContractContext): void {
       const [a, b] = [await account(), await account()].sort();
       const [a1, a2] = [webhook(), webhook()].sort((x, y) => (x.id < y.id ? -1 : 1));
       const b1 = webhook();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertWebhook(a as string, a1 as WebhookRecord);
         await tx.insertWebhook(a as string, a2 as WebhookRecord);
         await tx.insertWebhook(b as string, b1);
@@ -191,14 +193,14 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const stuck = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, stuck));
+      await transaction(store, (tx) => tx.insertWebhook(a, stuck));
       await seedEvents(
         store,
         a,
         Array.from({ length: 60 }, (_, i) => anEvent('customer.created', T0 + i)),
       );
       const healthy = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, healthy));
+      await transaction(store, (tx) => tx.insertWebhook(a, healthy));
       await seedEvents(store, a, [anEvent('customer.created', T0 + 100)]);
       const claimed = await store.claimDeliveries({
         owner: 'd',
@@ -218,7 +220,7 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent()]);
       const [stale] = await claim(store, 'stale', T0);
       assert.ok(stale);
@@ -253,7 +255,7 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const [w1, w2] = [webhook(), webhook()] as const;
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertWebhook(a, w1);
         await tx.insertWebhook(a, w2);
       });
@@ -292,7 +294,7 @@ export function queueContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent('customer.created', T0), anEvent('customer.created', T0 + 1)]);
       const [d] = await claim(store, 'd', T0, { limit: 1 });
       assert.ok(d);
@@ -314,7 +316,7 @@ export function queueContract(c: ContractContext): void {
       assert.equal(await pendingDeliveries(store), 0);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent('customer.created', T0 + 100)]);
       assert.equal(await store.nextDueAt(T0), T0 + 100);
       assert.equal(await store.nextDueAt(T0 + 100), null, 'what is due already is not "next"');
@@ -333,31 +335,31 @@ export function queueContract(c: ContractContext): void {
       const a = await account();
       const b = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent()]);
       const [d] = await claim(store, 'd', T0);
       assert.ok(d);
       await store.recordAttempt(outcome(d, 'd', { status: 'failed' }));
       assert.equal(await pendingDeliveries(store), 0);
       const woke = nextWake(store);
-      assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, d.id, T0 + 50)), true);
+      assert.deepEqual(await store.run(txSteps, [['retryDelivery', a, w.id, d.id, T0 + 50]]), [true]);
       await woke;
       const after = await store.getDelivery(a, w.id, d.id);
       assert.deepEqual([after?.status, after?.nextAttemptAt, after?.attemptCount], ['pending', T0 + 50, 1]);
       const [again] = await claim(store, 'd', T0 + 50);
       assert.equal(again?.attempt, 2);
       assert.equal(
-        await store.transaction((tx) => tx.retryDelivery(b, w.id, d.id, T0)),
+        await transaction(store, (tx) => tx.retryDelivery(b, w.id, d.id, T0)),
         false,
         'another account',
       );
-      assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, 'dlv_missing', T0)), false);
+      assert.equal(await transaction(store, (tx) => tx.retryDelivery(a, w.id, 'dlv_missing', T0)), false);
     });
 
     test('onDeliveriesDue fires after a commit that made deliveries due; not for a rollback or a commit without any', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
-      await store.transaction((tx) => tx.insertWebhook(a, webhook({ events: ['customer.created'] })));
+      await transaction(store, (tx) => tx.insertWebhook(a, webhook({ events: ['customer.created'] })));
       let calls = 0;
       let seen: Promise<number> | undefined;
       const off = store.onDeliveriesDue(() => {
@@ -367,7 +369,7 @@ export function queueContract(c: ContractContext): void {
       t.after(off);
       await seedEvents(store, a, [anEvent('customer.deleted')]);
       await assert.rejects(
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           await tx.insertEvents(a, [anEvent('customer.created')]);
           throw new Error('changed my mind');
         }),
@@ -429,7 +431,7 @@ export function queueContract(c: ContractContext): void {
       const woke = nextWake(other);
       await other.listening();
       const a = await account();
-      await store.transaction((tx) => tx.insertWebhook(a, webhook()));
+      await transaction(store, (tx) => tx.insertWebhook(a, webhook()));
       await seedEvents(store, a, [anEvent()]);
       await woke;
     });

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { customerJson } from '../../../src/api/customers.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { DAY_MS } from '../../../src/domain/portfolio.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, customer, score, seedCustomers, T0, webhook } from './context.ts';
 
 export function remainingContract(c: ContractContext): void {
@@ -13,7 +14,7 @@ export function remainingContract(c: ContractContext): void {
     test('listCustomersJson: the page of listCustomers as the API sends each customer', async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('k1', { metadata: { plan: 'pro', nested: { x: [1, 'two'] } } }));
         await tx.insertCustomer(a, customer('k2', { name: 'Zed "quoted"', metadata: { plan: 'free' } }));
         await tx.insertCustomer(a, customer('k3', { metadata: { plan: 'pro' } }));
@@ -41,7 +42,7 @@ export function remainingContract(c: ContractContext): void {
     test('getCustomerJson: the customer as the API sends it; null for one that is not there', async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(
           a,
           customer('g1', { name: 'Zoë "quoted"', metadata: { plan: 'pro', n: [1, { x: null }] } }),
@@ -63,14 +64,14 @@ export function remainingContract(c: ContractContext): void {
       await seedCustomers(store, a, ['w1', 'w2', 'w3']);
       const at = (day: number) => T0 + day * DAY_MS;
       // w1: 0.9 before the window, 0.6 in it; w2: 0.4 then 0.8, both in it; w3 never scored.
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.writeScores(
           a,
           [score('w1', 0.9, 1, { updatedAt: at(0) }), score('w2', 0.4, 1, { updatedAt: at(2) })],
           'factors_updated',
         ),
       );
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.writeScores(
           a,
           [score('w1', 0.6, 2, { updatedAt: at(3) }), score('w2', 0.8, 2, { updatedAt: at(4) })],
@@ -78,7 +79,7 @@ export function remainingContract(c: ContractContext): void {
         ),
       );
       const since = at(1);
-      let watch = await store.transaction((tx) => tx.dropWatch(a, ['w1', 'w2', 'w3'], since));
+      let watch = await transaction(store, (tx) => tx.dropWatch(a, ['w1', 'w2', 'w3'], since));
       assert.deepEqual(
         watch.get('w1'),
         { peak: 0.9, alertedAt: null },
@@ -86,14 +87,14 @@ export function remainingContract(c: ContractContext): void {
       );
       assert.deepEqual(watch.get('w2'), { peak: 0.8, alertedAt: null });
       assert.deepEqual(watch.get('w3'), { peak: null, alertedAt: null });
-      await store.transaction((tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(3) }]));
-      await store.transaction((tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(5) }]));
-      watch = await store.transaction((tx) => tx.dropWatch(a, ['w1', 'w2'], since));
+      await transaction(store, (tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(3) }]));
+      await transaction(store, (tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(5) }]));
+      watch = await transaction(store, (tx) => tx.dropWatch(a, ['w1', 'w2'], since));
       assert.equal(watch.get('w1')?.alertedAt, at(5), 'the latest alert');
       assert.equal(watch.get('w2')?.alertedAt, null);
       const b = await c.account();
       assert.equal(
-        (await store.transaction((tx) => tx.dropWatch(b, ['w1'], since))).get('w1')?.peak ?? null,
+        (await transaction(store, (tx) => tx.dropWatch(b, ['w1'], since))).get('w1')?.peak ?? null,
         null,
       );
     });
@@ -110,9 +111,9 @@ export function remainingContract(c: ContractContext): void {
         requestId: 'req-1',
       });
       const kept = [entry('health_score.updated'), entry('health_score.updated')];
-      await store.transaction((tx) => tx.appendAudits(a, kept));
+      await transaction(store, (tx) => tx.appendAudits(a, kept));
       await assert.rejects(
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           await tx.appendAudits(a, [entry('customer.deleted')]);
           throw new Error('the change failed');
         }),
@@ -126,12 +127,12 @@ export function remainingContract(c: ContractContext): void {
       const a = await c.account();
       const w = webhook({ events: ['customer.created'] });
       const other = webhook({ events: ['webhook.test' as never] });
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertWebhook(a, w);
         await tx.insertWebhook(a, other);
       });
       const e = anEvent('webhook.test', T0 + 5, { webhook_id: w.id });
-      const id = await store.transaction((tx) => tx.insertDirectEvent(a, w.id, e));
+      const id = await transaction(store, (tx) => tx.insertDirectEvent(a, w.id, e));
       assert.ok(id);
       const delivery = await store.getDelivery(a, w.id, id);
       assert.deepEqual(delivery && [delivery.eventId, delivery.status, delivery.attempts.length], [
@@ -146,7 +147,7 @@ export function remainingContract(c: ContractContext): void {
       );
       assert.equal((await store.getEvent(a, e.id))?.type, 'webhook.test');
       const missing = anEvent('webhook.test', T0 + 6);
-      assert.equal(await store.transaction((tx) => tx.insertDirectEvent(a, 'whk_missing', missing)), null);
+      assert.equal(await transaction(store, (tx) => tx.insertDirectEvent(a, 'whk_missing', missing)), null);
       assert.equal(await store.getEvent(a, missing.id), null, 'nothing written');
     });
 
@@ -154,10 +155,10 @@ export function remainingContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       assert.deepEqual(await store.webhookBacklog(a, w.id, 100), { pending: 0, oldestAt: null });
       for (const at of [T0 + 30, T0 + 10, T0 + 20]) {
-        await store.transaction((tx) => tx.insertDirectEvent(a, w.id, anEvent('webhook.test', at)));
+        await transaction(store, (tx) => tx.insertDirectEvent(a, w.id, anEvent('webhook.test', at)));
       }
       assert.deepEqual(await store.webhookBacklog(a, w.id, 100), { pending: 3, oldestAt: T0 + 10 });
       assert.deepEqual(await store.webhookBacklog(a, w.id, 2), { pending: 2, oldestAt: T0 + 10 });

@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import type { EventRecord } from '../../../src/domain/events.ts';
 import type { Store } from '../../../src/store/store.ts';
 import type { TestDatabase } from '../../helpers/stores.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, customer, score, seedEvents, T0, webhook } from './context.ts';
 import { outcome } from './webhooks.ts';
 
@@ -68,7 +69,7 @@ export function retentionContract(c: ContractContext): void {
       const { db, store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook({ events: ['customer.created', 'customer.updated', 'customer.deleted'] });
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertWebhook(a, w);
         await tx.insertCustomer(a, customer('cus_1'));
         await tx.writeScores(a, [score('cus_1', 0.5, 1, { updatedAt: T0 - 40 * DAY })], 'factors_updated');
@@ -111,7 +112,7 @@ export function retentionContract(c: ContractContext): void {
     test('an event kept for its pending delivery goes once that delivery has finished', async (t) => {
       const { store, account } = await c.isolated(t);
       const a = await account();
-      await store.transaction((tx) => tx.insertWebhook(a, webhook()));
+      await transaction(store, (tx) => tx.insertWebhook(a, webhook()));
       const e = anEvent('customer.created', T0 - 40 * DAY);
       await seedEvents(store, a, [e]);
       assert.deepEqual(await pruneAll(store, T0, 100), { events: 0, deliveries: 0, batches: 1 });

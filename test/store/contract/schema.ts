@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import {
   anEvent,
   type ContractContext,
@@ -115,7 +116,7 @@ export function schemaContract(c: ContractContext): void {
       const w = webhook();
       const e = anEvent();
       await seedCustomers(store, a, ['mine']);
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.writeScores(a, [score('mine', 0.9)], 'factors_updated');
         await tx.insertWebhook(a, w);
         await tx.putWeights(a, { usage: 1 }, T0);
@@ -137,15 +138,15 @@ export function schemaContract(c: ContractContext): void {
       assert.deepEqual(await store.listWebhooks(b), []);
       assert.equal(await store.getDelivery(b, w.id, delivery.id), null);
       assert.deepEqual(await store.listDeliveries(b, w.id, { limit: 10 }), { data: [], hasMore: false });
-      assert.deepEqual(await store.transaction((tx) => tx.scoresAfter(b, null, 10)), []);
+      assert.deepEqual(await transaction(store, (tx) => tx.scoresAfter(b, null, 10)), []);
 
-      assert.equal(await store.transaction((tx) => tx.deleteCustomer(b, 'mine')), false);
-      assert.equal(await store.transaction((tx) => tx.deleteWebhook(b, w.id)), false);
-      await store.transaction((tx) => tx.updateCustomer(b, customer('mine', { name: 'Hijacked' })));
+      assert.equal(await transaction(store, (tx) => tx.deleteCustomer(b, 'mine')), false);
+      assert.equal(await transaction(store, (tx) => tx.deleteWebhook(b, w.id)), false);
+      await transaction(store, (tx) => tx.updateCustomer(b, customer('mine', { name: 'Hijacked' })));
       assert.equal((await store.getCustomer(a, 'mine'))?.name, 'Customer mine');
 
       assert.equal(
-        await store.transaction((tx) => tx.insertCustomer(b, customer('mine'))),
+        await transaction(store, (tx) => tx.insertCustomer(b, customer('mine'))),
         true,
         'ids are per account',
       );

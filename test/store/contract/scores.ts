@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_THRESHOLDS } from '../../../src/domain/scoring.ts';
 import type { ScoreRecord } from '../../../src/store/store.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import {
   anEvent,
   type ContractContext,
@@ -21,7 +22,7 @@ export function scoresContract(c: ContractContext): void {
       const a = await c.account();
       await seedCustomers(store, a, ['s1']);
       const first = score('s1', 1 / 3, 1, { factors: { usage: 1 / 3, billing: 0.1 + 0.2, api_calls: 0 } });
-      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(a, [first], 'factors_updated'));
       assert.deepEqual(plainScore(await store.getScore(a, 's1')), first);
       assert.deepEqual(Object.keys((await store.getScore(a, 's1'))?.factors ?? {}), [
         'usage',
@@ -29,7 +30,7 @@ export function scoresContract(c: ContractContext): void {
         'api_calls',
       ]);
       const second = score('s1', 0.9, 2);
-      await store.transaction((tx) => tx.writeScores(a, [second], 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(a, [second], 'factors_updated'));
       assert.deepEqual(plainScore(await store.getScore(a, 's1')), second);
       assert.equal(await store.getScore(a, 'nobody'), null);
     });
@@ -49,7 +50,7 @@ export function scoresContract(c: ContractContext): void {
         },
       };
       const first = score('k1', 0.5, 1, { factors: { usage: 0.4, engagement: 0.6 }, inputs });
-      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(a, [first], 'factors_updated'));
       const current = await store.getScore(a, 'k1');
       assert.ok(current);
       // As a weights change writes it: the score as read (on SQLite with its factor text), a new score and weights.
@@ -60,7 +61,7 @@ export function scoresContract(c: ContractContext): void {
         updatedAt: T0 + 1,
         weights: { usage: 0.5, engagement: 0.5 },
       };
-      await store.transaction((tx) => tx.writeScores(a, [recomputed], 'weights_changed'));
+      await transaction(store, (tx) => tx.writeScores(a, [recomputed], 'weights_changed'));
       const after = await store.getScore(a, 'k1');
       assert.deepEqual(
         [after?.score, after?.version, after?.factors, after?.inputs],
@@ -77,13 +78,13 @@ export function scoresContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await seedCustomers(store, a, ['s2']);
-      await store.transaction((tx) => tx.writeScores(a, [score('s2', 0.5, 1)], 'factors_updated'));
-      await store.transaction((tx) => tx.writeScores(a, [score('s2', 0.6, 2)], 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(a, [score('s2', 0.5, 1)], 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(a, [score('s2', 0.6, 2)], 'factors_updated'));
       await assert.rejects(
-        store.transaction((tx) => tx.writeScores(a, [score('s2', 0.7, 2)], 'factors_updated')),
+        transaction(store, (tx) => tx.writeScores(a, [score('s2', 0.7, 2)], 'factors_updated')),
       );
       await assert.rejects(
-        store.transaction((tx) => tx.writeScores(a, [score('s2', 0.7, 1)], 'factors_updated')),
+        transaction(store, (tx) => tx.writeScores(a, [score('s2', 0.7, 1)], 'factors_updated')),
       );
       assert.deepEqual(
         (await store.listHistory(a, 's2', { limit: 10 })).data.map((h) => [h.version, h.score]),
@@ -102,14 +103,14 @@ export function scoresContract(c: ContractContext): void {
       await seedCustomers(store, a, ['u1', 'u2']);
       await seedCustomers(store, b, ['u3']);
       const first = score('u1', 0.4, 1);
-      await store.transaction((tx) => tx.writeScores(a, [first], 'factors_updated'));
-      const found = await store.transaction((tx) =>
+      await transaction(store, (tx) => tx.writeScores(a, [first], 'factors_updated'));
+      const found = await transaction(store, (tx) =>
         tx.scoresForUpdate(a, ['u2', 'u1', 'nobody', 'u\0', 'u3', 'u1']),
       );
       assert.deepEqual([...found.keys()].sort(), ['u1', 'u2']);
       assert.deepEqual(plainScore(found.get('u1') ?? null), first);
       assert.equal(found.get('u2'), null);
-      assert.equal((await store.transaction((tx) => tx.scoresForUpdate(a, []))).size, 0);
+      assert.equal((await transaction(store, (tx) => tx.scoresForUpdate(a, []))).size, 0);
     });
 
     test('history: newest first, paged by version, each entry with its reason', async () => {
@@ -118,7 +119,7 @@ export function scoresContract(c: ContractContext): void {
       await seedCustomers(store, a, ['h1']);
       for (let v = 1; v <= 5; v++) {
         const reason = v === 3 ? 'weights_changed' : 'factors_updated';
-        await store.transaction((tx) => tx.writeScores(a, [score('h1', v / 10, v)], reason));
+        await transaction(store, (tx) => tx.writeScores(a, [score('h1', v / 10, v)], reason));
       }
       const first = await store.listHistory(a, 'h1', { limit: 2 });
       assert.deepEqual(
@@ -168,7 +169,7 @@ export function scoresContract(c: ContractContext): void {
         a,
         values.map(([id]) => id),
       );
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.writeScores(
           a,
           values.map(([id, v]) => score(id, v)),
@@ -212,7 +213,7 @@ export function scoresContract(c: ContractContext): void {
       assert.deepEqual(await store.countScoresByStatus(a), { healthy: 3, at_risk: 2, critical: 3 });
       // A recomputation's walk: by customer id, byte-wise, in pages, from the first or after a bound.
       const byId = [...order].sort();
-      const pages = await store.transaction(async (tx) => {
+      const pages = await transaction(store, async (tx) => {
         const walked: string[][] = [];
         let bound: string | null = null;
         for (;;) {
@@ -224,7 +225,7 @@ export function scoresContract(c: ContractContext): void {
       });
       assert.deepEqual(pages, [byId.slice(0, 3), byId.slice(3, 6), byId.slice(6)]);
       assert.deepEqual(
-        (await store.transaction((tx) => tx.scoresAfter(a, 'h-b', 100))).map((s) => s.customerId),
+        (await transaction(store, (tx) => tx.scoresAfter(a, 'h-b', 100))).map((s) => s.customerId),
         byId.filter((id) => id > 'h-b'),
       );
     });
@@ -244,11 +245,11 @@ export function scoresContract(c: ContractContext): void {
       const n = 6500; // more than one statement's worth on PostgreSQL
       const ids = Array.from({ length: n }, (_, i) => `bulk_${String(i).padStart(5, '0')}`);
       await seedCustomers(store, a, ids);
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.insertWebhook(a, webhook({ events: ['customer.health_score.updated'] })),
       );
       const first = ids.map((id, i) => score(id, (i % 100) / 100));
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.writeScores(a, first, 'factors_updated');
         await tx.insertEvents(
           a,
@@ -256,7 +257,7 @@ export function scoresContract(c: ContractContext): void {
         );
       });
       const second = first.map((s) => score(s.customerId, 1 - s.score, 2));
-      await store.transaction((tx) => tx.writeScores(a, second, 'weights_changed'));
+      await transaction(store, (tx) => tx.writeScores(a, second, 'weights_changed'));
       const counts = await store.countScoresByStatus(a);
       assert.equal(counts.healthy + counts.at_risk + counts.critical, n);
       assert.deepEqual(plainScore(await store.getScore(a, ids[n - 1] as string)), second[n - 1]);
@@ -291,19 +292,19 @@ export function scoresContract(c: ContractContext): void {
         alertsUpdatedAt: null,
       };
       assert.deepEqual(await store.getSettings(a), expected);
-      assert.deepEqual(await store.transaction((tx) => tx.getSettings(a, { forUpdate: true })), expected);
+      assert.deepEqual(await transaction(store, (tx) => tx.getSettings(a, { forUpdate: true })), expected);
     });
 
     test('weights, thresholds and the drop alert rule are set independently; weight order round-trips', async () => {
       const store = c.store();
       const a = await c.account();
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.getSettings(a, { forUpdate: true });
         await tx.putWeights(a, { usage: 0.5, billing: 0.25, api: 0.25 }, T0 + 1);
       });
-      await store.transaction((tx) => tx.putThresholds(a, { healthy: 0.8, at_risk: 0.3 }, T0 + 2));
-      await store.transaction((tx) => tx.putWeights(a, { zeta: 0.6, alpha: 0.4 }, T0 + 3));
-      await store.transaction((tx) => tx.putAlerts(a, { delta: 0.15, days: 7 }, T0 + 4));
+      await transaction(store, (tx) => tx.putThresholds(a, { healthy: 0.8, at_risk: 0.3 }, T0 + 2));
+      await transaction(store, (tx) => tx.putWeights(a, { zeta: 0.6, alpha: 0.4 }, T0 + 3));
+      await transaction(store, (tx) => tx.putAlerts(a, { delta: 0.15, days: 7 }, T0 + 4));
       const settings = await store.getSettings(a);
       assert.deepEqual(settings, {
         weights: { zeta: 0.6, alpha: 0.4 },
@@ -313,7 +314,7 @@ export function scoresContract(c: ContractContext): void {
         drop: { delta: 0.15, days: 7 },
         alertsUpdatedAt: T0 + 4,
       });
-      await store.transaction((tx) => tx.putAlerts(a, null, T0 + 5));
+      await transaction(store, (tx) => tx.putAlerts(a, null, T0 + 5));
       assert.deepEqual((await store.getSettings(a)).drop, null);
       assert.equal((await store.getSettings(a)).thresholdsUpdatedAt, T0 + 2);
       assert.deepEqual(Object.keys(settings.weights), ['zeta', 'alpha']);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { transaction } from '../../helpers/transaction.ts';
 import {
   anEvent,
   byteOrder,
@@ -25,15 +26,15 @@ export function textContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       const written = ODD.map((name, i) => customer(`odd_${i}`, { name, email: `${name}@example.com` }));
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const x of written) assert.equal(await tx.insertCustomer(a, x), true);
       });
       for (const x of written) assert.deepEqual(plainCustomer(await store.getCustomer(a, x.id)), x);
       const listed = (await store.listCustomers(a, { limit: 100 })).data.map(plainCustomer);
       assert.deepEqual(listed, written);
       const renamed = { ...customer('odd_0'), name: '\u0000\uFFFF', updatedAt: T0 + 1 };
-      await store.transaction((tx) => tx.updateCustomer(a, renamed));
-      assert.equal((await store.transaction((tx) => tx.getCustomer(a, 'odd_0')))?.name, '\u0000\uFFFF');
+      await transaction(store, (tx) => tx.updateCustomer(a, renamed));
+      assert.equal((await transaction(store, (tx) => tx.getCustomer(a, 'odd_0')))?.name, '\u0000\uFFFF');
     });
 
     test("an override's reason and an event's data round-trip, NULs included, written in bulk", async (t) => {
@@ -51,7 +52,7 @@ export function textContract(c: ContractContext): void {
         score(`o${i + 1}`, 0.9, 1, { computed: 0.4, override: override(reason) }),
       );
       const events = ODD.map((name) => anEvent('customer.updated', T0, { name, metadata: { [name]: name } }));
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.writeScores(a, written, 'override_set');
         await tx.insertEvents(a, events);
       });
@@ -74,7 +75,7 @@ export function textContract(c: ContractContext): void {
         note,
         createdAt: T0 + 100 + i,
       }));
-      await store.transaction((tx) => tx.insertOutcomes(a, written));
+      await transaction(store, (tx) => tx.insertOutcomes(a, written));
       const listed = (await store.listOutcomes(a, 'n1', { limit: 100 })).data;
       assert.deepEqual(
         [...listed].sort((x, y) => x.at - y.at),
@@ -90,12 +91,12 @@ export function textContract(c: ContractContext): void {
         description: '\uFFFFdesc\u0000',
         disabledReason: null,
       });
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       assert.deepEqual(await store.getWebhook(a, w.id), w);
       const changed = { ...w, description: '\u0000', disabledReason: 'off\u0000', updatedAt: T0 + 1 };
-      await store.transaction((tx) => tx.updateWebhook(a, changed));
-      assert.deepEqual(await store.transaction((tx) => tx.getWebhook(a, w.id)), changed);
-      await store.transaction((tx) => tx.updateWebhook(a, w));
+      await transaction(store, (tx) => tx.updateWebhook(a, changed));
+      assert.deepEqual(await transaction(store, (tx) => tx.getWebhook(a, w.id)), changed);
+      await transaction(store, (tx) => tx.updateWebhook(a, w));
       await seedEvents(store, a, [anEvent()]);
       const [d] = await store.claimDeliveries({
         owner: 'o',
@@ -123,23 +124,23 @@ export function textContract(c: ContractContext): void {
       const a = await c.account();
       const w = webhook();
       await seedCustomers(store, a, ['a']);
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       const nul = 'a\u0000';
       assert.equal(await store.getCustomer(a, nul), null);
-      assert.equal(await store.transaction((tx) => tx.getCustomer(a, nul)), null);
-      assert.equal(await store.transaction((tx) => tx.deleteCustomer(a, nul)), false);
+      assert.equal(await transaction(store, (tx) => tx.getCustomer(a, nul)), null);
+      assert.equal(await transaction(store, (tx) => tx.deleteCustomer(a, nul)), false);
       assert.equal(await store.getScore(a, nul), null);
       assert.deepEqual(await store.listHistory(a, nul, { limit: 5 }), { data: [], hasMore: false });
       assert.equal(await store.getEvent(a, `evt_${nul}`), null);
       assert.equal(await store.getWebhook(a, `${w.id}\u0000`), null);
-      assert.equal(await store.transaction((tx) => tx.getWebhook(a, `${w.id}\u0000`)), null);
-      assert.equal(await store.transaction((tx) => tx.deleteWebhook(a, `${w.id}\u0000`)), false);
+      assert.equal(await transaction(store, (tx) => tx.getWebhook(a, `${w.id}\u0000`)), null);
+      assert.equal(await transaction(store, (tx) => tx.deleteWebhook(a, `${w.id}\u0000`)), false);
       assert.equal(await store.getDelivery(a, w.id, `dlv_${nul}`), null);
       assert.deepEqual(await store.listDeliveries(a, `${w.id}\u0000`, { limit: 5 }), {
         data: [],
         hasMore: false,
       });
-      assert.equal(await store.transaction((tx) => tx.retryDelivery(a, w.id, `dlv_${nul}`, T0)), false);
+      assert.equal(await transaction(store, (tx) => tx.retryDelivery(a, w.id, `dlv_${nul}`, T0)), false);
       assert.equal((await store.getCustomer(a, 'a'))?.id, 'a');
       assert.deepEqual(await store.listEvents(a, { limit: 5, startingAfter: `evt_${nul}` }), {
         data: [],
@@ -161,7 +162,7 @@ export function textContract(c: ContractContext): void {
           JSON.stringify(bound),
         );
       }
-      await store.transaction((tx) =>
+      await transaction(store, (tx) =>
         tx.writeScores(
           a,
           ids.map((id) => score(id, 0.5)),
@@ -178,7 +179,7 @@ export function textContract(c: ContractContext): void {
       );
 
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent(), anEvent(), anEvent()]);
       const all = (await store.listDeliveries(a, w.id, { limit: 10 })).data.map((d) => d.id);
       const middle = all[1] as string;

@@ -3,12 +3,13 @@ import { describe, test } from 'node:test';
 import { ApiError } from '../../../src/domain/errors.ts';
 import { computeScore, statusFor } from '../../../src/domain/scoring.ts';
 import type { Store } from '../../../src/store/store.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, customer, score, seedCustomers, T0 } from './context.ts';
 import { insertCustomers, lookUp } from './writes.ts';
 
 /** The way the API writes a score: read the customer, its score and the settings, then write. */
 function writeFactors(store: Store, a: string, id: string, factors: Record<string, number>) {
-  return store.transaction(async (tx) => {
+  return transaction(store, async (tx) => {
     if (!(await tx.getCustomer(a, id))) throw new Error('no customer');
     const current = await tx.getScore(a, id);
     const settings = await tx.getSettings(a);
@@ -52,7 +53,7 @@ export function transactionsContract(c: ContractContext): void {
       const a = await c.account();
       const boom = new Error('boom');
       await assert.rejects(
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           await tx.insertCustomer(a, customer('rolled'));
           await tx.writeScores(a, [score('rolled', 0.5)], 'factors_updated');
           await tx.insertEvents(a, [anEvent()]);
@@ -71,7 +72,7 @@ export function transactionsContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       let outside: unknown = 'not read';
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertCustomer(a, customer('mine'));
         assert.equal((await tx.getCustomer(a, 'mine'))?.id, 'mine');
         assert.equal((await tx.listCustomers(a, { limit: 10 })).data.length, 1);
@@ -106,7 +107,7 @@ export function transactionsContract(c: ContractContext): void {
       const keys = Array.from({ length: 8 }, (_, i) => `k${i}`);
       await Promise.all(
         keys.map((key) =>
-          store.transaction(async (tx) => {
+          transaction(store, async (tx) => {
             const current = await tx.getCustomer(a, 'merge');
             assert.ok(current);
             await tx.updateCustomer(a, { ...current, metadata: { ...current.metadata, [key]: true } });
@@ -121,7 +122,7 @@ export function transactionsContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       const change = (patch: { healthy?: number; at_risk?: number }, at: number) =>
-        store.transaction(async (tx) => {
+        transaction(store, async (tx) => {
           const current = await tx.getSettings(a, { forUpdate: true });
           await tx.putThresholds(a, { ...current.thresholds, ...patch }, at);
         });
@@ -141,7 +142,7 @@ export function transactionsContract(c: ContractContext): void {
       const changing = new Promise<void>((resolve) => {
         locked = resolve;
       });
-      const weights = store.transaction(async (tx) => {
+      const weights = transaction(store, async (tx) => {
         await tx.getSettings(a, { forUpdate: true });
         await tx.putWeights(a, { usage: 0.25, support: 0.75 }, T0);
         locked();

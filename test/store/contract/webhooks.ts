@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AttemptOutcome } from '../../../src/store/store.ts';
+import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, seedEvents, T0, webhook } from './context.ts';
 
 export const outcome = (
@@ -41,7 +42,7 @@ export function webhooksContract(c: ContractContext): void {
         enabled: false,
         disabledReason: 'why not',
       });
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         await tx.insertWebhook(a, one);
         await tx.insertWebhook(a, two);
       });
@@ -54,7 +55,7 @@ export function webhooksContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       const w = webhook({ events: ['customer.created'] });
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       await seedEvents(store, a, [anEvent('customer.created')]);
       const changed = {
         ...w,
@@ -66,7 +67,7 @@ export function webhooksContract(c: ContractContext): void {
         previousSecretExpiresAt: T0 + 86_400_000,
         updatedAt: T0 + 9,
       };
-      await store.transaction((tx) => tx.updateWebhook(a, changed));
+      await transaction(store, (tx) => tx.updateWebhook(a, changed));
       assert.deepEqual(await store.getWebhook(a, w.id), changed);
       await seedEvents(store, a, [anEvent('customer.created'), anEvent('customer.deleted')]);
       const list = await store.listDeliveries(a, w.id, { limit: 10 });
@@ -75,8 +76,8 @@ export function webhooksContract(c: ContractContext): void {
         ['customer.created', 'customer.deleted'],
         'the old subscription made one delivery, the new one the other',
       );
-      assert.equal(await store.transaction((tx) => tx.deleteWebhook(a, w.id)), true);
-      assert.equal(await store.transaction((tx) => tx.deleteWebhook(a, w.id)), false);
+      assert.equal(await transaction(store, (tx) => tx.deleteWebhook(a, w.id)), true);
+      assert.equal(await transaction(store, (tx) => tx.deleteWebhook(a, w.id)), false);
       assert.equal(await store.getWebhook(a, w.id), null);
       assert.deepEqual(await store.listDeliveries(a, w.id, { limit: 10 }), { data: [], hasMore: false });
     });
@@ -87,7 +88,7 @@ export function webhooksContract(c: ContractContext): void {
       const created = webhook({ events: ['customer.created', 'customer.updated'] });
       const updated = webhook({ events: ['customer.updated'] });
       const off = webhook({ events: ['customer.created'], enabled: false });
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         for (const w of [created, updated, off]) await tx.insertWebhook(a, w);
       });
       const e1 = anEvent('customer.created', T0 + 1);
@@ -123,7 +124,7 @@ export function webhooksContract(c: ContractContext): void {
       const { store, account } = await c.isolated(t);
       const a = await account();
       const w = webhook();
-      await store.transaction((tx) => tx.insertWebhook(a, w));
+      await transaction(store, (tx) => tx.insertWebhook(a, w));
       for (let i = 0; i < 3; i++) await seedEvents(store, a, [anEvent('customer.created', T0 + i)]);
       const [claimed] = await store.claimDeliveries({
         owner: 'd1',

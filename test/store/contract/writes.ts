@@ -29,3 +29,15 @@ export const lookUp = write(async function lookUp(tx, accountId: string, ids: st
   }
   return results;
 });
+
+/**
+ * Tx methods by name with their arguments, run in order in one named write; their results. For
+ * what a test must see go through the store's own write path (the wake-up of onDeliveriesDue
+ * after a commit), where ../../helpers/transaction.ts would write beside it.
+ */
+export const txSteps = write(async function txSteps(tx, steps: readonly (readonly [string, ...unknown[]])[]) {
+  const methods = tx as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const results: unknown[] = [];
+  for (const [name, ...args] of steps) results.push(await methods[name]?.apply(tx, args));
+  return results;
+});
