@@ -3,6 +3,7 @@
 // listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
 import { registry, type Write, type WriteRegistry } from '../store/write.ts';
 import { customerBatch, scoreBatch } from './batches.ts';
+import { createCustomer, deleteCustomer, updateCustomer } from './customers.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
 import { applyMetricWrites, metricBatch } from './metrics.ts';
 import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
@@ -11,6 +12,9 @@ import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 
 export const WRITES: WriteRegistry = registry([
+  createCustomer,
+  updateCustomer,
+  deleteCustomer,
   applyFactorUpdates,
   applyMetricWrites,
   metricBatch,
