@@ -10,6 +10,14 @@ import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  retryDelivery,
+  rotateWebhookSecret,
+  sendTestEvent,
+  updateWebhook,
+} from './webhooks.ts';
 
 export const WRITES: WriteRegistry = registry([
   createCustomer,
@@ -32,4 +40,10 @@ export const WRITES: WriteRegistry = registry([
   putRule,
   deleteRule,
   rescoreDue,
+  createWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateWebhookSecret,
+  sendTestEvent,
+  retryDelivery,
 ] as unknown as Write<unknown[], unknown>[]);
