@@ -2,6 +2,7 @@
 // (src/store/write.ts; the SQLite writer thread, PostgreSQL's heavy-write thread). A write not
 // listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
 import { registry, type Write, type WriteRegistry } from '../store/write.ts';
+import { applyAlerts } from './alerts.ts';
 import { customerBatch, scoreBatch } from './batches.ts';
 import { createCustomer, deleteCustomer, updateCustomer } from './customers.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
@@ -35,6 +36,7 @@ export const WRITES: WriteRegistry = registry([
   deleteOverride,
   applyWeights,
   applyThresholds,
+  applyAlerts,
   computePreview,
   previewRule,
   putRule,
