@@ -201,6 +201,19 @@ export const toDelivery = (d: DeliveryFields) => ({
     response_body: a.responseBody,
   })),
 });
+/**
+ * A webhook with its secret (WebhookWithSecret), as JSON text: the answer of create and
+ * rotate-secret, which their writes store for an Idempotency-Key where they run, without the
+ * reply's serializer. The shaped object's keys are the schema's, in its order, and its values
+ * strings, booleans, null and arrays of strings, which JSON.stringify writes as the serializer
+ * does: test/http/webhook-json.test.ts proves it byte for byte (docs/api.md, "Idempotency keys").
+ */
+export const webhookWithSecretJson = (w: WebhookFields & { secret: string }, now: number): string =>
+  JSON.stringify({ ...toWebhook(w, now), secret: w.secret });
+
+/** A delivery (Delivery) as JSON text, for the same reason; its integers are integers. Proven alike. */
+export const deliveryJson = (d: DeliveryFields): string => JSON.stringify(toDelivery(d));
+
 export const WebhooksList = Type.Object({ webhooks: Type.Array(Type.Ref('Webhook')) });
 export const DeliveriesPage = Type.Object({
   data: Type.Array(Type.Ref('Delivery')),

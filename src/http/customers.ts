@@ -13,7 +13,7 @@ import {
 import { notFound } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
 import { createCustomer, deleteCustomer, updateCustomer } from '../writes/customers.ts';
-import { recordAnswer } from './idempotency.ts';
+import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { type App, type Routes, sendJson } from './reply.ts';
 import { segmentOf } from './segments.ts';
 
@@ -33,13 +33,10 @@ function createCustomerRoute(app: App, store: Store, now: () => number): void {
     },
     async (req, reply) => {
       const { customer_id, name, email, metadata } = req.body;
-      const body = await store.transaction(async (tx) => {
-        const input = { customerId: customer_id, name, email, metadata };
-        const created = customerObject(await createCustomer(tx, req.accountId, input, now()));
-        await recordAnswer(tx, req, reply, 201, created);
-        return created;
-      });
-      return reply.code(201).send(body);
+      const input = { customerId: customer_id, name, email, metadata };
+      const body = await store.run(createCustomer, req.accountId, input, claimToAnswer(req), now());
+      answeredWithWrite(req);
+      return sendJson(reply.code(201), body);
     },
   );
 }
@@ -104,7 +101,7 @@ function updateCustomerRoute(app: App, store: Store, now: () => number): void {
     },
     async (req) => {
       const change = { customerId: req.params.customer_id, ...req.body };
-      const updated = await store.transaction((tx) => updateCustomer(tx, req.accountId, change, now()));
+      const updated = await store.run(updateCustomer, req.accountId, change, now());
       return customerObject(updated);
     },
   );
@@ -125,8 +122,7 @@ function deleteCustomerRoute(app: App, store: Store, now: () => number): void {
         },
       },
     },
-    async (req) =>
-      store.transaction((tx) => deleteCustomer(tx, req.accountId, req.params.customer_id, now())),
+    async (req) => store.run(deleteCustomer, req.accountId, req.params.customer_id, now()),
   );
 }
 

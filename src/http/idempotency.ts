@@ -2,15 +2,17 @@
 // kept for 24 hours and replayed to retries; the same key with a different request is a 400;
 // a retry while the first is still running is a 409. Requests refused by validation or
 // authentication are not recorded, and neither are answers that failed on our side (5xx).
-// A request that writes stores its answer in the transaction of its writes (recordAnswer):
-// a crash cannot commit the one without the other, so a retry never runs a write twice
-// (docs/api.md, "Idempotency keys"). Answers that wrote nothing are stored once sent. What a
-// route shows only once (its config's `shownOnce` fields: a one-time sign-in link) is left out
-// of the stored answer, so it is never at rest in plain text and a replay does not show it again.
+// A request that writes stores its answer in the transaction of its writes: its write, sent
+// whole with store.run, builds the answer's text and stores it where it runs (the route passes
+// it claimToAnswer, then calls answeredWithWrite; src/writes/answers.ts). A crash cannot commit
+// the one without the other, so a retry never runs a write twice (docs/api.md, "Idempotency
+// keys"). Other answers are stored once sent, without what the route shows only once (its
+// config's `shownOnce` fields: a one-time sign-in link), so that is never at rest in plain text
+// and a replay does not show it again.
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
-import type { Store, Tx } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
 import { isDatabaseUnavailable, unavailableCode } from '../store/unavailable.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -50,28 +52,6 @@ function storable(req: FastifyRequest, body: string): string {
   const kept = { ...(parsed as Record<string, unknown>) };
   for (const field of fields) delete kept[field];
   return JSON.stringify(kept);
-}
-
-/**
- * Stores the answer the request is about to give (`status`, `payload` serialized as the route
- * will send it) in `tx`, the transaction of its writes. No Idempotency-Key: nothing. Throws
- * (rolling the writes back) when a retry has taken the key over as stale meanwhile.
- */
-export async function recordAnswer(
-  tx: Tx,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  payload: unknown,
-): Promise<void> {
-  const claim = req.idempotency;
-  if (claim === undefined) return;
-  reply.code(status);
-  const body = storable(req, String(reply.serialize(payload)));
-  if (!(await tx.recordIdempotentAnswer(req.accountId, claim.key, claim.claimedAt, { status, body }))) {
-    throw inProgress();
-  }
-  claim.answered = true;
 }
 
 const inProgress = idempotencyInProgress;

@@ -1,5 +1,6 @@
-// The settings routes: parse, call ../writes/rescore.ts (which recomputes the scores), shape the
-// answer. docs/api.md, "Settings".
+// The settings routes: parse, call ../writes/rescore.ts (which recomputes the scores) or
+// ../writes/alerts.ts (the drop alert rule, which recomputes nothing), shape the answer.
+// docs/api.md, "Settings".
 import { errorResponses } from '../api/common.ts';
 import {
   AlertsAnswer,
@@ -11,8 +12,9 @@ import {
   WeightsAnswer,
   WeightsBody,
 } from '../api/settings.ts';
-import { iso, nextTimestamp } from '../domain/time.ts';
+import { iso } from '../domain/time.ts';
 import type { Settings, Store } from '../store/store.ts';
+import { applyAlerts } from '../writes/alerts.ts';
 import { changeThresholds, changeWeights, previewWeights } from '../writes/rescore.ts';
 import { auditEntry } from './audit.ts';
 import type { App, Routes } from './reply.ts';
@@ -139,14 +141,7 @@ function patchAlerts(app: App, store: Store, now: () => number): void {
         response: { 200: AlertsAnswer, ...errorResponses(400, 401, 413, 415) },
       },
     },
-    async (req) => {
-      const settings = await store.transaction(async (tx) => {
-        const current = await tx.getSettings(req.accountId, { forUpdate: true });
-        await tx.putAlerts(req.accountId, req.body.drop, nextTimestamp(now(), current.alertsUpdatedAt ?? 0));
-        return tx.getSettings(req.accountId);
-      });
-      return alertsAnswer(settings);
-    },
+    async (req) => alertsAnswer(await store.run(applyAlerts, req.accountId, req.body.drop, now())),
   );
 }
 

@@ -12,8 +12,8 @@ import {
 } from '../api/webhooks.ts';
 import type { Store } from '../store/store.ts';
 import { retryDelivery, sendTestEvent } from '../writes/webhooks.ts';
-import { recordAnswer } from './idempotency.ts';
-import type { App, Routes } from './reply.ts';
+import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
 import { type WebhookDeps, webhookDeps } from './webhook-deps.ts';
 
 const DeliveryRef = Type.Ref('Delivery');
@@ -32,13 +32,17 @@ function sendTestEventRoute(app: App, { store, now }: WebhookDeps): void {
         response: { 200: DeliveryRef, ...errorResponses(400, 401, 404, 409, 413, 415) },
       },
     },
-    async (req, reply) =>
-      store.transaction(async (tx) => {
-        const delivery = await sendTestEvent(tx, req.accountId, req.params.webhook_id, now());
-        const answer = toDelivery(delivery);
-        await recordAnswer(tx, req, reply, 200, answer);
-        return answer;
-      }),
+    async (req, reply) => {
+      const body = await store.run(
+        sendTestEvent,
+        req.accountId,
+        req.params.webhook_id,
+        claimToAnswer(req),
+        now(),
+      );
+      answeredWithWrite(req);
+      return sendJson(reply, body);
+    },
   );
 }
 
@@ -84,12 +88,10 @@ function retryDeliveryRoute(app: App, { store, find, now }: WebhookDeps): void {
     async (req, reply) => {
       const { webhook_id, delivery_id } = req.params;
       await find(req.accountId, webhook_id);
-      return store.transaction(async (tx) => {
-        const delivery = await retryDelivery(tx, req.accountId, webhook_id, delivery_id, now());
-        const answer = toDelivery(delivery);
-        await recordAnswer(tx, req, reply, 200, answer);
-        return answer;
-      });
+      const claim = claimToAnswer(req);
+      const body = await store.run(retryDelivery, req.accountId, webhook_id, delivery_id, claim, now());
+      answeredWithWrite(req);
+      return sendJson(reply, body);
     },
   );
 }

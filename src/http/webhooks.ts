@@ -16,8 +16,8 @@ import {
 import { iso } from '../domain/time.ts';
 import type { Store } from '../store/store.ts';
 import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../writes/webhooks.ts';
-import { recordAnswer } from './idempotency.ts';
-import type { App, Routes } from './reply.ts';
+import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
+import { type App, type Routes, sendJson } from './reply.ts';
 import { type WebhookDeps, webhookDeps } from './webhook-deps.ts';
 
 const WebhookRef = Type.Ref('Webhook');
@@ -35,14 +35,9 @@ function createWebhookRoute(app: App, { store, checkUrl, now }: WebhookDeps): vo
     },
     async (req, reply) => {
       checkUrl(req.body.url);
-      const answer = await store.transaction(async (tx) => {
-        const at = now();
-        const webhook = await createWebhook(tx, req.accountId, req.body, at);
-        const created = { ...toWebhook(webhook, at), secret: webhook.secret };
-        await recordAnswer(tx, req, reply, 201, created);
-        return created;
-      });
-      return reply.code(201).send(answer);
+      const body = await store.run(createWebhook, req.accountId, req.body, claimToAnswer(req), now());
+      answeredWithWrite(req);
+      return sendJson(reply.code(201), body);
     },
   );
 }
@@ -104,9 +99,7 @@ function updateWebhookRoute(app: App, { store, checkUrl, now }: WebhookDeps): vo
     async (req) => {
       if (req.body.url !== undefined) checkUrl(req.body.url);
       const at = now();
-      const updated = await store.transaction((tx) =>
-        updateWebhook(tx, req.accountId, req.params.webhook_id, req.body, at),
-      );
+      const updated = await store.run(updateWebhook, req.accountId, req.params.webhook_id, req.body, at);
       return toWebhook(updated, at);
     },
   );
@@ -126,7 +119,7 @@ function deleteWebhookRoute(app: App, { store }: WebhookDeps): void {
         },
       },
     },
-    async (req) => store.transaction((tx) => deleteWebhook(tx, req.accountId, req.params.webhook_id)),
+    async (req) => store.run(deleteWebhook, req.accountId, req.params.webhook_id),
   );
 }
 
@@ -145,13 +138,16 @@ function rotateSecretRoute(app: App, { store, now }: WebhookDeps): void {
     },
     async (req, reply) => {
       const overlap = req.body?.expire_previous_in ?? 0;
-      const at = now();
-      return store.transaction(async (tx) => {
-        const next = await rotateWebhookSecret(tx, req.accountId, req.params.webhook_id, overlap, at);
-        const answer = { ...toWebhook(next, at), secret: next.secret };
-        await recordAnswer(tx, req, reply, 200, answer);
-        return answer;
-      });
+      const body = await store.run(
+        rotateWebhookSecret,
+        req.accountId,
+        req.params.webhook_id,
+        overlap,
+        claimToAnswer(req),
+        now(),
+      );
+      answeredWithWrite(req);
+      return sendJson(reply, body);
     },
   );
 }

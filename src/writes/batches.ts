@@ -4,10 +4,11 @@
 
 import { customerJson, customerObject } from '../api/customers.ts';
 import { healthScoreJson } from '../api/health-scores.ts';
-import { ApiError, idempotencyInProgress } from '../domain/errors.ts';
+import { ApiError } from '../domain/errors.ts';
 import { type EventRecord, event } from '../domain/events.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { type Claim, recordAnswer } from './answers.ts';
 import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
 import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
 
@@ -16,9 +17,6 @@ export type Entry<T> = { item: T } | { result: string };
 
 /** A batch item: a new customer, or a change to an existing one. */
 export type CustomerUpsert = CustomerInput;
-
-/** An Idempotency-Key claim: the answer is stored in the batch's transaction. */
-export type Claim = { key: string; claimedAt: number } | undefined;
 
 /** Another writer created one of the batch's new customers after the batch read: run it again. */
 export class CustomerTaken extends Error {
@@ -141,18 +139,4 @@ export async function answerItems<T extends { customerId: string }, R>(
   const body = `{"results":[${results.join(',')}]}`;
   await recordAnswer(tx, accountId, claim, body);
   return body;
-}
-
-/** Stores the answer of the request's Idempotency-Key claim, in the write's transaction. */
-export async function recordAnswer(
-  tx: Tx,
-  accountId: string,
-  claim: Claim,
-  body: string,
-  status = 200,
-): Promise<void> {
-  if (!claim) return;
-  if (!(await tx.recordIdempotentAnswer(accountId, claim.key, claim.claimedAt, { status, body }))) {
-    throw idempotencyInProgress();
-  }
 }

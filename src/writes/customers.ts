@@ -1,13 +1,16 @@
 // A customer's writes, one rule each, for the routes (http/customers.ts) and the batch
 // (./batches.ts) alike: what a new customer is, how a change applies (metadata merges; a null
-// removes a key), and the event each write records. Stamped with the caller's `now`.
+// removes a key), and the event each write records. Stamped with the caller's `now`. The routes'
+// writes run whole where the writes run (store.run; docs/architecture.md, "A write").
 
-import { customerObject } from '../api/customers.ts';
+import { customerJson, customerObject } from '../api/customers.ts';
 import { checkMetadata, type Metadata, mergeMetadata } from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
+import { type Claim, recordAnswer } from './answers.ts';
 
 /** A customer as given: its id, and for a new customer its name and email. */
 export interface CustomerInput {
@@ -54,13 +57,17 @@ export function changedCustomer(before: CustomerRecord, change: CustomerInput, n
   };
 }
 
-/** Creates the customer with its customer.created event; 409 customer_exists if the id is taken. */
-export async function createCustomer(
+/**
+ * POST /api/customers: creates the customer with its customer.created event; the answer's text
+ * (201), stored for the request's Idempotency-Key claim. 409 customer_exists if the id is taken.
+ */
+export const createCustomer = write(async function createCustomer(
   tx: Tx,
   accountId: string,
   input: CustomerInput,
+  claim: Claim,
   now: number,
-): Promise<CustomerRecord> {
+): Promise<string> {
   const customer = newCustomer(input, now);
   if (!(await tx.insertCustomer(accountId, customer))) {
     throw new ApiError(
@@ -70,11 +77,13 @@ export async function createCustomer(
     );
   }
   await tx.insertEvents(accountId, [event('customer.created', customerObject(customer), now)]);
-  return customer;
-}
+  const body = customerJson(customer);
+  await recordAnswer(tx, accountId, claim, body, 201);
+  return body;
+});
 
-/** Changes the customer, with its customer.updated event; 404 customer_not_found. */
-export async function updateCustomer(
+/** PATCH /api/customers/:id: changes the customer, with its customer.updated event; 404 customer_not_found. */
+export const updateCustomer = write(async function updateCustomer(
   tx: Tx,
   accountId: string,
   change: CustomerInput,
@@ -86,10 +95,13 @@ export async function updateCustomer(
   await tx.updateCustomer(accountId, next);
   await tx.insertEvents(accountId, [event('customer.updated', customerObject(next), next.updatedAt)]);
   return next;
-}
+});
 
-/** Deletes the customer with its score and history, and records customer.deleted; 404 customer_not_found. */
-export async function deleteCustomer(
+/**
+ * DELETE /api/customers/:id: deletes the customer with its score and history, and records
+ * customer.deleted; 404 customer_not_found.
+ */
+export const deleteCustomer = write(async function deleteCustomer(
   tx: Tx,
   accountId: string,
   customerId: string,
@@ -99,4 +111,4 @@ export async function deleteCustomer(
   if (!(await tx.deleteCustomer(accountId, customerId))) throw notFound.customer(customerId);
   await tx.insertEvents(accountId, [event('customer.deleted', answer, now)]);
   return answer;
-}
+});

@@ -2,15 +2,28 @@
 // (src/store/write.ts; the SQLite writer thread, PostgreSQL's heavy-write thread). A write not
 // listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
 import { registry, type Write, type WriteRegistry } from '../store/write.ts';
+import { applyAlerts } from './alerts.ts';
 import { customerBatch, scoreBatch } from './batches.ts';
+import { createCustomer, deleteCustomer, updateCustomer } from './customers.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
 import { applyMetricWrites, metricBatch } from './metrics.ts';
 import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  retryDelivery,
+  rotateWebhookSecret,
+  sendTestEvent,
+  updateWebhook,
+} from './webhooks.ts';
 
 export const WRITES: WriteRegistry = registry([
+  createCustomer,
+  updateCustomer,
+  deleteCustomer,
   applyFactorUpdates,
   applyMetricWrites,
   metricBatch,
@@ -23,9 +36,16 @@ export const WRITES: WriteRegistry = registry([
   deleteOverride,
   applyWeights,
   applyThresholds,
+  applyAlerts,
   computePreview,
   previewRule,
   putRule,
   deleteRule,
   rescoreDue,
+  createWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateWebhookSecret,
+  sendTestEvent,
+  retryDelivery,
 ] as unknown as Write<unknown[], unknown>[]);

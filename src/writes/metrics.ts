@@ -8,7 +8,8 @@ import { type ApiError, notFound } from '../domain/errors.ts';
 import { gatedByOf, gatesOf, type ScoreRecord } from '../domain/health.ts';
 import type { AuditEntry, MetricPointRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { answerItems, appliedTogether, type Claim, type Entry, recordAnswer } from './batches.ts';
+import { type Claim, recordAnswer } from './answers.ts';
+import { answerItems, appliedTogether, type Entry } from './batches.ts';
 import { settleAll } from './pipeline.ts';
 import { rederive } from './rules.ts';
 

@@ -8,7 +8,8 @@ import { type ApiError, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { OutcomeRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
-import { answerItems, type Claim, type Entry, recordAnswer } from './batches.ts';
+import { type Claim, recordAnswer } from './answers.ts';
+import { answerItems, type Entry } from './batches.ts';
 
 /** An outcome as the API gives it, checked. */
 export interface OutcomeInput {
