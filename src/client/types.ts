@@ -1,12 +1,23 @@
 // The client's types, taken from the API's own schemas (../api) so that the two cannot drift.
-// Type-only imports: at run time the client loads nothing of the server. Where a schema's Static
-// is unusable, or the shape is written inline in a route, the type is written here by hand.
-import type { Static } from 'typebox';
-import type { CustomerItem, ScoreItem, ScoreMergeItem } from '../api/batch.ts';
-import type { ErrorSchema } from '../api/common.ts';
+// Type-only imports: at run time the client loads nothing of the server. A schema that names
+// another by $ref is read with a context naming the client's type for each $id (`Static<S, {…}>`),
+// since Static alone reads a $ref as `unknown`. Only what no schema says is written here by hand
+// (docs/client.md, "Types").
+import type { Static, TObject, TUnsafe } from 'typebox';
+import type {
+  CustomerItem,
+  CustomerResult,
+  CustomersBatchAnswer,
+  refusal,
+  ScoreItem,
+  ScoreMergeItem,
+  ScoresBatchAnswer,
+} from '../api/batch.ts';
+import type { Deleted as DeletedSchema, ErrorSchema } from '../api/common.ts';
 import type {
   CreateBody as CustomerCreateBody,
   ListQuery as CustomerListQuery,
+  CustomerPage as CustomerPageSchema,
   Customer as CustomerSchema,
   UpdateBody as CustomerUpdateBody,
 } from '../api/customers.ts';
@@ -27,13 +38,22 @@ import type {
   PortfolioEntry as PortfolioEntrySchema,
   PortfolioQuery,
 } from '../api/health-scores.ts';
-import type { MetricItem, MetricNameItem, MetricsAnswer, MetricsBody, MetricsQuery } from '../api/metrics.ts';
+import type {
+  MetricItem,
+  MetricNameItem,
+  MetricPointsPage,
+  MetricsAnswer,
+  MetricsBatchAnswer,
+  MetricsBody,
+  MetricsQuery,
+} from '../api/metrics.ts';
 import type {
   CalibrationQuery,
   CalibrationSchema,
   OutcomeBody,
   OutcomeItem,
   OutcomeSchema,
+  OutcomesBatchAnswer,
   OutcomesQuery,
 } from '../api/outcomes.ts';
 import type {
@@ -65,7 +85,6 @@ import type {
   WebhookWithBacklog as WebhookWithBacklogSchema,
   WebhookWithSecret as WebhookWithSecretSchema,
 } from '../api/webhooks.ts';
-import type { Outcome as OutcomeKindOf } from '../domain/calibration.ts';
 
 export type ErrorEnvelope = Static<typeof ErrorSchema>;
 
@@ -82,25 +101,23 @@ export type CustomerUpdate = Static<typeof CustomerUpdateBody>;
 export type SegmentParams = { metadata?: Record<string, string | number | boolean> };
 
 export type CustomerListParams = Static<typeof CustomerListQuery> & SegmentParams;
-export type CustomerPage = { customers: Customer[]; has_more: boolean };
+export type CustomerPage = Static<typeof CustomerPageSchema, { Customer: TUnsafe<Customer> }>;
 export type CustomerBatchItem = Static<typeof CustomerItem>;
 
-export type Status = NonNullable<Static<typeof PortfolioQuery>['status']>;
+export type Status = Static<typeof HealthScoreSchema>['status'];
 export type Factors = Static<typeof FactorsSchema>;
 export type FactorsChange = Static<typeof FactorsPatch>;
 /** An override (docs/scoring.md, "Overrides"): the score pinned, why, until when and by whom. */
 export type Override = Static<typeof OverrideSchema>;
-// HealthScore's status is a union built from an array, which Static reads as `never`; its override
-// is a $ref to Override, which Static cannot follow (`unknown`).
-type Shown = { status: Status; override: Override | null };
-export type HealthScore = Omit<Static<typeof HealthScoreSchema>, 'status' | 'override'> & Shown;
+export type HealthScore = Static<typeof HealthScoreSchema, { Override: TUnsafe<Override> }>;
+// The history's schema gives `status` as a string; the versions are scored into the same bands.
 export type HistoryEntry = Omit<Static<typeof HistoryEntrySchema>, 'status'> & { status: Status };
 export type HistoryParams = Static<typeof HistoryQuery>;
 export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
 /** An entry of the portfolio's list: a health score with its customer's name. */
-export type PortfolioEntry = Omit<Static<typeof PortfolioEntrySchema>, 'status' | 'override'> & Shown;
+export type PortfolioEntry = Static<typeof PortfolioEntrySchema, { Override: TUnsafe<Override> }>;
 /** Why a version of a score is what it is, and what moved it from the version before. */
-export type Explanation = Omit<Static<typeof ExplanationSchema>, 'status' | 'override'> & Shown;
+export type Explanation = Static<typeof ExplanationSchema, { Override: TUnsafe<Override> }>;
 /** One factor of an explanation: its score, effective weight, contribution and where it came from. */
 export type ExplainedFactor = Explanation['factors'][number];
 /** What moved the score from the version before (null on version 1). */
@@ -134,36 +151,30 @@ export type FactorRulePreview = Static<typeof RulePreviewAnswer>;
 /** Metric values to record for a customer, at `at` (default now). */
 export type MetricsWrite = Static<typeof MetricsBody>;
 /** The answer of a metric write: the values stored and the customer's score after it (null: none). */
-export type MetricsRecorded = Omit<Static<typeof MetricsAnswer>, 'health_score'> & {
-  health_score: HealthScore | null;
-};
+export type MetricsRecorded = Static<typeof MetricsAnswer, { HealthScore: TUnsafe<HealthScore> }>;
 export type MetricBatchItem = Static<typeof MetricItem>;
-export type MetricsBatchResult = ({ status: 200 } & MetricsRecorded) | BatchRefusal;
-export type MetricsBatch = { results: MetricsBatchResult[] };
-export type MetricPoint = { metric: string; value: number; at: string };
+export type MetricsBatch = Static<typeof MetricsBatchAnswer, { HealthScore: TUnsafe<HealthScore> }>;
+export type MetricsBatchResult = MetricsBatch['results'][number];
+export type MetricPoint = Static<typeof MetricPointsPage>['data'][number];
 export type MetricListParams = Static<typeof MetricsQuery>;
 /** One of the account's metric names: customers with a point of it, its points, its newest point's instant. */
 export type MetricName = Static<typeof MetricNameItem>;
 
-// Outcome's `outcome` and a calibration band's `status` are unions built from arrays, which Static
-// reads as `never`.
-/** What happened to a customer at a renewal: `churned` or `retained`. */
-export type OutcomeKind = OutcomeKindOf;
-type Kinded<T> = Omit<T, 'outcome'> & { outcome: OutcomeKind };
 /** An outcome as the API answers it (docs/api.md, "Outcomes and calibration"). */
-export type Outcome = Kinded<Static<typeof OutcomeSchema>>;
+export type Outcome = Static<typeof OutcomeSchema>;
+/** What happened to a customer at a renewal: `churned` or `retained`. */
+export type OutcomeKind = Outcome['outcome'];
 /** An outcome to record: `at` (default now) may not be in the future; `note` up to 500 characters. */
-export type OutcomeCreate = Kinded<Static<typeof OutcomeBody>>;
-export type OutcomeBatchItem = Kinded<Static<typeof OutcomeItem>>;
+export type OutcomeCreate = Static<typeof OutcomeBody>;
+export type OutcomeBatchItem = Static<typeof OutcomeItem>;
 export type OutcomeListParams = Static<typeof OutcomesQuery>;
-export type OutcomesBatchResult = { customer_id: string; status: 201; outcome: Outcome } | BatchRefusal;
-export type OutcomesBatch = { results: OutcomesBatchResult[] };
+export type OutcomesBatch = Static<typeof OutcomesBatchAnswer, { Outcome: TUnsafe<Outcome> }>;
+export type OutcomesBatchResult = OutcomesBatch['results'][number];
 export type CalibrationParams = Static<typeof CalibrationQuery> & SegmentParams;
-type CalibrationAnswer = Static<typeof CalibrationSchema>;
-/** One band of the calibration report: the outcomes whose judged score falls in it, and how many churned. */
-export type CalibrationBand = Omit<CalibrationAnswer['bands'][number], 'status'> & { status: Status };
 /** The calibration report (docs/scoring.md, "Does the score predict churn?"). */
-export type Calibration = Omit<CalibrationAnswer, 'bands'> & { bands: CalibrationBand[] };
+export type Calibration = Static<typeof CalibrationSchema>;
+/** One band of the calibration report: the outcomes whose judged score falls in it, and how many churned. */
+export type CalibrationBand = Calibration['bands'][number];
 
 export type Event = Omit<Static<typeof EventSchema>, 'data'> & { data: FreeForm };
 export type EventType = Event['type'];
@@ -180,20 +191,20 @@ export type WebhookRotate = NonNullable<Static<typeof WebhookRotateBody>>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryListParams = Static<typeof DeliveriesQuery>;
 
-/** The answer of every DELETE (inline in the routes). */
-export type Deleted = { id: string; deleted: boolean };
-/** The lists answered as `{data, has_more}` (inline in the routes). */
+/** The answer of every DELETE. */
+export type Deleted = Static<typeof DeletedSchema>;
+/**
+ * The lists answered as `{data, has_more}` (EventsPage, OutcomesPage, MetricPointsPage… each with
+ * its own item): one generic for the client's pagination.
+ */
 export type Page<T> = { data: T[]; has_more: boolean };
 
-// The batch answers refer to Customer and HealthScore by $ref, which Static cannot follow.
 /** One refused item of a batch: its own status (4xx) and error, the other items going on. */
-export type BatchRefusal = { customer_id: string | null; status: number; error: ErrorEnvelope['error'] };
-export type CustomerBatchResult =
-  | { customer_id: string; status: 200 | 201; customer: Customer }
-  | BatchRefusal;
-export type ScoreBatchResult = { customer_id: string; status: 200; health_score: HealthScore } | BatchRefusal;
-export type CustomersBatch = { results: CustomerBatchResult[] };
-export type ScoresBatch = { results: ScoreBatchResult[] };
+export type BatchRefusal = Static<TObject<typeof refusal>>;
+export type CustomersBatch = Static<typeof CustomersBatchAnswer, { Customer: TUnsafe<Customer> }>;
+export type CustomerBatchResult = Static<typeof CustomerResult, { Customer: TUnsafe<Customer> }>;
+export type ScoresBatch = Static<typeof ScoresBatchAnswer, { HealthScore: TUnsafe<HealthScore> }>;
+export type ScoreBatchResult = ScoresBatch['results'][number];
 
 /** The body of a webhook delivery: exactly `{type, data}` (docs/webhooks.md). */
 export type WebhookEvent = Pick<Event, 'type' | 'data'>;

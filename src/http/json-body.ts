@@ -1,6 +1,6 @@
 // A request body's JSON, read with its depth checked before anything is built (docs/api.md,
-// "Nesting"). JSON.parse of a body nested millions of levels deep ran for over 2 s on the main
-// thread and left the process at ~2 GB before it could be refused afterwards; one pass over the
+// "Nesting"). JSON.parse of a body nested millions of levels deep runs for over 2 s on the main
+// thread and leaves the process at ~2 GB before it could be refused afterwards; one pass over the
 // text refuses it at its 65th bracket instead. The body's size is the route's bodyLimit, checked
 // by Fastify while the body arrives (1 MiB, 8 MiB for the batches).
 import sjson from 'secure-json-parse';
@@ -10,7 +10,7 @@ import { ApiError } from '../domain/errors.ts';
 export const MAX_BODY_DEPTH = 64;
 /**
  * A request body holds at most this many arrays and objects. JSON.parse's time grows with the
- * values it builds: 8 MiB of flat empty arrays (2.8 million) held the event loop 320 ms where 8 MiB
+ * values it builds: 8 MiB of flat empty arrays (2.8 million) hold the event loop 320 ms where 8 MiB
  * of a real batch takes 55 ms; 250,000 is 250 per item of a full 1,000-item batch.
  */
 export const MAX_BODY_CONTAINERS = 250_000;

@@ -185,13 +185,13 @@ function postOutcomesBatch(app: App, { store, now }: Deps): void {
 
 /**
  * The size of a page of outcomes read. On SQLite the read itself is synchronous, and on both the
- * factors' JSON is parsed on the main thread: a page of 5,000 outcomes of 50 factors held it
- * 40-60 ms, and two calibrations' pages ran back to back between two turns of the event loop.
+ * factors' JSON is parsed on the main thread: a page of 5,000 outcomes of 50 factors holds it
+ * 40-60 ms, and two calibrations' pages would run back to back between two turns of the event loop.
  * The reads yield between pages (docs/operations.md, "The calibration threads"), each page at
  * most PAGE_CELLS factor values (800 outcomes of 50 factors) and, on SQLite, where a page's
  * time is all this thread's, sized from the last one's to take about PAGE_MS; 100 to 5,000
  * outcomes. Not by time on PostgreSQL, where most of it is the database's: so sized, a segment's
- * pages shrank to 100 and its calibration over 100,000 outcomes took 8.1 s instead of 4.3 s.
+ * pages shrink to 100 and its calibration over 100,000 outcomes takes 8.1 s instead of 4.3 s.
  */
 const PAGE_CELLS = 40_000;
 const PAGE_MS = 8;

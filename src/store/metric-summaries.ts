@@ -162,7 +162,7 @@ async function edges(
   if (ids.length === 0) return found;
   const p = new Params(accountId);
   // The instant and the value by one probe of the key per customer on PostgreSQL (by one each on
-  // SQLite): a subquery for each took the rescore job 7% longer (docs/development.md, "The store").
+  // SQLite): a subquery for each makes the rescore job 7% longer (docs/development.md, "The store").
   const rows = await db.all(
     db.probePerId(
       p,

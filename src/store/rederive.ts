@@ -67,7 +67,7 @@ export async function rederiveTargets(
            AND m.metric ${db.inList(p, metrics)})`;
   // The score by a join, not a second EXISTS: PostgreSQL answers an EXISTS beside an OR with a hash
   // of every score of the account, built again for each page (a rule change over 100,000
-  // customers spent 6 to 13 s here); the join probes the key of each customer the page walks. The
+  // customers would spend 6 to 13 s there); the join probes the key of each customer the page walks. The
   // same join gives the score itself, and one to the due times whether each is due: a page of a
   // rule change is one statement, not three waiting on each other.
   const due =
@@ -143,8 +143,8 @@ export async function dueForRederive(
 /**
  * Of these customers, the ones due at `now`, by id; `claim`: locked for this transaction (rows
  * others hold skipped). One probe of the key per customer (perId). `due_at + 0`: the due time's
- * index must not be used here. Statistics taken while every due time lay ahead (the job's own
- * next times) tell PostgreSQL that none is due, and it walked that index for each customer, past
+ * index must not be used here. Statistics taken while every due time lies ahead (the job's own
+ * next times) tell PostgreSQL that none is due, and it would walk that index for each customer, past
  * every row due (841 ms a transaction of 500, against 2 ms; a 100,000-customer job 113 s).
  */
 async function dueOf(

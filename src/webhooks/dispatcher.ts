@@ -55,7 +55,7 @@ export class Dispatcher {
   readonly #outage: OutageLog;
   /**
    * Attempts that finish while others are being recorded are recorded together, in one
-   * transaction (group commit): after bulk work, one commit per attempt was the drain's limit.
+   * transaction (group commit): after bulk work, one commit per attempt would be the drain's limit.
    */
   readonly #records: Batcher<AttemptOutcome, void>;
 

@@ -1,6 +1,6 @@
 // The calibration threads (docs/operations.md, "The calibration threads"). The report over
 // 20,000 outcomes of 50 factors is seconds of CPU; on the main thread twelve of them from one
-// account held another account's list for 21.8 s. Here it runs on a small pool of worker threads,
+// account would hold another account's list for 21.8 s. Here it runs on a small pool of worker threads,
 // started with the first report, held by the process only while one computes, and ended after
 // IDLE_MS without work. The accounts waiting take turns (round robin), so one account's queue
 // never holds another's report behind all of it. A thread that dies fails the report it was

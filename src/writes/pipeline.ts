@@ -29,9 +29,9 @@ export async function settleAll(sent: readonly Promise<unknown>[]): Promise<void
 
 /**
  * Lets the event loop run before the next step of a page. A page's read, plan and write each take
- * this process tens of milliseconds at 1,000 customers, and chained by promises they ran as one
- * task: every other request of the process waited for all three (/healthz's p99 during a
- * 100,000-customer rule change on PostgreSQL: 123 ms, 83-85 ms with the turns). docs/development.md, "The store".
+ * this process tens of milliseconds at 1,000 customers, and chained by promises alone they would
+ * run as one task: every other request of the process would wait for all three (/healthz's p99
+ * during a 100,000-customer rule change on PostgreSQL: 83-85 ms with the turns, 123 ms without). docs/development.md, "The store".
  */
 export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -59,7 +59,7 @@ export function checkWeightsSum(weights: Weights): void {
 /**
  * Customers a whole-account rescore (a settings or a rule change) holds at once: its memory is
  * bounded by this, not by the account's size. A page is planned and serialized in one turn of the
- * event loop, so this also bounds how long the process's other requests wait (5,000 held a
+ * event loop, so this also bounds how long the process's other requests wait (5,000 hold a
  * PostgreSQL reader's p99 at 170-270 ms).
  */
 export const RESCORE_PAGE = 1000;

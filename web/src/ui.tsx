@@ -205,6 +205,50 @@ export function Field(props: { id: string; label: string; error?: string; childr
   );
 }
 
+/**
+ * A Field whose control is a number input. `value` is the text as typed, which the form checks and
+ * parses (a half-typed "0." or an emptied field is no number yet, and must stay as the person left
+ * it); the input reports each edit with `onValue`. A step of 1 asks a phone for its digits keypad,
+ * any other step for the one with a decimal point. The form describes the input as it does its other
+ * fields: aria-invalid, and aria-describedby naming its error (shown by the field whose `param` the
+ * API refused, docs/dashboard.md) and its hints, which come as `children`, below the input.
+ */
+export function NumberField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  step: number | 'any';
+  min?: number;
+  max?: number;
+  placeholder?: string;
+  disabled?: boolean;
+  error?: string;
+  'aria-invalid'?: boolean | undefined;
+  'aria-describedby'?: string | undefined;
+  children?: ComponentChildren;
+}) {
+  return (
+    <Field id={props.id} label={props.label} error={props.error}>
+      <input
+        id={props.id}
+        type="number"
+        inputMode={props.step === 1 ? 'numeric' : 'decimal'}
+        min={props.min}
+        max={props.max}
+        step={props.step}
+        disabled={props.disabled}
+        value={props.value}
+        placeholder={props.placeholder}
+        onInput={(ev) => props.onValue(ev.currentTarget.value)}
+        aria-invalid={props['aria-invalid']}
+        aria-describedby={props['aria-describedby']}
+      />
+      {props.children}
+    </Field>
+  );
+}
+
 /** Customers per band now and after a change a preview describes (weights, a factor rule). */
 export function BandsTable(props: {
   before: Record<Status, number>;

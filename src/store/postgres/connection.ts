@@ -42,15 +42,15 @@ const RETIRE_TIMEOUT_S = 5;
  * PostgreSQL server stopped, crashed and cut off under load):
  *
  * - No reconnect backoff: the driver waits up to 20 s per connection before it tries again, and
- *   every request that needs that connection waits with it. That made requests take up to 30 s
- *   to fail while the database was away, and the first ones after it came back up to 7 s to
- *   succeed. Now a request tries once and fails in milliseconds (a 503), and the first one after
+ *   every request that needs that connection waits with it, so requests would take up to 30 s
+ *   to fail while the database is away, and the first ones after it comes back up to 7 s to
+ *   succeed. Here a request tries once and fails in milliseconds (a 503), and the first one after
  *   the restart gets through.
  * - A lost connection replaces the whole pool. The driver keeps state of a lost connection
  *   that it should have cleared, and reuses the connection: queries pipelined onto it just as it
- *   failed were never answered nor rejected (requests that hung for good, and then every query
- *   after them on that connection), its next query got the old server's shutdown error, and a
- *   write pending when it closed left it unable to send (above). So once a connection of a pool
+ *   fails are never answered nor rejected (requests that hang for good, and then every query
+ *   after them on that connection), its next query gets the old server's shutdown error, and a
+ *   write pending when it closes leaves it unable to send (above). So once a connection of a pool
  *   that has worked closes, new queries go to a new pool and the old one is ended: what it still
  *   runs may finish (RETIRE_TIMEOUT_S), and what it stranded is rejected. While the database is
  *   away the new pool's attempts fail, and it is kept: one replacement per outage (and one per

@@ -36,7 +36,7 @@ export async function movers(
   const down = opts.direction === 'down';
   // Only a customer whose score was written after `since` can have moved; its baseline is the
   // latest history entry up to `since`, else its first one after. LATERAL computes it once per
-  // candidate (as a subquery in the select list it ran again for the filter and the order), and
+  // candidate (as a subquery in the select list it would run again for the filter and the order), and
   // names are read for the listed few only.
   const segment = opts.segment?.length
     ? sql`AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id

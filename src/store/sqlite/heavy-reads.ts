@@ -1,8 +1,8 @@
 // SQLite's heavy portfolio reads, on a thread of their own (docs/operations.md, "The SQLite
 // heavy-read thread"). node:sqlite answers synchronously, so a read whose cost grows with the
-// account held the event loop for all of it: at 100,000 customers × 30 versions the movers took
-// ~170–200 ms, the grouped summary ~100 ms, a segment's trend over 90 days ~1.2 s, and every
-// other account's requests waited. Here the main thread sends such a read by its name and
+// account would hold the event loop for all of it: at 100,000 customers × 30 versions the movers
+// take ~170–200 ms, the grouped summary ~100 ms, a segment's trend over 90 days ~1.2 s, and every
+// other account's requests would wait. Here the main thread sends such a read by its name and
 // arguments, heavy-read-thread.ts runs the very same reader (../sql-reader.ts over reader.ts) on a
 // read connection of its own, and the main thread awaits the answer. The thread starts with the
 // first heavy read and stays, holding the process only while a read waits on it; if it dies, the

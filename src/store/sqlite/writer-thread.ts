@@ -44,7 +44,7 @@ const post = (reply: Reply) => {
   outbox.push(reply);
 };
 // Checkpoints run on a thread of their own (checkpoints.ts): folding the WAL back into the
-// database held up the commit that crossed 1,000 pages, and every write queued behind it.
+// database in the commit that crosses 1,000 pages would hold it up, and every write queued behind it.
 const checkpoints = new Checkpoints(conn, path, synchronous);
 const writer = new DirectWriter(conn);
 const commits = new GroupCommit(

@@ -2,7 +2,7 @@
 // score falls DELTA below its peak of the last DAYS days".
 import { useEffect, useState } from 'preact/hooks';
 import { type Alerts, api } from '../api.ts';
-import { ErrorMessage, Field, Loading, Notice, useLoad } from '../ui.tsx';
+import { ErrorMessage, Loading, Notice, NumberField, useLoad } from '../ui.tsx';
 
 export function AlertsForm() {
   const loaded = useLoad((signal) => api.get<Alerts>('/api/settings/health-score/alerts', signal), []);
@@ -68,36 +68,30 @@ export function AlertsForm() {
           />
           Alert on drops
         </label>
-        <Field id="alert-delta" label="A fall of at least">
-          <input
-            id="alert-delta"
-            type="number"
-            inputMode="decimal"
-            min={0}
-            max={1}
-            step={0.01}
-            disabled={!values.on}
-            value={values.delta}
-            onInput={(e) => change({ delta: e.currentTarget.value })}
-            aria-invalid={problem ? true : undefined}
-            aria-describedby="alerts-problem"
-          />
-        </Field>
-        <Field id="alert-days" label="Within (days)">
-          <input
-            id="alert-days"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            max={90}
-            step={1}
-            disabled={!values.on}
-            value={values.days}
-            onInput={(e) => change({ days: e.currentTarget.value })}
-            aria-invalid={problem ? true : undefined}
-            aria-describedby="alerts-problem"
-          />
-        </Field>
+        <NumberField
+          id="alert-delta"
+          label="A fall of at least"
+          min={0}
+          max={1}
+          step={0.01}
+          disabled={!values.on}
+          value={values.delta}
+          onValue={(delta) => change({ delta })}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby="alerts-problem"
+        />
+        <NumberField
+          id="alert-days"
+          label="Within (days)"
+          min={1}
+          max={90}
+          step={1}
+          disabled={!values.on}
+          value={values.days}
+          onValue={(days) => change({ days })}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby="alerts-problem"
+        />
         <p id="alerts-problem" class={problem ? 'field-error' : 'sr-only'} aria-live="polite">
           {problem ?? 'The rule is valid.'}
         </p>

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, customerPath, type HealthScore, type Override, type OverrideInput } from '../api.ts';
 import { date, score, time, when } from '../format.ts';
-import { ErrorMessage, Field, useFocusRefused } from '../ui.tsx';
+import { ErrorMessage, Field, NumberField, useFocusRefused } from '../ui.tsx';
 
 /** How long an override stands unless told (src/writes/overrides.ts). */
 const DEFAULT_DAYS = 30;
@@ -137,11 +137,13 @@ function PinForm({ pin, path, busy, run, onChanged }: Parts & { pin: Override | 
 
   useFocusRefused(refused, FIELD);
 
-  const edit = (set: (v: string) => void) => (e: Event) => {
-    set((e.currentTarget as HTMLInputElement).value);
+  const edited = (set: (v: string) => void) => (v: string) => {
+    set(v);
     setRefused(undefined);
     setMissing(undefined);
   };
+  const edit = (set: (v: string) => void) => (e: Event) =>
+    edited(set)((e.currentTarget as HTMLInputElement).value);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -169,19 +171,17 @@ function PinForm({ pin, path, busy, run, onChanged }: Parts & { pin: Override | 
     <form onSubmit={submit} noValidate class="form override-form" aria-labelledby="override-form-title">
       <h3 id="override-form-title">{pin ? 'Change the override' : 'Pin the score'}</h3>
       <div class="override-fields">
-        <Field id="override-score" label="Score (0–1)" error={errorOf('health_score')}>
-          <input
-            id="override-score"
-            type="number"
-            inputMode="decimal"
-            min={0}
-            max={1}
-            step="any"
-            value={value}
-            onInput={edit(setValue)}
-            {...described('health_score')}
-          />
-        </Field>
+        <NumberField
+          id="override-score"
+          label="Score (0–1)"
+          error={errorOf('health_score')}
+          min={0}
+          max={1}
+          step="any"
+          value={value}
+          onValue={edited(setValue)}
+          {...described('health_score')}
+        />
         <Field id="override-expires" label="Ends on" error={errorOf('expires_at')}>
           <input
             id="override-expires"

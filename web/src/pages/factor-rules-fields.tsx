@@ -1,7 +1,7 @@
 // The factor rule editor's fields (factor-rules-form.tsx): what the rule derives and reads, and
 // its optional gate (docs/scoring.md, "Gates"). Each field shows its error and is described by it.
 import { AGGREGATE_LABEL, AGGREGATES, type Aggregate } from '../rules.ts';
-import { Field } from '../ui.tsx';
+import { Field, NumberField } from '../ui.tsx';
 import type { Draft, DraftFields } from './factor-rules-draft.ts';
 
 /** The factor, the metric it reads (a name no customer has is called out), and how it reads it. */
@@ -87,40 +87,38 @@ export function RuleFields(
           ))}
         </select>
       </Field>
-      <Field id="rule-window-days" label="Window (days)" error={errorOf('window_days')}>
-        <input
-          id="rule-window-days"
-          type="number"
-          inputMode="numeric"
-          min={1}
-          max={365}
-          step={1}
-          value={draft.window}
-          placeholder={draft.aggregate === 'last' ? 'none' : '30'}
-          onInput={(ev) => change({ window: ev.currentTarget.value }, 'window_days')}
-          {...described('window_days', 'rule-window-days', 'rule-window-days-hint')}
-        />
+      <NumberField
+        id="rule-window-days"
+        label="Window (days)"
+        error={errorOf('window_days')}
+        min={1}
+        max={365}
+        step={1}
+        value={draft.window}
+        placeholder={draft.aggregate === 'last' ? 'none' : '30'}
+        onValue={(window) => change({ window }, 'window_days')}
+        {...described('window_days', 'rule-window-days', 'rule-window-days-hint')}
+      >
         <p class="hint note" id="rule-window-days-hint">
           {draft.aggregate === 'last' ? 'Empty: the newest point, however old.' : 'Empty: the last 30 days.'}
         </p>
-      </Field>
-      <Field id="rule-max-age-days" label="Max age (days)" error={errorOf('max_age_days')}>
-        <input
-          id="rule-max-age-days"
-          type="number"
-          inputMode="numeric"
-          min={1}
-          max={365}
-          step={1}
-          value={draft.maxAge}
-          placeholder="none"
-          onInput={(ev) => change({ maxAge: ev.currentTarget.value }, 'max_age_days')}
-          {...described('max_age_days', 'rule-max-age-days', 'rule-max-age-days-hint')}
-        />
+      </NumberField>
+      <NumberField
+        id="rule-max-age-days"
+        label="Max age (days)"
+        error={errorOf('max_age_days')}
+        min={1}
+        max={365}
+        step={1}
+        value={draft.maxAge}
+        placeholder="none"
+        onValue={(maxAge) => change({ maxAge }, 'max_age_days')}
+        {...described('max_age_days', 'rule-max-age-days', 'rule-max-age-days-hint')}
+      >
         <p class="hint note" id="rule-max-age-days-hint">
           An older newest point leaves the factor out.
         </p>
-      </Field>
+      </NumberField>
     </div>
   );
 }
@@ -150,20 +148,18 @@ export function GateFieldset({ draft, change, errorOf, described }: DraftFields)
           </select>
         </Field>
         {draft.gateStatus !== '' && (
-          <Field id="rule-gate-below" label="While the factor is below (0–1)" error={errorOf('gate.below')}>
-            <input
-              id="rule-gate-below"
-              type="number"
-              inputMode="decimal"
-              min={0}
-              max={1}
-              step="any"
-              value={draft.gateBelow}
-              placeholder="0.5"
-              onInput={(ev) => change({ gateBelow: ev.currentTarget.value }, 'gate.below')}
-              {...described('gate.below', 'rule-gate-below')}
-            />
-          </Field>
+          <NumberField
+            id="rule-gate-below"
+            label="While the factor is below (0–1)"
+            error={errorOf('gate.below')}
+            min={0}
+            max={1}
+            step="any"
+            value={draft.gateBelow}
+            placeholder="0.5"
+            onValue={(gateBelow) => change({ gateBelow }, 'gate.below')}
+            {...described('gate.below', 'rule-gate-below')}
+          />
         )}
       </div>
     </fieldset>

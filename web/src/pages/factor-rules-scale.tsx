@@ -2,7 +2,7 @@
 // curve they draw (docs/scoring.md, "Factors from metrics").
 import { ScaleChart } from '../charts.tsx';
 import { aggregateWords, MAX_STEPS, type Scale } from '../rules.ts';
-import { Field } from '../ui.tsx';
+import { NumberField } from '../ui.tsx';
 import { type DraftFields, numberOf, type StepRow, stepRow } from './factor-rules-draft.ts';
 
 /** The scale's type and numbers, and its curve as `scale` reads them (NaN where a number is missing). */
@@ -34,28 +34,24 @@ export function ScaleFieldset(props: DraftFields & { scale: Scale }) {
           )}
           {draft.type === 'linear' ? (
             <div class="linear-fields">
-              <Field id="rule-from" label="From (scores 0)" error={errorOf('scale.from')}>
-                <input
-                  id="rule-from"
-                  type="number"
-                  inputMode="decimal"
-                  step="any"
-                  value={draft.from}
-                  onInput={(ev) => change({ from: ev.currentTarget.value }, 'scale.from')}
-                  {...described('scale.from', 'rule-from')}
-                />
-              </Field>
-              <Field id="rule-to" label="To (scores 1)" error={errorOf('scale.to')}>
-                <input
-                  id="rule-to"
-                  type="number"
-                  inputMode="decimal"
-                  step="any"
-                  value={draft.to}
-                  onInput={(ev) => change({ to: ev.currentTarget.value }, 'scale.to')}
-                  {...described('scale.to', 'rule-to')}
-                />
-              </Field>
+              <NumberField
+                id="rule-from"
+                label="From (scores 0)"
+                error={errorOf('scale.from')}
+                step="any"
+                value={draft.from}
+                onValue={(from) => change({ from }, 'scale.from')}
+                {...described('scale.from', 'rule-from')}
+              />
+              <NumberField
+                id="rule-to"
+                label="To (scores 1)"
+                error={errorOf('scale.to')}
+                step="any"
+                value={draft.to}
+                onValue={(to) => change({ to }, 'scale.to')}
+                {...described('scale.to', 'rule-to')}
+              />
               <p class="hint note">In between, in proportion. A from above the to means lower is better.</p>
             </div>
           ) : (

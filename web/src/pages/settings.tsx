@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { thresholdsValid } from '../../../src/domain/scoring.ts';
 import { api, type Thresholds } from '../api.ts';
-import { ErrorMessage, Field, Loading, Notice, Page, useLoad } from '../ui.tsx';
+import { ErrorMessage, Loading, Notice, NumberField, Page, useLoad } from '../ui.tsx';
 import { AlertsForm } from './alerts-form.tsx';
 import { FactorRules } from './factor-rules.tsx';
 import { WeightsForm } from './weights-form.tsx';
@@ -48,8 +48,8 @@ function ThresholdsForm() {
       : undefined;
   const changed = healthy !== loaded.data.healthy || atRisk !== loaded.data.at_risk;
 
-  const set = (field: 'healthy' | 'at_risk') => (e: Event) => {
-    setValues({ ...values, [field]: (e.currentTarget as HTMLInputElement).value });
+  const set = (field: 'healthy' | 'at_risk') => (value: string) => {
+    setValues({ ...values, [field]: value });
     setSaved(false);
     setError(undefined);
   };
@@ -76,34 +76,28 @@ function ThresholdsForm() {
         is at risk; below that, critical. Saving re-bands every customer.
       </p>
       <form onSubmit={submit} noValidate class="form thresholds">
-        <Field id="threshold-healthy" label="Healthy from">
-          <input
-            id="threshold-healthy"
-            type="number"
-            inputMode="decimal"
-            min={0}
-            max={1}
-            step={0.01}
-            value={values.healthy}
-            onInput={set('healthy')}
-            aria-invalid={problem ? true : undefined}
-            aria-describedby="thresholds-problem"
-          />
-        </Field>
-        <Field id="threshold-at-risk" label="At risk from">
-          <input
-            id="threshold-at-risk"
-            type="number"
-            inputMode="decimal"
-            min={0}
-            max={1}
-            step={0.01}
-            value={values.at_risk}
-            onInput={set('at_risk')}
-            aria-invalid={problem ? true : undefined}
-            aria-describedby="thresholds-problem"
-          />
-        </Field>
+        <NumberField
+          id="threshold-healthy"
+          label="Healthy from"
+          min={0}
+          max={1}
+          step={0.01}
+          value={values.healthy}
+          onValue={set('healthy')}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby="thresholds-problem"
+        />
+        <NumberField
+          id="threshold-at-risk"
+          label="At risk from"
+          min={0}
+          max={1}
+          step={0.01}
+          value={values.at_risk}
+          onValue={set('at_risk')}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby="thresholds-problem"
+        />
         <p id="thresholds-problem" class={problem ? 'field-error' : 'sr-only'} aria-live="polite">
           {problem ?? 'The thresholds are valid.'}
         </p>
