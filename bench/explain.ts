@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { scoreFactors } from '../src/domain/health.ts';
 import type { ScoreRecord } from '../src/store/store.ts';
 import { type Backend, POSTGRES_URL } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 import { percentile, probeDuring } from './lib.ts';
 import { customerId, dataset } from './seed.ts';
 
@@ -34,7 +35,7 @@ for (const backend of backends) {
     // Versions 2…VERSIONS of the first EXPLAINED customers: new factor sets, a page of customers a transaction.
     const settings = await store.getSettings(accountId);
     let current: ScoreRecord[] = [];
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       const found = await tx.scoresForUpdate(
         accountId,
         Array.from({ length: EXPLAINED }, (_, i) => customerId(i)),
@@ -53,7 +54,7 @@ for (const backend of backends) {
             now,
           ).record,
       );
-      await store.transaction((tx) => tx.writeScores(accountId, current, 'factors_updated'));
+      await transaction(store, (tx) => tx.writeScores(accountId, current, 'factors_updated'));
     }
     console.log(
       `  ${EXPLAINED} customers to ${VERSIONS} versions in ${((performance.now() - t0) / 1000).toFixed(1)} s`,

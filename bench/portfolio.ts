@@ -13,6 +13,7 @@ import { newId } from '../src/domain/ids.ts';
 import { DAY_MS } from '../src/domain/portfolio.ts';
 import type { OutcomeRecord, ScoreRecord, Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 import { median, peakRssMb, percentile, startServer } from './lib.ts';
 import { customerId } from './seed.ts';
 
@@ -46,7 +47,7 @@ async function seed(store: Store, accountId: string): Promise<void> {
   const start = Date.now() - SPAN_DAYS * DAY_MS;
   const CHUNK = 5000;
   for (let i = 0; i < N; i += CHUNK) {
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       for (let j = i; j < Math.min(N, i + CHUNK); j++) {
         await tx.insertCustomer(accountId, {
           id: customerId(j),
@@ -66,7 +67,7 @@ async function seed(store: Store, accountId: string): Promise<void> {
     const part = (SPAN_DAYS * DAY_MS) / ENTRIES;
     const next = [...current];
     for (let i = 0; i < N; i += CHUNK) {
-      await store.transaction(async (tx) => {
+      await transaction(store, async (tx) => {
         const records: ScoreRecord[] = [];
         for (let j = i; j < Math.min(N, i + CHUNK); j++) {
           const base = (j % 97) / 97;
@@ -96,7 +97,7 @@ async function seed(store: Store, accountId: string): Promise<void> {
         createdAt: Date.now(),
       });
     }
-    await store.transaction((tx) => tx.insertOutcomes(accountId, outcomes));
+    await transaction(store, (tx) => tx.insertOutcomes(accountId, outcomes));
   }
 }
 

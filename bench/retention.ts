@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { createApiKey } from '../src/keys.ts';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 import { percentile, startServer } from './lib.ts';
 import { customerId, seed } from './seed.ts';
 
@@ -34,7 +35,7 @@ await store.migrate();
 const { key, account } = await createApiKey(store, 'default');
 await seed(store, account.id, CUSTOMERS, { scores: true });
 const webhookId = 'whk_bench';
-await store.transaction((tx) =>
+await transaction(store, (tx) =>
   tx.insertWebhook(account.id, {
     id: webhookId,
     url: 'http://127.0.0.1:9/never',

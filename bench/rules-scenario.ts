@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Store } from '../src/store/store.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 import { cpuSeconds, openLoop, percentile, probeAtRate, probeDuring, type Server } from './lib.ts';
 import { customerId } from './seed.ts';
 
@@ -55,7 +56,7 @@ export async function seedPoints(store: Store, accountId: string, n: number, day
   const now = Date.now() - 3_600_000;
   const PER_TX = 2000; // customers
   for (let i = 0; i < n; i += PER_TX) {
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       const points = [];
       for (let j = i; j < Math.min(n, i + PER_TX); j++) {
         const customer = customerId(j);

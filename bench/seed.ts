@@ -3,6 +3,7 @@ import { scoreFactors } from '../src/domain/health.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 import { startServer } from './lib.ts';
 
 export const customerId = (i: number) => `cus_${String(i).padStart(7, '0')}`;
@@ -16,7 +17,7 @@ export async function seed(
   const settings = await store.getSettings(accountId);
   const BATCH = 5000;
   for (let i = 0; i < n; i += BATCH) {
-    await store.transaction(async (tx) => {
+    await transaction(store, async (tx) => {
       const scores = [];
       for (let j = i; j < Math.min(n, i + BATCH); j++) {
         const id = customerId(j);

@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { newId } from '../src/domain/ids.ts';
 import type { EventRecord } from '../src/store/store.ts';
 import { createTestDatabase } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,7 +40,7 @@ try {
   for (let a = 0; a < ACCOUNTS; a++) {
     const account = await store.ensureAccount(`acct${a}`, now);
     accounts.push(account.id);
-    await store.transaction((tx) =>
+    await transaction(store, (tx) =>
       tx.insertWebhook(account.id, {
         id: newId.webhook(),
         url: 'http://127.0.0.1:9/hook',
@@ -65,7 +66,7 @@ try {
         data: { id: `cus_${done + i}`, name: 'Acme' },
         createdAt: now - PENDING + done + i,
       }));
-      await store.transaction((tx) => tx.insertEvents(account, events));
+      await transaction(store, (tx) => tx.insertEvents(account, events));
     }
   }
   // (countPendingDeliveries: the store before issue 25, so the same bench measures the code before it.)

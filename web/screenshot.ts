@@ -9,6 +9,7 @@ import type { ScoreRecord } from '../src/store/store.ts';
 import { DESKTOP, openDashboard } from '../test/e2e/browser.ts';
 import { ROOT } from '../test/helpers/server.ts';
 import { createTestDatabase } from '../test/helpers/stores.ts';
+import { transaction } from '../test/helpers/transaction.ts';
 
 const CUSTOMERS = 400;
 const CHANGES = 24;
@@ -36,7 +37,7 @@ await store.migrate();
 const account = await store.ensureAccount('default', Date.now());
 const settings = await store.getSettings(account.id);
 const start = Date.now() - 90 * DAY_MS;
-await store.transaction(async (tx) => {
+await transaction(store, async (tx) => {
   for (let i = 0; i < CUSTOMERS; i++) {
     await tx.insertCustomer(account.id, {
       id: `cus_${i}`,
@@ -50,7 +51,7 @@ await store.transaction(async (tx) => {
 });
 const current: (ScoreRecord | null)[] = new Array(CUSTOMERS).fill(null);
 for (let k = 0; k < CHANGES; k++) {
-  await store.transaction(async (tx) => {
+  await transaction(store, async (tx) => {
     const records: ScoreRecord[] = [];
     for (let i = 0; i < CUSTOMERS; i++) {
       // A quarter of the customers drift down over the quarter; the rest wander around their level.

@@ -64,20 +64,6 @@ class StoredCustomer implements CustomerRecord {
 
 export const toCustomer = (r: Row, text: Text = same): CustomerRecord => new StoredCustomer(r, text);
 
-/** A customer that crossed a thread as plain data (its own fields, no metadata getter). */
-export const reviveCustomer = (c: CustomerRecord): CustomerRecord =>
-  new StoredCustomer(
-    {
-      id: c.id,
-      name: c.name,
-      email: c.email,
-      metadata: c.metadataJson ?? JSON.stringify(c.metadata),
-      created_at: c.createdAt,
-      updated_at: c.updatedAt,
-    },
-    same,
-  );
-
 /**
  * factors as text on both backends (PostgreSQL's driver would parse json): an answer passes the
  * stored text through, and a recomputation carries it (factorsJson), so the store keeps the stored

@@ -53,7 +53,7 @@ export interface Reader
     EventReads,
     WebhookReads {}
 
-/** Writes happen only inside `Store.transaction`, so a change and its events commit together. */
+/** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
   extends Reader,
     CustomerWrites,
@@ -81,11 +81,10 @@ export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retentio
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** Runs `fn` atomically: all of its writes commit, or none do. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * A write of src/writes/ (a batch of score updates, a rescore), run whole where the writes run:
-   * on SQLite, one message to the writer thread (./write.ts).
+   * A write of src/writes/ (a batch of score updates, a rescore), run whole where the writes run,
+   * atomically: all of its writes commit, or none do. On SQLite, one message to the writer thread
+   * (./write.ts). The one way Vitals writes through a Tx.
    */
   run<A extends unknown[], R>(write: Write<A, R>, ...args: A): Promise<R>;
   /**

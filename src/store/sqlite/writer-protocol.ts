@@ -1,5 +1,5 @@
 // The messages between the main thread and the SQLite writer thread (writer-thread.ts,
-// writer-client.ts); errors and results cross as ../wire.ts says.
+// sqlite-store.ts); errors and results cross as ../wire.ts says.
 import type { WireError } from '../wire.ts';
 
 export type Request =
@@ -9,16 +9,9 @@ export type Request =
    * ../shared-writes.ts) or of the connection (`op`: write-ops.ts, SQLite's own queue writes).
    */
   | { op: 'write'; id: number; kind: 'tx' | 'db' | 'op'; name: string; args: unknown[] }
-  /** A transaction driven from the main thread: answered 'opened', then after its COMMIT. */
-  | { op: 'open'; id: number }
-  /** A Tx method of the open transaction, answered at once. */
-  | { op: 'tx'; id: number; name: string; args: unknown[] }
-  /** The main thread's part of transaction `id` is done: keep it (`ok`) or undo it. */
-  | { op: 'end'; id: number; ok: boolean }
   | { op: 'migrate' | 'synchronous' | 'checkpointerSynchronous' | 'close'; id: number };
 
 export type Reply =
-  | { id: number; opened: true }
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError }
   /** Deliveries became due in a commit. */

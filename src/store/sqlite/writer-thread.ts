@@ -4,8 +4,7 @@
 // goes on parsing, authenticating and answering. A job is one message with plain data: a write
 // sent by its name (writer-protocol.ts) — one of src/writes/ (the score batch, a rescore), a
 // shared write of the store (../shared-writes.ts: the people, keys and idempotency writes) or
-// one of SQLite's own queue writes (write-ops.ts) — or a transaction the main thread drives
-// statement by statement ('open', 'tx' …, 'end'). Started by writer-client.ts.
+// one of SQLite's own queue writes (write-ops.ts). Started by sqlite-store.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { WRITES } from '../../writes/index.ts';
 import { findSharedWrite } from '../shared-writes.ts';
@@ -19,7 +18,7 @@ import { WRITE_OPS } from './write-ops.ts';
 import type { Reply, Request } from './writer-protocol.ts';
 
 const port = parentPort;
-if (!port) throw new Error('writer-thread.ts runs as a worker thread (writer-client.ts starts it)');
+if (!port) throw new Error('writer-thread.ts runs as a worker thread (sqlite-store.ts starts it)');
 const { path, synchronous, writeModules } = workerData as {
   path: string;
   synchronous: string;
@@ -58,10 +57,6 @@ const commits = new GroupCommit(
 /** By name, with the arguments as they came: which name is which, WRITE_OPS says. */
 const runOp = commits.op.bind(commits) as (name: string, ...args: unknown[]) => Promise<unknown>;
 
-/** The transaction the main thread is driving: its 'tx' calls run now, its 'end' settles it. */
-let session: { id: number; end: (ok: boolean) => void } | undefined;
-const txMethods = writer.tx as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-
 function answer(id: number, work: Promise<unknown>): void {
   work.then(
     (value) => post({ id, ok: true, value }),
@@ -86,40 +81,6 @@ function receive(m: Request) {
   switch (m.op) {
     case 'write':
       return answer(m.id, run(m.kind, m.name, m.args));
-    case 'open':
-      return answer(
-        m.id,
-        commits.run(
-          () =>
-            new Promise<void>((resolve, reject) => {
-              session = {
-                id: m.id,
-                end: (ok) => (ok ? resolve() : reject(new Error('the transaction was undone by its caller'))),
-              };
-              post({ id: m.id, opened: true });
-            }),
-        ),
-      );
-    case 'tx': {
-      // Only inside the open transaction: a call that comes too late must not write outside it.
-      const method = session && txMethods[m.name];
-      if (!method)
-        return post({ id: m.id, ok: false, error: toWire(new Error(`no open transaction for ${m.name}`)) });
-      let work: Promise<unknown>;
-      try {
-        work = Promise.resolve(method.apply(writer.tx, m.args));
-      } catch (error) {
-        work = Promise.reject(error);
-      }
-      return answer(m.id, work);
-    }
-    case 'end':
-      if (session?.id === m.id) {
-        const { end } = session;
-        session = undefined;
-        end(m.ok);
-      }
-      return;
     case 'migrate':
       return answer(m.id, commits.migrate());
     case 'synchronous':
