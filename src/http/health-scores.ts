@@ -49,77 +49,41 @@ interface Deps {
 
 const HealthScoreRef = Type.Ref('HealthScore');
 
-function replaceFactors(app: App, { store, now }: Deps): void {
-  app.post(
-    '/customers/:customer_id/health-score',
-    {
+/**
+ * POST replaces a customer's factors, PATCH merges into them (null removes one): one write,
+ * gathered with the account's other updates meanwhile, in one call (../store/write.ts).
+ */
+function factorsRoute(merge: boolean) {
+  return (app: App, { store, now }: Deps): void => {
+    app.route({
+      method: merge ? 'PATCH' : 'POST',
+      url: '/customers/:customer_id/health-score',
       config: { area: 'customers' },
       schema: {
         tags: ['health scores'],
-        summary: "Replace a customer's factors and recompute its health score",
+        summary: merge
+          ? 'Merge factors into the current set (null removes one) and recompute'
+          : "Replace a customer's factors and recompute its health score",
         params: IdParams,
-        body: ScoreBody,
+        body: merge ? PatchBody : ScoreBody,
         response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
       },
-    },
-    async (req, reply) => {
-      // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
-      const record = onlyRecord(
-        await store.run(
-          applyFactorUpdates,
-          req.accountId,
-          [
-            {
-              customerId: req.params.customer_id,
-              factors: req.body.factors,
-              merge: false,
-              answer: claimToAnswer(req),
-              audit: auditEntry(req, req.params.customer_id, now()),
-            },
-          ],
-          now(),
-        ),
-      );
-      // The same text the write stored as the Idempotency-Key's answer, if there is a key.
-      answeredWithWrite(req);
-      return sendJson(reply, healthScoreJson(record));
-    },
-  );
-}
-
-function patchFactors(app: App, { store, now }: Deps): void {
-  app.patch(
-    '/customers/:customer_id/health-score',
-    {
-      config: { area: 'customers' },
-      schema: {
-        tags: ['health scores'],
-        summary: 'Merge factors into the current set (null removes one) and recompute',
-        params: IdParams,
-        body: PatchBody,
-        response: { 200: HealthScoreRef, ...errorResponses(400, 401, 404, 413, 415) },
+      handler: async (req, reply) => {
+        const item = {
+          customerId: req.params.customer_id,
+          factors: req.body.factors,
+          merge,
+          // Only a POST is idempotent by key (./idempotency.ts).
+          answer: merge ? undefined : claimToAnswer(req),
+          audit: auditEntry(req, req.params.customer_id, now()),
+        };
+        const record = onlyRecord(await store.run(applyFactorUpdates, req.accountId, [item], now()));
+        // The same text the write stored as the Idempotency-Key's answer, if there is a key.
+        if (!merge) answeredWithWrite(req);
+        return sendJson(reply, healthScoreJson(record));
       },
-    },
-    async (req, reply) => {
-      // Gathered with the account's other updates meanwhile, in one call (../store/write.ts).
-      const record = onlyRecord(
-        await store.run(
-          applyFactorUpdates,
-          req.accountId,
-          [
-            {
-              customerId: req.params.customer_id,
-              factors: req.body.factors,
-              merge: true,
-              audit: auditEntry(req, req.params.customer_id, now()),
-            },
-          ],
-          now(),
-        ),
-      );
-      return sendJson(reply, healthScoreJson(record));
-    },
-  );
+    });
+  };
 }
 
 function getScore(app: App, { store, now }: Deps): void {
@@ -213,7 +177,7 @@ function listScores(app: App, { store }: Deps): void {
 }
 
 /** In this order: the OpenAPI document lists the routes as they are registered. */
-const ROUTES = [replaceFactors, patchFactors, getScore, listHistory, listScores];
+const ROUTES = [factorsRoute(false), factorsRoute(true), getScore, listHistory, listScores];
 
 export const healthScoresRoutes =
   (store: Store, now: () => number): Routes =>
