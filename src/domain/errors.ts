@@ -29,6 +29,7 @@ export const ERRORS = {
   override_not_found: { status: 404, type: 'invalid_request_error' },
   outcome_not_found: { status: 404, type: 'invalid_request_error' },
   version_not_found: { status: 404, type: 'invalid_request_error' },
+  view_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   user_exists: { status: 409, type: 'invalid_request_error' },
@@ -88,6 +89,7 @@ export const notFound = {
   override: (id: string) =>
     new ApiError('override_not_found', `Customer '${id}' has no override on its health score.`),
   outcome: (id: string) => new ApiError('outcome_not_found', `No outcome with id '${id}'.`),
+  view: (id: string) => new ApiError('view_not_found', `No saved view with id '${id}'.`),
   version: (id: string, version: number) =>
     new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

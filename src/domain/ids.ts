@@ -91,6 +91,7 @@ export const newId = {
   delivery: monotonic('dlv_'),
   audit: monotonic('aud_'),
   outcome: monotonic('out_'),
+  view: monotonic('view_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

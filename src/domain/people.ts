@@ -27,21 +27,24 @@ export const READS = new Set(['GET', 'HEAD']);
  * - `account`: settings, webhooks, events; everyone reads, admins (and write keys) change.
  * - `people`: who signs in; admins and write keys only (a read key may list them).
  * - `audit`: the audit log; admins and write keys only.
+ * - `own`: a signed-in person's own things (their saved views, who they are): every role, for
+ *   themselves alone; no API key, of either scope, since a key is no person (docs/people.md, "Roles").
  */
-export const AREAS = ['customers', 'account', 'people', 'audit'] as const;
+export const AREAS = ['customers', 'account', 'people', 'audit', 'own'] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
  * Whether a key of this scope may make this request (docs/api.md, "Key scopes"): a write key
- * anything, a read key every GET but the audit log's.
+ * anything but a person's own things, a read key every GET but the audit log's and those.
  */
 export function scopeAllows(scope: 'read' | 'write', method: string, area: Area): boolean {
+  if (area === 'own') return false;
   return scope === 'write' || (READS.has(method) && area !== 'audit');
 }
 
 /** Whether a user of this role may make this request (docs/people.md, "Roles"). */
 export function roleAllows(role: UserRole, method: string, area: Area): boolean {
-  if (role === 'admin') return true;
+  if (role === 'admin' || area === 'own') return true;
   if (area === 'people' || area === 'audit') return false;
   if (READS.has(method)) return true;
   return role === 'editor' && area === 'customers';

@@ -52,6 +52,7 @@ import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
+import { viewsRoutes } from './views.ts';
 import { webhookDeliveriesRoutes } from './webhook-deliveries.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
@@ -294,6 +295,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(webhooksRoutes(deps.store, deps.config.webhook, now));
     await api.register(webhookDeliveriesRoutes(deps.store, deps.config.webhook, now));
     await api.register(usersRoutes(deps.store, now));
+    await api.register(viewsRoutes(deps.store, now));
     await api.register(auditRoutes(deps.store));
   };
 }

@@ -68,13 +68,9 @@ export class KeyAuthenticator {
     req.accountId = found.accountId;
     req.apiKeyId = found.keyId;
     req.actor = { type: 'key', id: found.keyId, label: `${found.prefix}…` };
-    if (!scopeAllows(found.scope, req.method, areaOf(req))) {
-      throw new ApiError(
-        'permission_denied',
-        READS.has(req.method)
-          ? 'The audit log is for write keys and admins; this key is read-only.'
-          : `This API key is read-only: it may only read (GET), and ${req.method} changes data. Use a write key.`,
-      );
+    const area = areaOf(req);
+    if (!scopeAllows(found.scope, req.method, area)) {
+      throw new ApiError('permission_denied', keyRefusal(req.method, area, req.routeOptions.url));
     }
   }
 
@@ -90,6 +86,15 @@ export class KeyAuthenticator {
       );
     }
   }
+}
+
+/** Why a key may not make this request (docs/api.md, "Key scopes"). */
+function keyRefusal(method: string, area: Area, url: string | undefined): string {
+  if (area === 'own') {
+    return `${url} is a signed-in person's own: an API key may not use it. Sign in to the dashboard.`;
+  }
+  if (READS.has(method)) return 'The audit log is for write keys and admins; this key is read-only.';
+  return `This API key is read-only: it may only read (GET), and ${method} changes data. Use a write key.`;
 }
 
 /** The area the matched route declares: what the request is decided on, however its path was spelled. */

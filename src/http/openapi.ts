@@ -75,6 +75,10 @@ const OPERATION_IDS: Record<string, string> = {
   'PATCH /api/users/{user_id}': 'updateUser',
   'DELETE /api/users/{user_id}': 'removeUser',
   'GET /api/audit-log': 'listAuditLog',
+  'GET /api/me': 'getMe',
+  'GET /api/views': 'listViews',
+  'POST /api/views': 'createView',
+  'DELETE /api/views/{view_id}': 'deleteView',
 };
 
 /** Carries a route's segment filter from its schema to finish() (the plugin copies x- keys). */
@@ -107,7 +111,7 @@ function plumbingStatuses(method: string, url: string, route: RouteOptions): num
   if (url.startsWith('/api/')) {
     statuses.push(401, 429);
     const area = route.config?.area;
-    if (writes || area === 'people' || area === 'audit') statuses.push(403);
+    if (writes || area === 'people' || area === 'audit' || area === 'own') statuses.push(403);
     if (method === 'POST') statuses.push(409); // Idempotency-Key: the first request still running
   }
   return statuses;
@@ -159,7 +163,8 @@ function documented(method: string, url: string, route: RouteOptions): FastifySc
   }
   if (['/auth/login', '/auth/password', '/auth/password/link'].includes(url) || !url.match(/^\/(api|auth)\//))
     schema.security = [];
-  else if (url.startsWith('/auth/')) schema.security = [{ session: [] }];
+  // A person's own routes take the session alone: a key is refused (domain/people.ts, `own`).
+  else if (url.startsWith('/auth/') || route.config?.area === 'own') schema.security = [{ session: [] }];
   return schema as FastifySchema;
 }
 

@@ -15,6 +15,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { normalizeEmail } from '../domain/people.ts';
 import { addUser } from '../keys.ts';
 import type { Store } from '../store/store.ts';
+import { signedIn } from './auth-routes.ts';
 import type { App, Routes } from './reply.ts';
 
 interface Deps {
@@ -24,6 +25,22 @@ interface Deps {
 
 /** Where this dashboard is, as the request reached it: the link goes back there. */
 const dashboardUrl = (req: FastifyRequest) => `${req.protocol}://${req.host}`;
+
+/** Who is signed in: a person's own (area `own`), so an API key, which is no person, is refused. */
+function me(app: App): void {
+  app.get(
+    '/me',
+    {
+      config: { area: 'own' },
+      schema: {
+        tags: ['people'],
+        summary: 'The signed-in person: email, role, account',
+        response: { 200: User, ...errorResponses(401, 403) },
+      },
+    },
+    async (req) => userJson(signedIn(req)),
+  );
+}
 
 function listUsers(app: App, { store }: Deps): void {
   app.get(
@@ -118,5 +135,5 @@ export const usersRoutes =
   (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps = { store, now };
-    for (const route of [listUsers, createUser, updateUser, removeUser]) route(app, deps);
+    for (const route of [me, listUsers, createUser, updateUser, removeUser]) route(app, deps);
   };

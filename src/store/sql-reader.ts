@@ -34,8 +34,10 @@ import type {
   ScoreRecord,
   Segment,
   Settings,
+  ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
 export type { ListOptions } from './customers.ts';
@@ -186,6 +188,10 @@ export class SqlReader implements Reader {
 
   webhookBacklog(accountId: string, id: string, cap: number) {
     return webhooks.webhookBacklog(this.db, accountId, id, cap);
+  }
+
+  listViews(accountId: string, userId: string): Promise<ViewRecord[]> {
+    return views.listViews(this.db, accountId, userId);
   }
 
   listWebhooks(accountId: string): Promise<WebhookRecord[]> {

@@ -23,8 +23,10 @@ import type {
   ScoreReason,
   ScoreRecord,
   Tx,
+  ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
 export abstract class SqlTx extends SqlReader implements Tx {
@@ -145,6 +147,14 @@ export abstract class SqlTx extends SqlReader implements Tx {
     const retried = await webhooks.retryDelivery(this.db, accountId, webhookId, id, now);
     if (retried) this.deliveriesDue = true;
     return retried;
+  }
+
+  insertView(accountId: string, userId: string, view: ViewRecord, limit: number) {
+    return views.insertView(this.db, accountId, userId, view, limit);
+  }
+
+  deleteView(accountId: string, userId: string, id: string): Promise<boolean> {
+    return views.deleteView(this.db, accountId, userId, id);
   }
 
   async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {

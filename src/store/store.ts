@@ -16,6 +16,7 @@ import type { RederiveReads, RederiveWrites } from './rederive.ts';
 import type { Retention } from './retention.ts';
 import type { ScoreReads, ScoreWrites } from './scores.ts';
 import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
+import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
 export type { AuditEntry, AuditLog, AuditWrites } from './audit.ts';
@@ -39,6 +40,7 @@ export type { PruneBatch, Retention } from './retention.ts';
 export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
+export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
 
 /** Reads that see only committed data (or, inside a transaction, the transaction's own writes). */
@@ -51,7 +53,8 @@ export interface Reader
     RederiveReads,
     OutcomeReads,
     EventReads,
-    WebhookReads {}
+    WebhookReads,
+    ViewReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
@@ -64,6 +67,7 @@ export interface Tx
     OutcomeWrites,
     EventWrites,
     WebhookWrites,
+    ViewWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

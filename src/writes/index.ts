@@ -11,6 +11,7 @@ import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+import { createView, deleteView } from './views.ts';
 import {
   createWebhook,
   deleteWebhook,
@@ -48,4 +49,6 @@ export const WRITES: WriteRegistry = registry([
   rotateWebhookSecret,
   sendTestEvent,
   retryDelivery,
+  createView,
+  deleteView,
 ] as unknown as Write<unknown[], unknown>[]);

@@ -1,8 +1,9 @@
 // docs/people.md, "Roles", says which changes an editor may make, route by route. This holds that
 // list to the API: every change of the OpenAPI document is sent by a signed-in editor and a
 // viewer, and the ones not refused with 403 permission_denied must be exactly the ones listed
-// (none for a viewer). Each request names objects that do not exist and carries an unknown field,
-// so one that is allowed is refused by validation (400) or not found (404), and nothing changes.
+// (for a viewer, only those of their own saved views). Each request names objects that do not
+// exist and carries an unknown field, so one that is allowed is refused by validation (400) or not
+// found (404), and nothing changes.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -16,14 +17,26 @@ before(async () => {
 });
 after(() => t.close());
 
-/** The `METHOD /api/…` code spans of docs/people.md's "Roles" section. */
-function documentedEditorChanges(): string[] {
+const CHANGE = /`((?:POST|PUT|PATCH|DELETE) \/api\/[^`]+)`/g;
+
+/** docs/people.md's "Roles" section. */
+function rolesSection(): string {
   const page = readFileSync(new URL('../../docs/people.md', import.meta.url), 'utf8');
-  const roles = page.slice(
-    page.indexOf('\n## Roles\n'),
-    page.indexOf('\n## ', page.indexOf('\n## Roles\n') + 1),
-  );
-  return [...roles.matchAll(/`((?:POST|PUT|PATCH|DELETE) \/api\/[^`]+)`/g)].map((m) => m[1] as string).sort();
+  return page.slice(page.indexOf('\n## Roles\n'), page.indexOf('\n## ', page.indexOf('\n## Roles\n') + 1));
+}
+
+/** The `METHOD /api/…` code spans of the "Roles" section: what an editor may change. */
+function documentedEditorChanges(): string[] {
+  return [...rolesSection().matchAll(CHANGE)].map((m) => m[1] as string).sort();
+}
+
+/** Those of its paragraph on a person's own things (saved views): what every role may change. */
+function documentedOwnChanges(): string[] {
+  const roles = rolesSection();
+  const start = roles.indexOf('\nEvery person, whatever their role,');
+  assert.ok(start > 0, 'the Roles section has its paragraph on what every person keeps');
+  const paragraph = roles.slice(start, roles.indexOf('\n\n', start + 1));
+  return [...paragraph.matchAll(CHANGE)].map((m) => m[1] as string).sort();
 }
 
 async function signedIn(email: string, role: 'viewer' | 'editor'): Promise<Record<string, string>> {
@@ -59,11 +72,13 @@ async function allowed(headers: Record<string, string>): Promise<string[]> {
   return out.sort();
 }
 
-test('docs/people.md lists exactly the changes an editor may make, and a viewer makes none', async () => {
+test('docs/people.md lists exactly the changes an editor may make, and a viewer makes only their own', async () => {
   const documented = documentedEditorChanges();
   assert.ok(documented.includes('POST /api/customers/{customer_id}/metrics'), 'editors write metrics');
   assert.ok(documented.includes('POST /api/customers/{customer_id}/outcomes'), 'editors write outcomes');
   assert.ok(documented.includes('PUT /api/customers/{customer_id}/health-score/override'), 'and overrides');
   assert.deepEqual(await allowed(await signedIn('editor@example.com', 'editor')), documented);
-  assert.deepEqual(await allowed(await signedIn('viewer@example.com', 'viewer')), []);
+  const own = documentedOwnChanges();
+  assert.deepEqual(own, ['DELETE /api/views/{view_id}', 'POST /api/views'], 'every person keeps their views');
+  assert.deepEqual(await allowed(await signedIn('viewer@example.com', 'viewer')), own);
 });

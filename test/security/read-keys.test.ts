@@ -1,6 +1,7 @@
 // Read keys (docs/api.md, "Key scopes"): every route that is not a GET, taken from the OpenAPI
 // document so a new write route cannot be forgotten, refuses a read key with 403
-// permission_denied and changes nothing; every GET answers it. Both backends.
+// permission_denied and changes nothing; every GET answers it. Both backends. A person's own routes
+// (/api/me, /api/views: docs/people.md, "Roles") refuse every key, of either scope.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/keys.ts';
@@ -9,8 +10,12 @@ import { apiOperations } from '../helpers/people.ts';
 
 let t: TestApp;
 let reader: Client;
-const ids: Record<string, string> = { customer_id: 'cus_read' };
+const ids: Record<string, string> = { customer_id: 'cus_read', view_id: 'view_unknown' };
 let routes: { method: string; path: string }[] = [];
+
+/** A signed-in person's own route, which no key may use (domain/people.ts, area `own`). */
+const own = (path: string) => path === '/api/me' || path.startsWith('/api/views');
+const OWN_REFUSAL = /signed-in person's own: an API key may not use it/;
 
 /** Everything the account has, as the API shows it. */
 async function snapshot(api: Client): Promise<unknown[]> {
@@ -87,7 +92,11 @@ describe('a read key', () => {
       assert.deepEqual(Object.keys(res.body.error).sort(), ['code', 'message', 'type'], what);
       assert.equal(res.body.error.type, 'permission_error', what);
       assert.equal(res.body.error.code, 'permission_denied', what);
-      assert.match(res.body.error.message, new RegExp(`read-only.*${method}`), what);
+      assert.match(
+        res.body.error.message,
+        own(path) ? OWN_REFUSAL : new RegExp(`read-only.*${method}`),
+        what,
+      );
     }
     assert.deepEqual(await snapshot(t.api), before);
   });
@@ -116,17 +125,24 @@ describe('a read key', () => {
   test('answers every GET route as a write key would, but the audit log (write keys and admins only)', async () => {
     const audit = await reader.get('/api/audit-log');
     assert.deepEqual([audit.status, audit.body.error.code], [403, 'permission_denied']);
-    for (const { path } of routes.filter((r) => r.method === 'GET' && r.path !== '/api/audit-log')) {
+    for (const { path } of routes.filter((r) => r.method === 'GET' && own(r.path))) {
+      const res = await reader.get(fill(path));
+      assert.deepEqual([res.status, res.body.error.code], [403, 'permission_denied'], `GET ${path}`);
+      assert.match(res.body.error.message, OWN_REFUSAL, `GET ${path}`);
+    }
+    const shared = routes.filter((r) => r.method === 'GET' && r.path !== '/api/audit-log' && !own(r.path));
+    for (const { path } of shared) {
       const res = await reader.get(fill(path));
       assert.equal(res.status, 200, `GET ${path}: ${res.raw}`);
       assert.deepEqual(res.body, (await t.api.get(fill(path))).body, `GET ${path}`);
     }
   });
 
-  test('and a write key is not refused on those routes (the walk above is not vacuous)', async () => {
+  test("and a write key is not refused on those routes (the walk above is not vacuous), but a person's own", async () => {
     for (const { method, path } of routes.filter((r) => !['GET', 'HEAD'].includes(r.method))) {
       const res = await t.api.request(method, fill(path), method === 'DELETE' ? undefined : {});
-      assert.notEqual(res.status, 403, `${method} ${path}: ${res.raw}`);
+      if (own(path)) assert.match(res.body.error.message, OWN_REFUSAL, `${method} ${path}`);
+      else assert.notEqual(res.status, 403, `${method} ${path}: ${res.raw}`);
     }
   });
 });

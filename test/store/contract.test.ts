@@ -17,6 +17,7 @@ import { schemaContract } from './contract/schema.ts';
 import { scoresContract } from './contract/scores.ts';
 import { textContract } from './contract/text.ts';
 import { transactionsContract } from './contract/transactions.ts';
+import { viewsContract } from './contract/views.ts';
 import { webhooksContract } from './contract/webhooks.ts';
 
 for (const backend of ALL_BACKENDS) {
@@ -54,5 +55,6 @@ for (const backend of ALL_BACKENDS) {
     portfolioContract(c);
     remainingContract(c);
     metricsContract(c);
+    viewsContract(c);
   });
 }

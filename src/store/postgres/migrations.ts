@@ -420,3 +420,19 @@ MIGRATIONS.push(
   ALTER TABLE webhooks ADD COLUMN previous_secret_expires_at bigint;
   `,
 );
+
+MIGRATIONS.push(
+  /* 24: a person's saved views of the portfolio (docs/api.md, "Saved views"): a name and the
+     portfolio's query string, private to the person, removed with them. Listed newest first. */ `
+  CREATE TABLE views (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    id text COLLATE "C" NOT NULL,
+    name text NOT NULL,
+    query text NOT NULL,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  CREATE INDEX views_by_user ON views (user_id, created_at, id);
+  `,
+);

@@ -471,3 +471,19 @@ MIGRATIONS.push(
   ALTER TABLE webhooks ADD COLUMN previous_secret_expires_at INTEGER;
   `,
 );
+
+MIGRATIONS.push(
+  /* 24: a person's saved views of the portfolio (docs/api.md, "Saved views"): a name and the
+     portfolio's query string, private to the person, removed with them. Listed newest first. */ `
+  CREATE TABLE views (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    query TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX views_by_user ON views (user_id, created_at, id);
+  `,
+);
