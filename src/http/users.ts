@@ -1,5 +1,6 @@
 // People of the account, managed over the API by admins and write keys (docs/people.md,
-// "Adding people"): the same users `vitals users` manages, with the same one-time links.
+// "Adding people"): the same users `vitals users` manages, with the same one-time links. And
+// GET /api/me, who the signed-in person is (docs/api.md, "Saved views").
 import type { FastifyRequest } from 'fastify';
 import { Deleted, errorResponses } from '../api/common.ts';
 import {
