@@ -13,7 +13,7 @@ import { sqliteReads } from './reader.ts';
 /** deleteCustomer's share of the rollup: (sign, slot, account, customer). */
 const UNDO_HISTORY = historyToDays({ where: 'account_id = $3 AND customer_id = $4', sign: '$1', slot: '$2' });
 
-/** The write side: used only inside SqliteStore.transaction, on the write connection. */
+/** The write side: the Tx of the writes the group commit runs on the write connection (group-commit.ts). */
 export class SqliteTx extends SqlTx {
   readonly conn: Connection;
 
