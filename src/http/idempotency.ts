@@ -82,8 +82,12 @@ export function registerIdempotency(api: FastifyInstance, store: Store, clock: (
         'Idempotency-Key',
       );
     }
+    // A signed-in person's key is their own: the same key from another person of the account is
+    // another request (idempotency_key_reused), never a replay of someone else's answer. API keys
+    // share the account's keys, as Stripe's do, so a retry sent with a rotated key still replays.
+    const sender = req.user ? `user:${req.user.id}\n` : '';
     const fingerprint = createHash('sha256')
-      .update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
+      .update(`${sender}${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
       .digest('hex');
     const now = clock();
     const claim = await store.claimIdempotencyKey(req.accountId, key, fingerprint, now, {

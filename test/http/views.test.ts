@@ -193,6 +193,12 @@ describe('saved views', () => {
     const reused = await ida.request('POST', '/api/views', { ...body, name: 'Twice' }, headers);
     assert.deepEqual([reused.status, reused.body.error.code], [400, 'idempotency_key_reused']);
     assert.deepEqual(await ida.views(), [first.body]);
+    // The key is Ida's: another person of the account sending it, body and all, is never shown her view.
+    const ivo = await person('ivo@example.com', 'viewer');
+    const theirs = await ivo.request('POST', '/api/views', body, headers);
+    assert.deepEqual([theirs.status, theirs.body.error?.code], [400, 'idempotency_key_reused']);
+    assert.ok(!theirs.raw.includes(first.body.id));
+    assert.deepEqual(await ivo.views(), []);
   });
 
   test('a person removed takes their views along', async () => {
