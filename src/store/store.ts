@@ -19,7 +19,14 @@ import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
 export type { AuditEntry, AuditLog, AuditWrites } from './audit.ts';
-export type { CustomerReads, CustomerRecord, CustomerWrites, JsonPage, Segment } from './customers.ts';
+export type {
+  CustomerReads,
+  CustomerRecord,
+  CustomerWrite,
+  CustomerWrites,
+  JsonPage,
+  Segment,
+} from './customers.ts';
 export type { IdempotencyClaim, IdempotencyStore, IdempotencyWrites } from './idempotency.ts';
 export type { Account, ApiKeyRecord, KeyScope, Keys, NewApiKey } from './keys.ts';
 export type { FactorRule, MetricName, MetricPoint, MetricPointRecord } from './metrics.ts';
