@@ -3,7 +3,7 @@
 // item's refusal, not the request's.
 import { Type } from 'typebox';
 import { CustomerId, ErrorSchema, ItemCustomerId, Metadata } from './common.ts';
-import { Email, Name } from './customers.ts';
+import { bookFields, Email, Name } from './customers.ts';
 import { FactorsPatch, FactorsSchema } from './health-scores.ts';
 import { MAX_BATCH_ITEMS } from './limits.ts';
 
@@ -26,6 +26,7 @@ export const CustomerItem = Type.Object(
     customer_id: CustomerId,
     name: Type.Optional(Name),
     email: Type.Optional(Email),
+    ...bookFields,
     metadata: Type.Optional(Metadata),
   },
   { additionalProperties: false },

@@ -59,3 +59,33 @@ export function checkMetadata(metadata: Metadata): void {
     );
   }
 }
+
+/** A customer's lifecycle (docs/api.md, "Customers"): `active` unless said otherwise. */
+export const LIFECYCLES = ['active', 'churned'] as const;
+export type Lifecycle = (typeof LIFECYCLES)[number];
+
+/** The most ARR a customer may have (docs/api.md, "Customers"), in the API's units. */
+export const ARR_MAX = 1e12;
+
+/**
+ * An ARR (finite, 0 to ARR_MAX: the schema checks) as integer cents, rounded half away from zero
+ * at the second decimal (docs/api.md, "Customers"). Rounded on the number's shortest decimal text,
+ * the digits the client sent: 1.005 is stored as 1.01, though the double nearest 1.005 lies below it.
+ */
+export function arrCentsOf(arr: number): number {
+  if (!Number.isFinite(arr) || arr < 0 || arr > ARR_MAX) {
+    throw new ApiError('parameter_invalid', `'arr' must be a number from 0 to ${ARR_MAX}.`, 'arr');
+  }
+  const [mantissa = '0', exponent = '0'] = String(arr).split('e');
+  const [whole = '0', fraction = ''] = mantissa.split('.');
+  const digits = whole + fraction;
+  // Where the decimal point of arr × 100 falls in `digits`.
+  const point = whole.length + Number(exponent) + 2;
+  if (point >= digits.length) return Number(digits.padEnd(point, '0'));
+  if (point < 0) return 0;
+  const kept = point === 0 ? 0 : Number(digits.slice(0, point));
+  return kept + ((digits[point] as string) >= '5' ? 1 : 0);
+}
+
+/** The instants a renewal may be at: years 1970-9999 (docs/api.md, "Customers"). */
+export const RENEWAL_MAX_MS = 253_402_300_800_000;

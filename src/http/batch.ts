@@ -78,6 +78,11 @@ function customersBatch(app: App, store: Store, now: () => number): void {
         customerId: raw.customer_id as string,
         name: raw.name as string | undefined,
         email: raw.email as string | undefined,
+        owner: raw.owner as string | null | undefined,
+        arr: raw.arr as number | null | undefined,
+        renewal_at: raw.renewal_at as string | null | undefined,
+        lifecycle: raw.lifecycle as CustomerUpsert['lifecycle'],
+        parent_id: raw.parent_id as string | null | undefined,
         metadata: raw.metadata as Record<string, unknown> | undefined,
       }));
       const claim = claimToAnswer(req);

@@ -32,8 +32,8 @@ function createCustomerRoute(app: App, store: Store, now: () => number): void {
       },
     },
     async (req, reply) => {
-      const { customer_id, name, email, metadata } = req.body;
-      const input = { customerId: customer_id, name, email, metadata };
+      const { customer_id, ...fields } = req.body;
+      const input = { customerId: customer_id, ...fields };
       const body = await store.run(createCustomer, req.accountId, input, claimToAnswer(req), now());
       answeredWithWrite(req);
       return sendJson(reply.code(201), body);

@@ -2,6 +2,7 @@
 // them. Their writes in bulk are each backend's own (sqlite/tx.ts row by row on the one writer,
 // postgres/tx.ts one statement per chunk with row locks), and so is the list's stored-JSON fast
 // path on SQLite (sqlite/reader.ts).
+import type { Lifecycle } from '../domain/customers.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, segmentWhere } from './driver.ts';
 import { CUSTOMER_COLUMNS, type Page, page, toCustomer } from './rows.ts';
 
@@ -9,12 +10,43 @@ export interface CustomerRecord {
   id: string;
   name: string;
   email: string;
+  /** The book fields (docs/api.md, "Customers"): ARR in integer cents, the renewal in epoch ms. */
+  owner: string | null;
+  arrCents: number | null;
+  renewalAt: number | null;
+  lifecycle: Lifecycle;
+  parentId: string | null;
   metadata: Record<string, unknown>;
   /** The stored JSON text of `metadata`, when the backend has it: answers can use it as is. */
   metadataJson?: string;
   createdAt: number;
   updatedAt: number;
 }
+
+/** The book fields (docs/api.md, "Customers"). */
+export type BookKeys = 'owner' | 'arrCents' | 'renewalAt' | 'lifecycle' | 'parentId';
+
+/**
+ * A customer as the store writes it: the book fields may be left out (then unset: null, lifecycle
+ * active), as tools that seed customers leave them.
+ */
+export type CustomerWrite = Omit<CustomerRecord, BookKeys> & Partial<Pick<CustomerRecord, BookKeys>>;
+
+/** The customer with every book field, the missing ones unset. */
+export const withBook = (c: CustomerWrite): CustomerRecord => ({
+  id: c.id,
+  name: c.name,
+  email: c.email,
+  owner: c.owner ?? null,
+  arrCents: c.arrCents ?? null,
+  renewalAt: c.renewalAt ?? null,
+  lifecycle: c.lifecycle ?? 'active',
+  parentId: c.parentId ?? null,
+  metadata: c.metadata,
+  ...(c.metadataJson === undefined ? {} : { metadataJson: c.metadataJson }),
+  createdAt: c.createdAt,
+  updatedAt: c.updatedAt,
+});
 
 /**
  * A segment: the customers whose metadata holds, for every key given, that value (a string
@@ -65,14 +97,25 @@ export interface CustomerWrites {
    */
   saveCustomers(
     accountId: string,
-    inserts: readonly CustomerRecord[],
-    updates: readonly CustomerRecord[],
+    inserts: readonly CustomerWrite[],
+    updates: readonly CustomerWrite[],
   ): Promise<string[]>;
-  /** Returns false (and writes nothing) when the id is taken in this account. */
-  insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
-  updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
   /**
-   * Removes the customer with everything that belongs to it, its history's share of the trend
+   * Before a change of a customer's parent, ahead of any other read of the account: where writers
+   * run side by side (PostgreSQL), the account's lock taken exclusively, so two changes never check
+   * the tree at once and together make a cycle (docs/api.md, "Customers").
+   */
+  lockCustomerTree(accountId: string): void;
+  /** The parent of each of these customers that exists (null: a root). */
+  customerParents(accountId: string, ids: readonly string[]): Promise<Map<string, string | null>>;
+  /** The customers whose parent is one of these. */
+  customerChildren(accountId: string, parentIds: readonly string[]): Promise<string[]>;
+  /** Returns false (and writes nothing) when the id is taken in this account. */
+  insertCustomer(accountId: string, customer: CustomerWrite): Promise<boolean>;
+  updateCustomer(accountId: string, customer: CustomerWrite): Promise<void>;
+  /**
+   * Removes the customer with everything that belongs to it (its children stay, the caller having
+   * cleared their parent_id first), its history's share of the trend
    * rollup too; false when there was none.
    */
   deleteCustomer(accountId: string, id: string): Promise<boolean>;
@@ -120,4 +163,37 @@ export async function listCustomers(
 ): Promise<Page<CustomerRecord>> {
   const { sql, params } = customerList(db, accountId, opts, CUSTOMER_COLUMNS);
   return page(await db.all(sql, params), opts.limit, (r) => toCustomer(r, db.fromText));
+}
+
+export async function customerParents(
+  db: Driver,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Map<string, string | null>> {
+  const wanted = ids.filter((id) => !hasNul(id));
+  const found = new Map<string, string | null>();
+  if (wanted.length === 0) return found;
+  const p = new Params(accountId);
+  const rows = await db.all<{ id: string; parent_id: string | null }>(
+    `SELECT id, parent_id FROM customers WHERE account_id = $1 AND id ${db.inList(p, wanted)}`,
+    p.list,
+  );
+  for (const r of rows) found.set(r.id, r.parent_id ?? null);
+  return found;
+}
+
+export async function customerChildren(
+  db: Driver,
+  accountId: string,
+  parentIds: readonly string[],
+): Promise<string[]> {
+  const wanted = parentIds.filter((id) => !hasNul(id));
+  if (wanted.length === 0) return [];
+  const p = new Params(accountId);
+  // customers_by_parent (migration 24) finds them.
+  const rows = await db.all<{ id: string }>(
+    `SELECT id FROM customers WHERE account_id = $1 AND parent_id ${db.inList(p, wanted)} ORDER BY id`,
+    p.list,
+  );
+  return rows.map((r) => r.id);
 }

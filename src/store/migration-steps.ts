@@ -43,5 +43,30 @@ export function customerJsonV7(
   return `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"email":${JSON.stringify(email)},"metadata":${metadata},"created_at":"${iso(createdAt)}","updated_at":"${iso(updatedAt)}"}`;
 }
 
-/** The serializer the newest migration that filled customers.api_json used (SQLite). */
-export const STORED_CUSTOMER_JSON = customerJsonV7;
+/**
+ * Migration 25 (SQLite): a customer as the API sends it with the book fields (owner, arr,
+ * renewal_at, lifecycle, parent_id; docs/api.md, "Customers"), to refill customers.json. ARR is
+ * given in integer cents, the renewal in epoch ms.
+ */
+export function customerJsonV25(c: {
+  id: string;
+  name: string;
+  email: string;
+  owner: string | null;
+  arrCents: number | null;
+  renewalAt: number | null;
+  lifecycle: string;
+  parentId: string | null;
+  metadata: string;
+  createdAt: number;
+  updatedAt: number;
+}): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const orNull = (s: string | null) => (s === null ? 'null' : JSON.stringify(s));
+  const arr = c.arrCents === null ? 'null' : String(c.arrCents / 100);
+  const renewal = c.renewalAt === null ? 'null' : `"${iso(c.renewalAt)}"`;
+  return `{"id":${JSON.stringify(c.id)},"name":${JSON.stringify(c.name)},"email":${JSON.stringify(c.email)},"owner":${orNull(c.owner)},"arr":${arr},"renewal_at":${renewal},"lifecycle":${JSON.stringify(c.lifecycle)},"parent_id":${orNull(c.parentId)},"metadata":${c.metadata},"created_at":"${iso(c.createdAt)}","updated_at":"${iso(c.updatedAt)}"}`;
+}
+
+/** The serializer the newest migration that filled customers.json used (SQLite). */
+export const STORED_CUSTOMER_JSON = customerJsonV25;

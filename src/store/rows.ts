@@ -2,6 +2,7 @@
 // both (postgres/connection.ts reads bigint as a number); JSON as text from SQLite and parsed from
 // PostgreSQL (`parsed` takes either); booleans as 0/1 or true/false; free text through the
 // dialect's `fromText`.
+import type { Lifecycle } from '../domain/customers.ts';
 import type { EventType } from '../domain/events.ts';
 import type { Override } from '../domain/health.ts';
 import type { DerivedInputs } from '../domain/rules.ts';
@@ -35,13 +36,19 @@ const same: Text = (s) => s;
 const textOrNull = (s: unknown, text: Text): string | null => (s == null ? null : text(s as string));
 
 /** Selected as customers' columns; `metadata` as its stored JSON text. */
-export const CUSTOMER_COLUMNS = 'id, name, email, CAST(metadata AS text) AS metadata, created_at, updated_at';
+export const CUSTOMER_COLUMNS =
+  'id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id, CAST(metadata AS text) AS metadata, created_at, updated_at';
 
 /** Metadata is parsed only if someone reads it; answers pass the stored JSON text through. */
 class StoredCustomer implements CustomerRecord {
   readonly id: string;
   readonly name: string;
   readonly email: string;
+  readonly owner: string | null;
+  readonly arrCents: number | null;
+  readonly renewalAt: number | null;
+  readonly lifecycle: Lifecycle;
+  readonly parentId: string | null;
   readonly metadataJson: string;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -51,6 +58,11 @@ class StoredCustomer implements CustomerRecord {
     this.id = r.id as string;
     this.name = text(r.name as string);
     this.email = text(r.email as string);
+    this.owner = textOrNull(r.owner, text);
+    this.arrCents = (r.arr_cents as number | null) ?? null;
+    this.renewalAt = (r.renewal_at as number | null) ?? null;
+    this.lifecycle = r.lifecycle as Lifecycle;
+    this.parentId = (r.parent_id as string | null) ?? null;
     this.metadataJson = r.metadata as string;
     this.createdAt = r.created_at as number;
     this.updatedAt = r.updated_at as number;

@@ -6,6 +6,8 @@ import type { DropRule } from '../domain/alerts.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Thresholds, Weights } from '../domain/scoring.ts';
 import * as audit from './audit.ts';
+import type { CustomerWrite } from './customers.ts';
+import * as customers from './customers.ts';
 import * as idempotency from './idempotency.ts';
 import * as metrics from './metrics.ts';
 import * as outbox from './outbox.ts';
@@ -50,11 +52,26 @@ export abstract class SqlTx extends SqlReader implements Tx {
   ): Promise<Map<string, CustomerRecord>>;
   abstract saveCustomers(
     accountId: string,
-    inserts: readonly CustomerRecord[],
-    updates: readonly CustomerRecord[],
+    inserts: readonly CustomerWrite[],
+    updates: readonly CustomerWrite[],
   ): Promise<string[]>;
-  abstract insertCustomer(accountId: string, customer: CustomerRecord): Promise<boolean>;
-  abstract updateCustomer(accountId: string, customer: CustomerRecord): Promise<void>;
+  lockCustomerTree(accountId: string): void {
+    this.lockAccount(accountId, 'exclusive');
+  }
+
+  customerParents(accountId: string, ids: readonly string[]) {
+    // Read to act on, as any customer: under the account's lock (exclusive when the tree changes).
+    this.lockAccount(accountId, 'shared');
+    return customers.customerParents(this.db, accountId, ids);
+  }
+
+  customerChildren(accountId: string, parentIds: readonly string[]) {
+    this.lockAccount(accountId, 'shared');
+    return customers.customerChildren(this.db, accountId, parentIds);
+  }
+
+  abstract insertCustomer(accountId: string, customer: CustomerWrite): Promise<boolean>;
+  abstract updateCustomer(accountId: string, customer: CustomerWrite): Promise<void>;
   abstract deleteCustomer(accountId: string, id: string): Promise<boolean>;
   abstract writeScores(accountId: string, scores: ScoreRecord[], reason: ScoreReason): Promise<void>;
   abstract dropWatch(...args: Parameters<Tx['dropWatch']>): ReturnType<Tx['dropWatch']>;

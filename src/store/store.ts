@@ -20,7 +20,14 @@ import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
 export type { AuditEntry, AuditLog, AuditWrites } from './audit.ts';
-export type { CustomerReads, CustomerRecord, CustomerWrites, JsonPage, Segment } from './customers.ts';
+export type {
+  CustomerReads,
+  CustomerRecord,
+  CustomerWrite,
+  CustomerWrites,
+  JsonPage,
+  Segment,
+} from './customers.ts';
 export type { IdempotencyClaim, IdempotencyStore, IdempotencyWrites } from './idempotency.ts';
 export type { Account, ApiKeyRecord, KeyScope, Keys, NewApiKey } from './keys.ts';
 export type { FactorRule, MetricName, MetricPoint, MetricPointRecord } from './metrics.ts';

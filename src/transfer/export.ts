@@ -12,7 +12,19 @@ import type { Format } from './read.ts';
 import type { Kind } from './rows.ts';
 
 export const CSV_COLUMNS: Record<Kind, string[]> = {
-  customers: ['customer_id', 'name', 'email', 'metadata', 'created_at', 'updated_at'],
+  customers: [
+    'customer_id',
+    'name',
+    'email',
+    'owner',
+    'arr',
+    'renewal_at',
+    'lifecycle',
+    'parent_id',
+    'metadata',
+    'created_at',
+    'updated_at',
+  ],
   scores: ['customer_id', 'health_score', 'status', 'factors', 'updated_at'],
   metrics: ['customer_id', 'at', 'values'],
   outcomes: ['customer_id', 'outcome', 'at', 'note', 'id', 'created_at'],
@@ -26,7 +38,19 @@ async function* records(client: VitalsClient, kind: Kind, format: Format): Async
     for await (const c of client.customers.list({ limit: PAGE })) {
       yield format === 'ndjson'
         ? c
-        : [c.id, c.name, c.email, JSON.stringify(c.metadata), c.created_at, c.updated_at];
+        : [
+            c.id,
+            c.name,
+            c.email,
+            c.owner,
+            c.arr,
+            c.renewal_at,
+            c.lifecycle,
+            c.parent_id,
+            JSON.stringify(c.metadata),
+            c.created_at,
+            c.updated_at,
+          ];
     }
     return;
   }

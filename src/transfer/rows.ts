@@ -18,11 +18,26 @@ export type Converted = { item: Record<string, unknown> } | { error: RowError };
 
 /** What a header column means, or why it cannot be read. */
 export type Column =
-  | { to: 'customer_id' | 'name' | 'email' | 'metadata' | 'factors' | 'values' | 'at' | 'outcome' | 'note' }
+  | {
+      to:
+        | 'customer_id'
+        | 'name'
+        | 'email'
+        | (typeof BOOK_COLUMNS)[number]
+        | 'metadata'
+        | 'factors'
+        | 'values'
+        | 'at'
+        | 'outcome'
+        | 'note';
+    }
   | { to: 'metadata_key'; key: string }
   | { to: 'factor'; name: string }
   | { to: 'metric'; name: string }
   | { to: 'ignored' };
+
+/** A customer's book fields (docs/api.md, "Customers"), each a column of its own. */
+export const BOOK_COLUMNS = ['owner', 'arr', 'renewal_at', 'lifecycle', 'parent_id'] as const;
 
 /** Columns an export writes that an import reads past: they are the server's to set (a score's
  * `name` is its customer's, which a scores import does not change; an outcome's `id` is new on
@@ -35,7 +50,8 @@ const READ_ONLY: Record<Kind, readonly string[]> = {
 };
 
 export const COLUMN_RULES: Record<Kind, string> = {
-  customers: 'customer_id, name, email, metadata (a JSON object) or metadata.KEY (1-64 characters)',
+  customers:
+    'customer_id, name, email, owner, arr, renewal_at, lifecycle, parent_id, metadata (a JSON object) or metadata.KEY (1-64 characters)',
   scores:
     'customer_id, factors (a JSON object) or a factor name (lowercase letters, digits and _, 1-64, from a letter)',
   metrics:
@@ -71,6 +87,8 @@ function columnOf(kind: Kind, name: string): Column | null {
   if (READ_ONLY[kind].includes(name)) return { to: 'ignored' };
   if (kind === 'customers') {
     if (name === 'name' || name === 'email' || name === 'metadata') return { to: name };
+    const book = BOOK_COLUMNS.find((column) => column === name);
+    if (book) return { to: book };
     const key = name.startsWith('metadata.') ? name.slice('metadata.'.length) : null;
     return key !== null && key.length >= 1 && key.length <= 64 ? { to: 'metadata_key', key } : null;
   }
@@ -104,9 +122,17 @@ export function fromCsv(columns: readonly Column[], cells: readonly string[]): C
         if (parseInstant(cell) === null) return notAnInstant();
         item.at = cell;
         break;
+      case 'arr':
+        // Text that is not a number goes as it is, for the API to refuse with its own message.
+        item.arr = DECIMAL.test(cell) ? Number(cell) : cell;
+        break;
       case 'customer_id':
       case 'name':
       case 'email':
+      case 'owner':
+      case 'renewal_at':
+      case 'lifecycle':
+      case 'parent_id':
       case 'outcome':
       case 'note':
         item[column.to] = cell;

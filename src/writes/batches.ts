@@ -9,7 +9,15 @@ import { type EventRecord, event } from '../domain/events.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
-import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
+import {
+  type CustomerInput,
+  changedCustomer,
+  checkParent,
+  newCustomer,
+  setsParent,
+  storedTree,
+  type Tree,
+} from './customers.ts';
 import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
 
 /** An item as the route passes it on: checked and ready, or already refused (its result's JSON). */
@@ -34,28 +42,52 @@ export const customerBatch = write(async function customerBatch(
   claim: Claim,
   now: number,
 ): Promise<string> {
-  const ids = [...new Set(entries.flatMap((e) => ('item' in e ? [e.item.customerId] : [])))];
+  const items = entries.flatMap((e) => ('item' in e ? [e.item] : []));
+  // A change of parent is checked against the tree as the batch leaves it so far: under the
+  // account's tree lock, taken before any other read (docs/api.md, "Customers").
+  if (items.some(setsParent)) tx.lockCustomerTree(accountId);
+  const ids = [...new Set(items.map((item) => item.customerId))];
   const current = await tx.customersForUpdate(accountId, ids);
+  const stored = storedTree(tx, accountId);
+  const tree: Tree = {
+    parentOf: async (id) =>
+      current.has(id) ? (current.get(id) as CustomerRecord).parentId : stored.parentOf(id),
+    childrenOf: async (parents) => {
+      const wanted = new Set(parents);
+      const children = (await stored.childrenOf(parents)).filter((id) => !current.has(id));
+      for (const [id, c] of current) if (c.parentId !== null && wanted.has(c.parentId)) children.push(id);
+      return children;
+    },
+  };
   const created = new Set<string>();
   const touched = new Set<string>();
   const events: EventRecord[] = [];
-  const results = entries.map((entry) => {
-    if ('result' in entry) return entry.result;
+  const results: string[] = [];
+  for (const entry of entries) {
+    if ('result' in entry) {
+      results.push(entry.result);
+      continue;
+    }
     const u = entry.item;
     try {
       const before = current.get(u.customerId);
       const next = before ? changedCustomer(before, u, now) : newCustomer(u, now);
+      if (next.parentId !== null && next.parentId !== before?.parentId) {
+        await checkParent(tree, next.id, next.parentId);
+      }
       current.set(u.customerId, next);
       touched.add(u.customerId);
       if (!before) created.add(u.customerId);
       const type = before ? 'customer.updated' : 'customer.created';
       events.push(event(type, customerObject(next), next.updatedAt));
-      return `{"customer_id":${JSON.stringify(u.customerId)},"status":${before ? 200 : 201},"customer":${customerJson(next)}}`;
+      results.push(
+        `{"customer_id":${JSON.stringify(u.customerId)},"status":${before ? 200 : 201},"customer":${customerJson(next)}}`,
+      );
     } catch (error) {
-      if (error instanceof ApiError) return refusedJson(u.customerId, error);
-      throw error;
+      if (!(error instanceof ApiError)) throw error;
+      results.push(refusedJson(u.customerId, error));
     }
-  });
+  }
   const inserts: CustomerRecord[] = [];
   const updates: CustomerRecord[] = [];
   for (const id of touched) (created.has(id) ? inserts : updates).push(current.get(id) as CustomerRecord);

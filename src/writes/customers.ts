@@ -4,21 +4,120 @@
 // writes run whole where the writes run (store.run; docs/architecture.md, "A write").
 
 import { customerJson, customerObject } from '../api/customers.ts';
-import { checkMetadata, type Metadata, mergeMetadata } from '../domain/customers.ts';
+import {
+  arrCentsOf,
+  checkMetadata,
+  type Lifecycle,
+  type Metadata,
+  mergeMetadata,
+  RENEWAL_MAX_MS,
+} from '../domain/customers.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
-import { nextTimestamp } from '../domain/time.ts';
+import { INSTANT_RULE, nextTimestamp, parseInstant } from '../domain/time.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
 
-/** A customer as given: its id, and for a new customer its name and email. */
+/**
+ * A customer as given: its id, and for a new customer its name and email. The book fields as the
+ * API names them (docs/api.md, "Customers"): null clears one, absent leaves it.
+ */
 export interface CustomerInput {
   customerId: string;
   name?: string | undefined;
   email?: string | undefined;
+  owner?: string | null | undefined;
+  arr?: number | null | undefined;
+  renewal_at?: string | null | undefined;
+  lifecycle?: Lifecycle | undefined;
+  parent_id?: string | null | undefined;
   metadata?: Metadata | undefined;
 }
+
+type Book = Pick<CustomerRecord, 'owner' | 'arrCents' | 'renewalAt' | 'lifecycle' | 'parentId'>;
+
+/** The book fields after the input: each given one as stored (null clears it), the others as they were. */
+function bookAfter(before: Book, input: CustomerInput): Book {
+  let renewalAt = before.renewalAt;
+  if (input.renewal_at !== undefined) {
+    renewalAt = input.renewal_at === null ? null : parseInstant(input.renewal_at);
+    if (renewalAt === null && input.renewal_at !== null) {
+      throw new ApiError('parameter_invalid', `'renewal_at' must be ${INSTANT_RULE}.`, 'renewal_at');
+    }
+    if (renewalAt !== null && !(renewalAt >= 0 && renewalAt < RENEWAL_MAX_MS)) {
+      throw new ApiError(
+        'parameter_invalid',
+        "'renewal_at' must be in the years 1970 to 9999.",
+        'renewal_at',
+      );
+    }
+  }
+  return {
+    owner: input.owner === undefined ? before.owner : input.owner,
+    arrCents: input.arr === undefined ? before.arrCents : input.arr === null ? null : arrCentsOf(input.arr),
+    renewalAt,
+    lifecycle: input.lifecycle ?? before.lifecycle,
+    parentId: input.parent_id === undefined ? before.parentId : input.parent_id,
+  };
+}
+
+const NO_BOOK: Book = { owner: null, arrCents: null, renewalAt: null, lifecycle: 'active', parentId: null };
+
+/** Whether the input sets a parent: the change takes the account's tree lock (docs/api.md, "Customers"). */
+export const setsParent = (input: CustomerInput): boolean =>
+  input.parent_id !== undefined && input.parent_id !== null;
+
+/** A customer's place in its account's tree, as a write sees it (stored, or changed earlier in a batch). */
+export interface Tree {
+  /** The customer's parent (null: a root), or undefined when there is no such customer. */
+  parentOf(id: string): Promise<string | null | undefined>;
+  /** The customers whose parent is one of these. */
+  childrenOf(ids: readonly string[]): Promise<string[]>;
+}
+
+/** The tree as stored. */
+export const storedTree = (tx: Tx, accountId: string): Tree => ({
+  parentOf: async (id) => {
+    const found = await tx.customerParents(accountId, [id]);
+    return found.has(id) ? (found.get(id) as string | null) : undefined;
+  },
+  childrenOf: (ids) => tx.customerChildren(accountId, ids),
+});
+
+/** The longest chain of customers, root included (docs/api.md, "Customers"). */
+export const MAX_CHAIN = 5;
+
+const badParent = (message: string) => new ApiError('parameter_invalid', message, 'parent_id');
+
+/**
+ * Refuses `parentId` as the parent of `id` unless it is another customer of the account, not one
+ * of `id`'s descendants, and the chain through both stays within MAX_CHAIN customers.
+ */
+export async function checkParent(tree: Tree, id: string, parentId: string): Promise<void> {
+  if (parentId === id) throw badParent('A customer cannot be its own parent.');
+  // The parent and its ancestors, up to the root; a cycle cannot be stored, the bound is a guard.
+  let above = 0;
+  for (let at: string | null = parentId; at !== null; ) {
+    if (at === id) throw badParent(`'${parentId}' is a descendant of '${id}': the tree would have a cycle.`);
+    const up = await tree.parentOf(at);
+    if (up === undefined) {
+      if (at === parentId) throw badParent(`There is no customer with id '${parentId}'.`);
+      break;
+    }
+    if (++above >= MAX_CHAIN) throw tooDeep();
+    at = up;
+  }
+  // The customer and its descendants, level by level.
+  let level = [id];
+  for (let height = 1; ; height++) {
+    if (above + height > MAX_CHAIN) throw tooDeep();
+    level = await tree.childrenOf(level);
+    if (level.length === 0) return;
+  }
+}
+
+const tooDeep = () => badParent(`A chain of parents holds at most ${MAX_CHAIN} customers, root included.`);
 
 /** A customer that does not exist yet, as POST /api/customers makes it. */
 export function newCustomer(input: CustomerInput, now: number): CustomerRecord {
@@ -33,6 +132,7 @@ export function newCustomer(input: CustomerInput, now: number): CustomerRecord {
     id: input.customerId,
     name: input.name as string,
     email: input.email as string,
+    ...bookAfter(NO_BOOK, input),
     metadata,
     createdAt: now,
     updatedAt: now,
@@ -41,7 +141,17 @@ export function newCustomer(input: CustomerInput, now: number): CustomerRecord {
 
 /** An existing customer changed as PATCH /api/customers/:id changes it. */
 export function changedCustomer(before: CustomerRecord, change: CustomerInput, now: number): CustomerRecord {
-  if (change.name === undefined && change.email === undefined && change.metadata === undefined) {
+  const fields = [
+    'name',
+    'email',
+    'owner',
+    'arr',
+    'renewal_at',
+    'lifecycle',
+    'parent_id',
+    'metadata',
+  ] as const;
+  if (fields.every((field) => change[field] === undefined)) {
     throw new ApiError('parameter_missing', 'Supply at least one parameter to change.');
   }
   const metadata = change.metadata ? mergeMetadata(before.metadata, change.metadata) : before.metadata;
@@ -51,6 +161,7 @@ export function changedCustomer(before: CustomerRecord, change: CustomerInput, n
     id: before.id,
     name: change.name ?? before.name,
     email: change.email ?? before.email,
+    ...bookAfter(before, change),
     metadata,
     createdAt: before.createdAt,
     updatedAt: nextTimestamp(now, before.updatedAt),
@@ -68,7 +179,10 @@ export const createCustomer = write(async function createCustomer(
   claim: Claim,
   now: number,
 ): Promise<string> {
+  if (setsParent(input)) tx.lockCustomerTree(accountId);
   const customer = newCustomer(input, now);
+  if (customer.parentId !== null)
+    await checkParent(storedTree(tx, accountId), customer.id, customer.parentId);
   if (!(await tx.insertCustomer(accountId, customer))) {
     throw new ApiError(
       'customer_exists',
@@ -89,9 +203,13 @@ export const updateCustomer = write(async function updateCustomer(
   change: CustomerInput,
   now: number,
 ): Promise<CustomerRecord> {
+  if (setsParent(change)) tx.lockCustomerTree(accountId);
   const current = await tx.getCustomer(accountId, change.customerId);
   if (!current) throw notFound.customer(change.customerId);
   const next = changedCustomer(current, change, now);
+  if (next.parentId !== null && next.parentId !== current.parentId) {
+    await checkParent(storedTree(tx, accountId), next.id, next.parentId);
+  }
   await tx.updateCustomer(accountId, next);
   await tx.insertEvents(accountId, [event('customer.updated', customerObject(next), next.updatedAt)]);
   return next;
@@ -108,7 +226,17 @@ export const deleteCustomer = write(async function deleteCustomer(
   now: number,
 ): Promise<{ id: string; deleted: true }> {
   const answer = { id: customerId, deleted: true as const };
+  // Its children become roots (docs/api.md, "Customers"), each a change with its event; read
+  // under the account's lock, as a change of parent checks, so no child is added meanwhile.
+  const events = [];
+  for (const childId of await tx.customerChildren(accountId, [customerId])) {
+    const child = await tx.getCustomer(accountId, childId);
+    if (!child) continue;
+    const next = changedCustomer(child, { customerId: childId, parent_id: null }, now);
+    await tx.updateCustomer(accountId, next);
+    events.push(event('customer.updated', customerObject(next), next.updatedAt));
+  }
   if (!(await tx.deleteCustomer(accountId, customerId))) throw notFound.customer(customerId);
-  await tx.insertEvents(accountId, [event('customer.deleted', answer, now)]);
+  await tx.insertEvents(accountId, [...events, event('customer.deleted', answer, now)]);
   return answer;
 });

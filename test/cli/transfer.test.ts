@@ -158,6 +158,85 @@ describe('import customers', () => {
   });
 });
 
+describe('import customers: the book fields', () => {
+  test('CSV columns set them; a parent after its child in the file is set in the second pass', async () => {
+    const { key, client } = await account();
+    const path = file(
+      'book.csv',
+      [
+        'customer_id,name,email,owner,arr,renewal_at,lifecycle,parent_id',
+        'kid,Kid,kid@example.com,Owner@Example.com,99.995,2027-01-31T09:00:00+01:00,churned,mum',
+        'grandkid,Grandkid,gk@example.com,,,,,kid',
+        'mum,Mum,mum@example.com,,1000000000000,,active,',
+        '',
+      ].join('\n'),
+    );
+    const run = await vitals(key, ['import', 'customers', path]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /3 rows in .*: 3 created, 0 updated, 0 refused\./);
+    const byId = new Map((await customers(client)).map((c) => [c.id, c]));
+    const book = (id: string) => {
+      const c = byId.get(id);
+      return c && [c.owner, c.arr, c.renewal_at, c.lifecycle, c.parent_id];
+    };
+    assert.deepEqual(book('kid'), ['Owner@Example.com', 100, '2027-01-31T08:00:00.000Z', 'churned', 'mum']);
+    assert.deepEqual(book('grandkid'), [null, null, null, 'active', 'kid']);
+    assert.deepEqual(book('mum'), [null, 1e12, null, 'active', null]);
+  });
+
+  test('bad values are refused rows naming the field; nothing of them is stored; a cycle is refused in the second pass', async () => {
+    const { key, client } = await account();
+    const path = file(
+      'book-bad.csv',
+      [
+        'customer_id,name,email,owner,arr,renewal_at,lifecycle,parent_id',
+        'ok,Ok,ok@example.com,,,,,',
+        'b1,B,b@example.com,not-an-email,,,,',
+        'b2,B,b@example.com,,NaN,,,',
+        'b3,B,b@example.com,,-5,,,',
+        'b4,B,b@example.com,,1000000000001,,,',
+        'b5,B,b@example.com,,,2027-02-30T00:00:00Z,,',
+        'b6,B,b@example.com,,,1969-12-31T00:00:00Z,,',
+        'b7,B,b@example.com,,,,paused,',
+        'b8,B,b@example.com,,,,,nobody',
+        'b9,B,b@example.com,,,,,b9',
+        'c1,C,c@example.com,,,,,c2',
+        'c2,C,c@example.com,,,,,c1',
+        '',
+      ].join('\n'),
+    );
+    const run = await vitals(key, ['import', 'customers', path]);
+    assert.equal(run.code, 1, run.stderr);
+    const refusals = rejected(path).sort((a, b) => a.line - b.line);
+    assert.deepEqual(
+      refusals.map((r) => [r.line, r.error.code, r.error.param]),
+      [
+        [3, 'parameter_invalid', 'owner'],
+        [4, 'parameter_invalid', 'arr'],
+        [5, 'parameter_invalid', 'arr'],
+        [6, 'parameter_invalid', 'arr'],
+        [7, 'parameter_invalid', 'renewal_at'],
+        [8, 'parameter_invalid', 'renewal_at'],
+        [9, 'parameter_invalid', 'lifecycle'],
+        [10, 'parameter_invalid', 'parent_id'],
+        [11, 'parameter_invalid', 'parent_id'],
+        [13, 'parameter_invalid', 'parent_id'],
+      ],
+    );
+    // A row whose parent is refused counts as refused, though its other fields are stored: b8,
+    // b9 and c2 exist. c1 -> c2 was set first, so c2 -> c1 would close a cycle.
+    assert.match(run.stderr, /12 rows in .*: 2 created, 0 updated, 10 refused/);
+    const stored = new Map((await customers(client)).map((c) => [c.id, c.parent_id]));
+    assert.deepEqual([...stored.entries()].sort(), [
+      ['b8', null],
+      ['b9', null],
+      ['c1', 'c2'],
+      ['c2', null],
+      ['ok', null],
+    ]);
+  });
+});
+
 describe('import scores', () => {
   test('replaces factors (an empty cell is a factor not sent), or merges them with --merge', async () => {
     const { key, client } = await account();
@@ -671,17 +750,27 @@ describe('export', () => {
   test('customers as CSV import into another account as they were', async () => {
     const source = await account();
     await source.client.customers.batch([
+      { customer_id: 'x2', name: 'Line\nbreak', email: 'x2@example.com' },
       {
         customer_id: 'x1',
         name: 'Quote " and, comma',
         email: 'x1@example.com',
+        // The book fields, the parent after its child in the file (ids in order).
+        owner: 'Csm@Example.com',
+        arr: 1234.5,
+        renewal_at: '2027-06-30T00:00:00Z',
+        lifecycle: 'churned',
+        parent_id: 'x2',
         metadata: { n: 1, nested: { a: [1, 2] } },
       },
-      { customer_id: 'x2', name: 'Line\nbreak', email: 'x2@example.com' },
     ]);
     const run = await vitals(source.key, ['export', 'customers']);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout.split('\n')[0], 'customer_id,name,email,metadata,created_at,updated_at');
+    assert.equal(
+      run.stdout.split('\n')[0],
+      'customer_id,name,email,owner,arr,renewal_at,lifecycle,parent_id,metadata,created_at,updated_at',
+    );
+    assert.match(run.stdout, /^x1,.*,Csm@Example\.com,1234\.5,2027-06-30T00:00:00\.000Z,churned,x2,/m);
     const target = await account();
     const imported = await vitals(target.key, ['import', 'customers', file('export.csv', run.stdout)]);
     assert.equal(imported.code, 0, imported.stderr);
@@ -750,7 +839,7 @@ test('export to a reader that stops early (| head) ends quietly with status 0', 
     stderr += d;
   });
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
-  assert.match(first.toString(), /^customer_id,name,email,metadata/);
+  assert.match(first.toString(), /^customer_id,name,email,owner,arr,renewal_at,lifecycle,parent_id,metadata/);
   child.stdout.destroy();
   const [code] = (await once(child, 'close')) as [number | null];
   assert.equal(code, 0, stderr);

@@ -24,13 +24,23 @@ describe('customers: happy paths', () => {
     assert.match(res.body.created_at, ISO_MS);
     assert.equal(res.body.created_at, res.body.updated_at);
     assert.deepEqual(Object.keys(res.body).sort(), [
+      'arr',
       'created_at',
       'email',
       'id',
+      'lifecycle',
       'metadata',
       'name',
+      'owner',
+      'parent_id',
+      'renewal_at',
       'updated_at',
     ]);
+    // The book fields unset: null, and the lifecycle active (docs/api.md, "Customers").
+    assert.deepEqual(
+      [res.body.owner, res.body.arr, res.body.renewal_at, res.body.lifecycle, res.body.parent_id],
+      [null, null, null, 'active', null],
+    );
   });
 
   test('metadata absent on input is {} on output', async () => {

@@ -436,3 +436,19 @@ MIGRATIONS.push(
   CREATE INDEX views_by_user ON views (user_id, created_at, id);
   `,
 );
+
+MIGRATIONS.push(
+  /* 25: the customer's book fields (docs/api.md, "Customers"): its owner (an email, compared
+     ignoring case: customers_by_owner holds it lower-cased), its ARR in integer cents (sums stay
+     exact), its next renewal (epoch ms), its lifecycle and its parent in the account. As on SQLite,
+     no foreign key for the parent: a change of parent is checked under the account's exclusive
+     lock, and deleteCustomer clears the children's parent_id itself. */ `
+  ALTER TABLE customers ADD COLUMN owner text,
+    ADD COLUMN arr_cents bigint,
+    ADD COLUMN renewal_at bigint,
+    ADD COLUMN lifecycle text NOT NULL DEFAULT 'active',
+    ADD COLUMN parent_id text COLLATE "C";
+  CREATE INDEX customers_by_owner ON customers (account_id, lower(owner)) WHERE owner IS NOT NULL;
+  CREATE INDEX customers_by_parent ON customers (account_id, parent_id) WHERE parent_id IS NOT NULL;
+  `,
+);

@@ -1,3 +1,4 @@
+import { type CustomerWrite, withBook } from '../customers.ts';
 import { hasNul, type Row } from '../driver.ts';
 import { deliveriesFor, subscribersByType } from '../outbox.ts';
 import { bandOf, CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore, toWebhook } from '../rows.ts';
@@ -167,57 +168,93 @@ export class PgTx extends SqlTx {
 
   async saveCustomers(
     accountId: string,
-    inserts: readonly CustomerRecord[],
-    updates: readonly CustomerRecord[],
+    inserts: readonly CustomerWrite[],
+    updates: readonly CustomerWrite[],
   ) {
     this.lockAccount(accountId, 'shared');
-    const columns = (part: readonly CustomerRecord[]) => ({
-      id: part.map((c) => c.id),
-      name: part.map((c) => toText(c.name)),
-      email: part.map((c) => toText(c.email)),
-      metadata: part.map((c) => c.metadataJson ?? JSON.stringify(c.metadata)),
-      createdAt: part.map((c) => c.createdAt),
-      updatedAt: part.map((c) => c.updatedAt),
-    });
+    const columns = (given: readonly CustomerWrite[]) => {
+      const part = given.map(withBook);
+      return {
+        id: part.map((c) => c.id),
+        name: part.map((c) => toText(c.name)),
+        email: part.map((c) => toText(c.email)),
+        owner: part.map((c) => (c.owner === null ? null : toText(c.owner))),
+        arrCents: part.map((c) => c.arrCents),
+        renewalAt: part.map((c) => c.renewalAt),
+        lifecycle: part.map((c) => c.lifecycle),
+        parentId: part.map((c) => c.parentId),
+        metadata: part.map((c) => c.metadataJson ?? JSON.stringify(c.metadata)),
+        createdAt: part.map((c) => c.createdAt),
+        updatedAt: part.map((c) => c.updatedAt),
+      };
+    };
     const taken: string[] = [];
     for (const part of chunks(inserts)) {
-      const { id, name, email, metadata, createdAt, updatedAt } = columns(part);
+      const {
+        id,
+        name,
+        email,
+        owner,
+        arrCents,
+        renewalAt,
+        lifecycle,
+        parentId,
+        metadata,
+        createdAt,
+        updatedAt,
+      } = columns(part);
       const rows = await this.sql<{ id: string }[]>`
-        INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
-        SELECT ${accountId}, id, name, email, metadata::json, created_at, updated_at
-        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[], ${pgArray(metadata)}::text[],
-          ${pgArray(createdAt)}::int8[], ${pgArray(updatedAt)}::int8[]) AS t(id, name, email, metadata, created_at, updated_at)
+        INSERT INTO customers (account_id, id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id,
+          metadata, created_at, updated_at)
+        SELECT ${accountId}, id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id,
+          metadata::json, created_at, updated_at
+        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[],
+          ${pgArray(owner)}::text[], ${pgArray(arrCents)}::int8[], ${pgArray(renewalAt)}::int8[],
+          ${pgArray(lifecycle)}::text[], ${pgArray(parentId)}::text[], ${pgArray(metadata)}::text[],
+          ${pgArray(createdAt)}::int8[], ${pgArray(updatedAt)}::int8[])
+          AS t(id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id, metadata, created_at, updated_at)
         ON CONFLICT DO NOTHING RETURNING id`;
       const inserted = new Set(rows.map((r) => r.id));
       for (const c of part) if (!inserted.has(c.id)) taken.push(c.id);
     }
     for (const part of chunks(updates)) {
-      const { id, name, email, metadata, updatedAt } = columns(part);
+      const { id, name, email, owner, arrCents, renewalAt, lifecycle, parentId, metadata, updatedAt } =
+        columns(part);
       await this.sql`
-        UPDATE customers c SET name = t.name, email = t.email, metadata = t.metadata::json,
-          updated_at = t.updated_at
-        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[], ${pgArray(metadata)}::text[],
-          ${pgArray(updatedAt)}::int8[]) AS t(id, name, email, metadata, updated_at)
+        UPDATE customers c SET name = t.name, email = t.email, owner = t.owner, arr_cents = t.arr_cents,
+          renewal_at = t.renewal_at, lifecycle = t.lifecycle, parent_id = t.parent_id,
+          metadata = t.metadata::json, updated_at = t.updated_at
+        FROM unnest(${pgArray(id)}::text[], ${pgArray(name)}::text[], ${pgArray(email)}::text[],
+          ${pgArray(owner)}::text[], ${pgArray(arrCents)}::int8[], ${pgArray(renewalAt)}::int8[],
+          ${pgArray(lifecycle)}::text[], ${pgArray(parentId)}::text[], ${pgArray(metadata)}::text[],
+          ${pgArray(updatedAt)}::int8[])
+          AS t(id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id, metadata, updated_at)
         WHERE c.account_id = ${accountId} AND c.id = t.id`;
     }
     return taken;
   }
 
-  async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
+  async insertCustomer(accountId: string, given: CustomerWrite): Promise<boolean> {
     this.lockAccount(accountId, 'shared');
+    const c = withBook(given);
     const result = await this.sql`
-      INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at)
-      VALUES (${accountId}, ${c.id}, ${toText(c.name)}, ${toText(c.email)}, ${JSON.stringify(c.metadata)}::text::json,
+      INSERT INTO customers (account_id, id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id,
+        metadata, created_at, updated_at)
+      VALUES (${accountId}, ${c.id}, ${toText(c.name)}, ${toText(c.email)}, ${c.owner === null ? null : toText(c.owner)},
+        ${c.arrCents}, ${c.renewalAt}, ${c.lifecycle}, ${c.parentId}, ${JSON.stringify(c.metadata)}::text::json,
         ${c.createdAt}, ${c.updatedAt})
       ON CONFLICT DO NOTHING`;
     return result.count === 1;
   }
 
-  async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
+  async updateCustomer(accountId: string, given: CustomerWrite): Promise<void> {
     this.lockAccount(accountId, 'shared');
+    const c = withBook(given);
     if (hasNul(c.id)) return;
     await this.sql`
       UPDATE customers SET name = ${toText(c.name)}, email = ${toText(c.email)},
+        owner = ${c.owner === null ? null : toText(c.owner)}, arr_cents = ${c.arrCents}, renewal_at = ${c.renewalAt},
+        lifecycle = ${c.lifecycle}, parent_id = ${c.parentId},
         metadata = ${JSON.stringify(c.metadata)}::text::json, updated_at = ${c.updatedAt}
       WHERE account_id = ${accountId} AND id = ${c.id}`;
   }

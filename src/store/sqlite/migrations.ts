@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { customerJsonV7, ROLLUP_FROM_HISTORY_V8 } from '../migration-steps.ts';
+import { customerJsonV7, customerJsonV25, ROLLUP_FROM_HISTORY_V8 } from '../migration-steps.ts';
 
 // Append-only: a migration that has shipped is never edited; a change is a new entry. Steps that
 // live code also has are taken frozen from ../migration-steps.ts, never from the live modules.
@@ -487,3 +487,52 @@ MIGRATIONS.push(
   CREATE INDEX views_by_user ON views (user_id, created_at, id);
   `,
 );
+
+/*
+ * 25: the customer's book fields (docs/api.md, "Customers"): its owner (an email, compared ignoring
+ * case: customers_by_owner holds it lower-cased), its ARR in integer cents (sums stay exact), its
+ * next renewal (epoch ms), its lifecycle and its parent in the account. No foreign key for the
+ * parent: SQLite cannot add one to a table, and its ON DELETE SET NULL on (account_id, parent_id)
+ * would clear the account too; deleteCustomer clears the children's parent_id itself. Every
+ * customer's stored JSON gains the fields, so it is written again (customerJsonV25).
+ */
+MIGRATIONS.push((db) => {
+  db.exec(`
+    ALTER TABLE customers ADD COLUMN owner TEXT;
+    ALTER TABLE customers ADD COLUMN arr_cents INTEGER;
+    ALTER TABLE customers ADD COLUMN renewal_at INTEGER;
+    ALTER TABLE customers ADD COLUMN lifecycle TEXT NOT NULL DEFAULT 'active';
+    ALTER TABLE customers ADD COLUMN parent_id TEXT;
+    CREATE INDEX customers_by_owner ON customers (account_id, lower(owner)) WHERE owner IS NOT NULL;
+    CREATE INDEX customers_by_parent ON customers (account_id, parent_id) WHERE parent_id IS NOT NULL;
+  `);
+  const read = db.prepare(
+    `SELECT account_id, id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id, metadata,
+       created_at, updated_at FROM customers
+     WHERE (account_id, id) > (?, ?) ORDER BY account_id, id LIMIT 5000`,
+  );
+  const write = db.prepare('UPDATE customers SET json = ? WHERE account_id = ? AND id = ?');
+  let after: [string, string] = ['', ''];
+  for (;;) {
+    const rows = read.all(...after) as Record<string, string | number | null>[];
+    for (const r of rows) {
+      const json = customerJsonV25({
+        id: r.id as string,
+        name: r.name as string,
+        email: r.email as string,
+        owner: r.owner as string | null,
+        arrCents: r.arr_cents as number | null,
+        renewalAt: r.renewal_at as number | null,
+        lifecycle: r.lifecycle as string,
+        parentId: r.parent_id as string | null,
+        metadata: r.metadata as string,
+        createdAt: r.created_at as number,
+        updatedAt: r.updated_at as number,
+      });
+      write.run(json, r.account_id as string, r.id as string);
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < 5000) return;
+    after = [last.account_id as string, last.id as string];
+  }
+});

@@ -1,5 +1,6 @@
-import { customerJsonOf } from '../../api/customers.ts';
+import { customerJson } from '../../api/customers.ts';
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
+import { type CustomerWrite, withBook } from '../customers.ts';
 import { deliveriesFor, subscribersByType } from '../outbox.ts';
 import { bandOf, statusOf, toScore } from '../rows.ts';
 import { ADD_DAY, explainedColumns, historyToDays } from '../scores.ts';
@@ -49,8 +50,8 @@ export class SqliteTx extends SqlTx {
 
   async saveCustomers(
     accountId: string,
-    inserts: readonly CustomerRecord[],
-    updates: readonly CustomerRecord[],
+    inserts: readonly CustomerWrite[],
+    updates: readonly CustomerWrite[],
   ) {
     const taken: string[] = [];
     for (const c of inserts) if (!(await this.insertCustomer(accountId, c))) taken.push(c.id);
@@ -58,32 +59,47 @@ export class SqliteTx extends SqlTx {
     return taken;
   }
 
-  async insertCustomer(accountId: string, c: CustomerRecord): Promise<boolean> {
+  async insertCustomer(accountId: string, given: CustomerWrite): Promise<boolean> {
+    const c = withBook(given);
     const metadata = JSON.stringify(c.metadata);
     const changes = this.conn.run(
-      `INSERT INTO customers (account_id, id, name, email, metadata, created_at, updated_at, json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      `INSERT INTO customers (account_id, id, name, email, owner, arr_cents, renewal_at, lifecycle, parent_id,
+         metadata, created_at, updated_at, json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       accountId,
       c.id,
       c.name,
       c.email,
+      c.owner,
+      c.arrCents,
+      c.renewalAt,
+      c.lifecycle,
+      c.parentId,
       metadata,
       c.createdAt,
       c.updatedAt,
-      customerJsonOf(c.id, c.name, c.email, metadata, c.createdAt, c.updatedAt),
+      customerJson({ ...c, metadataJson: metadata }),
     );
     return changes === 1;
   }
 
-  async updateCustomer(accountId: string, c: CustomerRecord): Promise<void> {
+  async updateCustomer(accountId: string, given: CustomerWrite): Promise<void> {
+    const c = withBook(given);
     const metadata = JSON.stringify(c.metadata);
     this.conn.run(
-      'UPDATE customers SET name = ?, email = ?, metadata = ?, updated_at = ?, json = ? WHERE account_id = ? AND id = ?',
+      `UPDATE customers SET name = ?, email = ?, owner = ?, arr_cents = ?, renewal_at = ?, lifecycle = ?,
+         parent_id = ?, metadata = ?, updated_at = ?, json = ?
+       WHERE account_id = ? AND id = ?`,
       c.name,
       c.email,
+      c.owner,
+      c.arrCents,
+      c.renewalAt,
+      c.lifecycle,
+      c.parentId,
       metadata,
       c.updatedAt,
-      customerJsonOf(c.id, c.name, c.email, metadata, c.createdAt, c.updatedAt),
+      customerJson({ ...c, metadataJson: metadata }),
       accountId,
       c.id,
     );

@@ -52,6 +52,11 @@ export const customer = (id: string, extra: Partial<CustomerRecord> = {}): Custo
   id,
   name: `Customer ${id}`,
   email: 'someone@example.com',
+  owner: null,
+  arrCents: null,
+  renewalAt: null,
+  lifecycle: 'active',
+  parentId: null,
   metadata: {},
   createdAt: T0,
   updatedAt: T0,
@@ -108,8 +113,9 @@ export async function seedEvents(store: Store, accountId: string, events: EventR
 export function plainCustomer(c: CustomerRecord | null): CustomerRecord | null {
   if (!c) return null;
   if (c.metadataJson !== undefined) assert.equal(c.metadataJson, JSON.stringify(c.metadata));
-  const { id, name, email, metadata, createdAt, updatedAt } = c;
-  return { id, name, email, metadata, createdAt, updatedAt };
+  const { id, name, email, owner, arrCents, renewalAt, lifecycle, parentId, metadata, createdAt, updatedAt } =
+    c;
+  return { id, name, email, owner, arrCents, renewalAt, lifecycle, parentId, metadata, createdAt, updatedAt };
 }
 
 /** A score as plain data; a backend's `factorsJson` must be exactly the factors as written. */

@@ -1,14 +1,14 @@
 // Writes for the contract's test of Store.run: a module of its own (no tests in it), since the
 // SQLite writer thread imports a write's module to run it.
 import { ApiError } from '../../../src/domain/errors.ts';
-import type { CustomerRecord } from '../../../src/store/store.ts';
+import type { CustomerWrite } from '../../../src/store/store.ts';
 import { write } from '../../../src/store/write.ts';
 
 /** Inserts the customers; with `refuse`, then throws an ApiError, so nothing is kept. */
 export const insertCustomers = write(async function insertCustomers(
   tx,
   accountId: string,
-  customers: CustomerRecord[],
+  customers: CustomerWrite[],
   refuse: boolean,
 ) {
   for (const c of customers) await tx.insertCustomer(accountId, c);
