@@ -56,3 +56,10 @@ export const signed = (n: number) => {
 const mediumDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 /** A date for a person: Apr 30, 2026. */
 export const date = (iso: string | number) => mediumDate.format(new Date(iso));
+
+const amount = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+const compactAmount = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
+/** An amount of ARR, in the account's own currency (Vitals keeps no currency): 120,000.5. */
+export const money = (n: number) => amount.format(n);
+/** An amount of ARR for a card or a narrow column: 1.2M. */
+export const shortMoney = (n: number) => compactAmount.format(n);

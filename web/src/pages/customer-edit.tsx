@@ -1,6 +1,16 @@
 import { useState } from 'preact/hooks';
-import { api, type Customer, customerPath } from '../api.ts';
+import { ApiError, api, type Customer, customerPath } from '../api.ts';
 import { ErrorMessage, Field } from '../ui.tsx';
+import { type BookDraft, BookInputs, bookErrors, bookPatch, draftOf } from './customer-book.tsx';
+
+/** The API's `param` of a book field, and the draft's field it is shown at. */
+const BOOK_PARAMS: Record<string, keyof BookDraft> = {
+  owner: 'owner',
+  arr: 'arr',
+  renewal_at: 'renewal',
+  lifecycle: 'lifecycle',
+  parent_id: 'parent',
+};
 
 // The API's rules (src/http/customers.ts, src/http/schemas.ts), checked as the user types; the API
 // has the last word (control characters in an address, say) and its message is shown then.
@@ -63,6 +73,7 @@ export function EditCustomer(props: {
   const [name, setName] = useState(c.name);
   const [email, setEmail] = useState(c.email);
   const [metadata, setMetadata] = useState(() => JSON.stringify(c.metadata, null, 2));
+  const [book, setBook] = useState(() => draftOf(c));
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [touched, setTouched] = useState(false);
@@ -70,7 +81,10 @@ export function EditCustomer(props: {
   const nameError = checkName(name);
   const emailError = checkEmail(email);
   const meta = parseMetadata(metadata);
-  const invalid = Boolean(nameError || emailError || meta.error);
+  const bookError = bookErrors(book, c.id);
+  const invalid = Boolean(nameError || emailError || meta.error || Object.keys(bookError).length > 0);
+  // A refusal of the API that names a book field is shown at that field (a parent that does not exist).
+  const refusedAt = error instanceof ApiError && error.param ? BOOK_PARAMS[error.param] : undefined;
 
   const edit = (set: (v: string) => void) => (e: Event) => {
     set((e.currentTarget as HTMLInputElement).value);
@@ -87,6 +101,7 @@ export function EditCustomer(props: {
     if (email !== c.email) body.email = email;
     const patch = metadataPatch(c.metadata, meta.value);
     if (patch) body.metadata = patch;
+    Object.assign(body, bookPatch(c, book));
     if (Object.keys(body).length === 0) {
       setError(new Error('Nothing has changed.'));
       return;
@@ -96,6 +111,7 @@ export function EditCustomer(props: {
     try {
       const updated = await api.patch<Customer>(customerPath(c.id), body);
       setMetadata(JSON.stringify(updated.metadata, null, 2));
+      setBook(draftOf(updated));
       setTouched(false);
       props.onSaved(updated);
     } catch (err) {
@@ -144,7 +160,19 @@ export function EditCustomer(props: {
           At most 50 keys of 1–64 characters, 16 KiB in all. Remove a key to delete it.
         </p>
       </Field>
-      <ErrorMessage error={error} title="Not saved:" />
+      <BookInputs
+        draft={book}
+        onDraft={(d) => {
+          setBook(d);
+          setTouched(true);
+          setError(undefined);
+          props.onChange();
+        }}
+        error={(field) =>
+          show(bookError[field]) ?? (refusedAt === field ? (error as ApiError).message : undefined)
+        }
+      />
+      {!refusedAt && <ErrorMessage error={error} title="Not saved:" />}
       <button type="submit" disabled={busy}>
         {busy ? 'Saving…' : 'Save changes'}
       </button>

@@ -20,6 +20,7 @@ import { count, date, day, REASON_LABEL, score, time, when } from '../format.ts'
 import { Link, paths } from '../router.tsx';
 import { aggregateWords, cappedWords, plain, windowDaysOf } from '../rules.ts';
 import { ErrorMessage, Loading, Notice, Page, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
+import { BookDetails, ChurnedBadge, HierarchyCard } from './customer-book.tsx';
 import { EditCustomer } from './customer-edit.tsx';
 import { WhyPanel } from './customer-explain.tsx';
 import { OutcomesCard } from './customer-outcomes.tsx';
@@ -90,7 +91,8 @@ export function CustomerPage({ id }: { id: string }) {
       title={customer.name}
       subtitle={
         <>
-          <span class="mono">{customer.id}</span> · <span class="break">{customer.email}</span>
+          <span class="mono">{customer.id}</span> · <span class="break">{customer.email}</span>{' '}
+          <ChurnedBadge customer={customer} />
         </>
       }
     >
@@ -115,6 +117,8 @@ export function CustomerPage({ id }: { id: string }) {
             <dt>Updated</dt>
             <dd>{when(customer.updated_at)}</dd>
           </dl>
+          <h3>The book</h3>
+          <BookDetails customer={customer} />
           <h3>Metadata</h3>
           {Object.keys(customer.metadata).length === 0 ? (
             <p class="hint">No metadata.</p>
@@ -152,6 +156,7 @@ export function CustomerPage({ id }: { id: string }) {
           />
         )}
       </section>
+      <HierarchyCard customerId={customer.id} />
       <OutcomesCard customerId={customer.id} />
       {current && can('edit customers') && (
         <section aria-labelledby="override-title" class="card">
