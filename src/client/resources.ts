@@ -11,6 +11,7 @@ import type {
   CustomerCreate,
   CustomerListParams,
   CustomerPage,
+  CustomerRollup,
   CustomersBatch,
   CustomerUpdate,
   Deleted,
@@ -93,6 +94,11 @@ export class Customers {
 
   listPage(params: CustomerListParams = {}): Promise<CustomerPage> {
     return this.#http.get('/customers', params);
+  }
+
+  /** The customer with all its descendants: their ARR summed, their ARR-weighted score and its band, their statuses. */
+  rollup(id: string): Promise<CustomerRollup> {
+    return this.#http.get(path`/customers/${id}/rollup`);
   }
 
   /** Creates or updates up to 1,000 customers in order; each item has its own result. */

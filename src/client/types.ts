@@ -66,6 +66,7 @@ import type {
   TrendAnswer,
   TrendQuery,
 } from '../api/portfolio.ts';
+import type { Rollup as RollupSchema } from '../api/rollup.ts';
 import type {
   AlertsAnswer,
   AlertsBody,
@@ -103,6 +104,8 @@ export type SegmentParams = { metadata?: Record<string, string | number | boolea
 export type CustomerListParams = Static<typeof CustomerListQuery> & SegmentParams;
 export type CustomerPage = Static<typeof CustomerPageSchema, { Customer: TUnsafe<Customer> }>;
 export type CustomerBatchItem = Static<typeof CustomerItem>;
+/** A customer's rollup over its descendants (docs/api.md, "Customers"): ARR, weighted score, band, counts. */
+export type CustomerRollup = Static<typeof RollupSchema>;
 
 export type Status = Static<typeof HealthScoreSchema>['status'];
 export type Factors = Static<typeof FactorsSchema>;

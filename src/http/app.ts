@@ -47,6 +47,7 @@ import { metricsRoutes } from './metrics.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
 import { outcomesRoutes } from './outcomes.ts';
 import { portfolioRoutes } from './portfolio.ts';
+import { rollupRoutes } from './rollup.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { bodyRefusal } from './text-rules.ts';
@@ -277,6 +278,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     registerIdempotency(api, deps.store, now);
     registerAudit(api, deps.store, now);
     await api.register(customersRoutes(deps.store, now));
+    await api.register(rollupRoutes(deps.store));
     const metrics = deps.metrics;
     await api.register(healthScoresRoutes(deps.store, now));
     await api.register(explanationRoutes(deps.store, now));

@@ -24,6 +24,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/customers/{customer_id}': 'getCustomer',
   'PATCH /api/customers/{customer_id}': 'updateCustomer',
   'DELETE /api/customers/{customer_id}': 'deleteCustomer',
+  'GET /api/customers/{customer_id}/rollup': 'getCustomerRollup',
   'GET /api/customers/{customer_id}/health-score': 'getHealthScore',
   'POST /api/customers/{customer_id}/health-score': 'replaceHealthScore',
   'PATCH /api/customers/{customer_id}/health-score': 'mergeHealthScore',

@@ -3,8 +3,9 @@
 // postgres/tx.ts one statement per chunk with row locks), and so is the list's stored-JSON fast
 // path on SQLite (sqlite/reader.ts).
 import type { Lifecycle } from '../domain/customers.ts';
+import type { Status } from '../domain/scoring.ts';
 import { beforeNul, type Dialect, type Driver, hasNul, Params, segmentWhere } from './driver.ts';
-import { CUSTOMER_COLUMNS, type Page, page, toCustomer } from './rows.ts';
+import { CUSTOMER_COLUMNS, type Page, page, statusOf, toCustomer } from './rows.ts';
 
 export interface CustomerRecord {
   id: string;
@@ -82,6 +83,8 @@ export interface CustomerReads {
       limit: number;
     },
   ): Promise<JsonPage>;
+  /** customerSubtree below: the customer and its descendants, for its rollup; null when there is none. */
+  customerSubtree(accountId: string, id: string, maxDepth: number): Promise<SubtreeMember[] | null>;
 }
 
 export interface CustomerWrites {
@@ -196,4 +199,53 @@ export async function customerChildren(
     p.list,
   );
   return rows.map((r) => r.id);
+}
+
+/** A customer of a subtree: its depth below the top, its ARR and its current score (docs/api.md, "Customers"). */
+export interface SubtreeMember {
+  id: string;
+  /** 0 for the customer asked about, 1 for its children, and so on. */
+  depth: number;
+  arrCents: number | null;
+  /** The current score and its stored status (capped by gates, pinned by overrides); null when unscored. */
+  score: number | null;
+  status: Status | null;
+}
+
+/**
+ * The customer and every customer below it, by id; null when the account has no such customer.
+ * One recursive query, scoped by the account at every step, so another account's customer with
+ * the same id is never followed; `maxDepth` bounds the walk (the writes keep chains within it, the
+ * bound is a guard: docs/api.md, "Customers").
+ */
+export async function customerSubtree(
+  db: Driver,
+  accountId: string,
+  id: string,
+  maxDepth: number,
+): Promise<SubtreeMember[] | null> {
+  if (hasNul(id)) return null;
+  // customers_by_parent (migration 24) finds each level's children.
+  const rows = await db.all(
+    `WITH RECURSIVE tree (id, depth) AS (
+       SELECT id, 0 FROM customers WHERE account_id = $1 AND id = $2
+       UNION ALL
+       SELECT c.id, tree.depth + 1 FROM tree
+         JOIN customers c ON c.account_id = $1 AND c.parent_id = tree.id
+       WHERE tree.depth < $3
+     )
+     SELECT tree.id, tree.depth, c.arr_cents, s.score, s.band FROM tree
+       JOIN customers c ON c.account_id = $1 AND c.id = tree.id
+       LEFT JOIN health_scores s ON s.account_id = $1 AND s.customer_id = tree.id
+     ORDER BY tree.id`,
+    [accountId, id, maxDepth],
+  );
+  if (rows.length === 0) return null;
+  return rows.map((r) => ({
+    id: r.id as string,
+    depth: Number(r.depth),
+    arrCents: r.arr_cents == null ? null : Number(r.arr_cents),
+    score: r.score == null ? null : Number(r.score),
+    status: r.band == null ? null : statusOf(Number(r.band)),
+  }));
 }

@@ -85,6 +85,14 @@ export class SqlReader implements Reader {
     return { json: records.data.map(customerJson).join(','), hasMore: records.hasMore };
   }
 
+  customerSubtree(
+    accountId: string,
+    id: string,
+    maxDepth: number,
+  ): Promise<customers.SubtreeMember[] | null> {
+    return customers.customerSubtree(this.db, accountId, id, maxDepth);
+  }
+
   getScore(accountId: string, customerId: string): Promise<ScoreRecord | null> {
     return scores.getScore(this.db, accountId, customerId);
   }

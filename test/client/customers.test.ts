@@ -143,3 +143,21 @@ test('the same idempotencyKey replays the first answer instead of creating again
     code: 'customer_exists',
   });
 });
+
+test('rollup reads a customer with its descendants; an unknown id is a VitalsError', async () => {
+  const client = await newClient();
+  await client.customers.create(customerBody('parent', { arr: 300 }));
+  await client.customers.create(customerBody('child', { arr: 100, parent_id: 'parent' }));
+  await client.healthScores.set('parent', { usage: 0.9 });
+  await client.healthScores.set('child', { usage: 0.1 });
+  // (30000 × 0.9 + 10000 × 0.1) / 40000, weighted by ARR.
+  assert.deepEqual(await client.customers.rollup('parent'), {
+    customer_id: 'parent',
+    descendants: 1,
+    arr: 400,
+    health_score: 0.7,
+    status: 'healthy',
+    counts: { healthy: 1, at_risk: 0, critical: 1 },
+  });
+  await assert.rejects(client.customers.rollup('nobody'), { status: 404, code: 'customer_not_found' });
+});

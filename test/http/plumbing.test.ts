@@ -290,6 +290,7 @@ describe('plumbing', () => {
         [
           '/api/customers post,get,head',
           '/api/customers/{customer_id} get,head,patch,delete',
+          '/api/customers/{customer_id}/rollup get,head',
           '/api/customers/{customer_id}/health-score post,patch,get,head',
           '/api/customers/{customer_id}/health-score/history get,head',
           '/api/health-scores get,head',

@@ -116,6 +116,7 @@ const PROBES: Probe[] = [
     code: 'customer_not_found',
   },
   { method: 'DELETE', path: '/api/customers/{c}', code: 'customer_not_found' },
+  { method: 'GET', path: '/api/customers/{c}/rollup', code: 'customer_not_found' },
   {
     method: 'POST',
     path: '/api/customers/{c}/health-score',
