@@ -237,6 +237,33 @@ describe('import customers: the book fields', () => {
   });
 });
 
+describe('export and import customers as NDJSON: the book fields', () => {
+  test('Customer objects import into another account as they were, a parent after its child', async () => {
+    const source = await account();
+    await source.client.customers.batch([
+      { customer_id: 'p', name: 'P', email: 'p@example.com', owner: 'Boss@Example.com', arr: 0.01 },
+      {
+        customer_id: 'a',
+        name: 'A',
+        email: 'a@example.com',
+        renewal_at: '2031-12-31T23:00:00-01:00',
+        lifecycle: 'churned',
+        parent_id: 'p',
+      },
+    ]);
+    const run = await vitals(source.key, ['export', 'customers', '--format', 'ndjson']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout.split('\n')[0] as string).parent_id, 'p');
+    const target = await account();
+    const imported = await vitals(target.key, ['import', 'customers', file('export.ndjson', run.stdout)]);
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.match(imported.stderr, /2 rows in .*: 2 created, 0 updated, 0 refused\./);
+    const strip = (cs: { created_at: string; updated_at: string }[]) =>
+      cs.map(({ created_at: _c, updated_at: _u, ...rest }) => rest);
+    assert.deepEqual(strip(await customers(target.client)), strip(await customers(source.client)));
+  });
+});
+
 describe('import scores', () => {
   test('replaces factors (an empty cell is a factor not sent), or merges them with --merge', async () => {
     const { key, client } = await account();
