@@ -193,7 +193,7 @@ export async function customerChildren(
   const wanted = parentIds.filter((id) => !hasNul(id));
   if (wanted.length === 0) return [];
   const p = new Params(accountId);
-  // customers_by_parent (migration 24) finds them.
+  // customers_by_parent (migration 25) finds them.
   const rows = await db.all<{ id: string }>(
     `SELECT id FROM customers WHERE account_id = $1 AND parent_id ${db.inList(p, wanted)} ORDER BY id`,
     p.list,
@@ -225,7 +225,7 @@ export async function customerSubtree(
   maxDepth: number,
 ): Promise<SubtreeMember[] | null> {
   if (hasNul(id)) return null;
-  // customers_by_parent (migration 24) finds each level's children.
+  // customers_by_parent (migration 25) finds each level's children.
   const rows = await db.all(
     `WITH RECURSIVE tree (id, depth) AS (
        SELECT id, 0 FROM customers WHERE account_id = $1 AND id = $2
