@@ -80,3 +80,31 @@ export const oneOf = <T extends string>(values: readonly T[], options?: TSchemaO
     values.map((v) => Type.Literal(v)),
     options,
   ) as unknown as TUnion<[TLiteral<T>]>;
+
+/**
+ * The book's filters (docs/api.md, "Segments, trends and movers"), a query schema's properties
+ * beside its own: ANDed with each other and with the `metadata[KEY]` filters.
+ */
+export const bookParams = {
+  owner: Type.Optional(
+    Type.String({
+      maxLength: 320,
+      description: "An owner's email (ignoring case), 'none' (no owner) or 'me' (the signed-in person).",
+    }),
+  ),
+  renewal_after: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'Renewing at this instant or later (ISO 8601 with a time zone).',
+    }),
+  ),
+  renewal_before: Type.Optional(
+    Type.String({ maxLength: 64, description: 'Renewing before this instant (ISO 8601 with a time zone).' }),
+  ),
+  parent_id: Type.Optional(Type.String({ ...CustomerId, description: "This customer's direct children." })),
+  lifecycle: Type.Optional(
+    oneOf(['active', 'churned', 'all'] as const, {
+      description: "'all' for every customer; the portfolio's reads count 'active' unless given.",
+    }),
+  ),
+};

@@ -5,7 +5,7 @@
 import { type TSchema, Type } from 'typebox';
 import { LIFECYCLES, type Lifecycle } from '../domain/customers.ts';
 import { iso } from '../domain/time.ts';
-import { CustomerId, Limit, Metadata, oneOf, segmentParams, Timestamp } from './common.ts';
+import { bookParams, CustomerId, Limit, Metadata, oneOf, segmentParams, Timestamp } from './common.ts';
 
 export const Name = Type.String({
   minLength: 1,
@@ -94,6 +94,7 @@ export const ListQuery = Type.Object(
           'Only customers whose id, name or email contains this text (ignoring case); no NUL character.',
       }),
     ),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );

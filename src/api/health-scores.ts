@@ -5,9 +5,11 @@
 // proves it byte-equal to the schema serializer's output.
 import { type Static, Type } from 'typebox';
 import { computedOf, gatedByOf, type ScoreRecord } from '../domain/health.ts';
+import { PORTFOLIO_SORTS } from '../domain/portfolio.ts';
 import { type Factors, type Gates, STATUSES } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
-import { Limit, oneOf, segmentParams, Timestamp } from './common.ts';
+import { bookParams, Limit, oneOf, segmentParams, Timestamp } from './common.ts';
+import { Customer, type CustomerFields } from './customers.ts';
 import { FactorName, MAX_FACTORS } from './limits.ts';
 
 export const FactorsSchema = Type.Unsafe<Factors>({
@@ -101,14 +103,32 @@ export const PortfolioQuery = Type.Object(
   {
     status: Type.Optional(Type.Enum(STATUSES)),
     limit: Type.Optional(Limit),
-    cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page.' })),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'next_cursor of the previous page (of the same sort).' }),
+    ),
+    sort: Type.Optional(
+      oneOf(PORTFOLIO_SORTS, {
+        description:
+          "'score' (the default: by status band, then score, lowest first), '-arr' (highest ARR first) or 'renewal_at' (soonest first); customers without the field last, ties by customer id.",
+      }),
+    ),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );
 
 /** A health score on the portfolio's list: with its customer's name, so a page needs one request. */
 export const PortfolioEntry = Type.Object(
-  { ...HealthScore.properties, name: Type.String({ description: "The customer's name." }) },
+  {
+    ...HealthScore.properties,
+    name: Type.String({ description: "The customer's name." }),
+    owner: Customer.properties.owner,
+    arr: Customer.properties.arr,
+    renewal_at: Customer.properties.renewal_at,
+    lifecycle: Customer.properties.lifecycle,
+    parent_id: Customer.properties.parent_id,
+    metadata: Customer.properties.metadata,
+  },
   { $id: 'PortfolioEntry' },
 );
 export const PortfolioPage = Type.Object({
@@ -179,14 +199,25 @@ export function healthScoreJson(s: ScoreRecord, gates?: Gates): string {
  * A page of the portfolio's list as JSON text: each entry is the HealthScore's text with the
  * name after it; `cursor` the next page's (null: none).
  */
+/** A score on the portfolio's list with its customer's name, book and metadata (as stored JSON text). */
+export type PortfolioEntryFields = ScoreRecord &
+  Pick<CustomerFields, 'name' | 'owner' | 'arrCents' | 'renewalAt' | 'lifecycle' | 'parentId'> & {
+    metadataJson: string;
+  };
+
 export function portfolioPageJson(
-  entries: readonly (ScoreRecord & { name: string })[],
+  entries: readonly PortfolioEntryFields[],
   gates: Gates,
   hasMore: boolean,
   cursor: string | null,
 ): string {
-  const data = entries.map(
-    (e) => `${healthScoreJson(e, gates).slice(0, -1)},"name":${JSON.stringify(e.name)}}`,
-  );
+  const data = entries.map((e) => {
+    // cents / 100 is the double nearest the decimal, so its shortest text is the decimal itself.
+    const arr = e.arrCents === null ? 'null' : String(e.arrCents / 100);
+    const renewal = e.renewalAt === null ? 'null' : `"${iso(e.renewalAt)}"`;
+    const owner = e.owner === null ? 'null' : JSON.stringify(e.owner);
+    const parent = e.parentId === null ? 'null' : JSON.stringify(e.parentId);
+    return `${healthScoreJson(e, gates).slice(0, -1)},"name":${JSON.stringify(e.name)},"owner":${owner},"arr":${arr},"renewal_at":${renewal},"lifecycle":"${e.lifecycle}","parent_id":${parent},"metadata":${e.metadataJson}}`;
+  });
   return `{"data":[${data.join(',')}],"has_more":${hasMore},"next_cursor":${cursor === null ? 'null' : `"${cursor}"`}}`;
 }

@@ -5,7 +5,7 @@ import { type Calibration, OUTCOMES, type Outcome } from '../domain/calibration.
 import { STATUSES, type Weights } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import { batchItems, refusal } from './batch.ts';
-import { ItemCustomerId, Limit, oneOf, segmentParams, Timestamp } from './common.ts';
+import { bookParams, ItemCustomerId, Limit, oneOf, segmentParams, Timestamp } from './common.ts';
 import { MAX_NOTE } from './limits.ts';
 
 export const OutcomeParams = Type.Object({ customer_id: Type.String(), outcome_id: Type.String() });
@@ -70,6 +70,7 @@ export const CalibrationQuery = Type.Object(
         description: 'Judge each outcome by the score this many days before it (0-365; 0 unless given).',
       }),
     ),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );

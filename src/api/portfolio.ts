@@ -2,7 +2,7 @@
 // schemas of the summary, the distribution, the trend and the movers.
 import { Type } from 'typebox';
 import { STATUSES } from '../domain/scoring.ts';
-import { segmentParams } from './common.ts';
+import { bookParams, segmentParams } from './common.ts';
 import { MAX_GROUPS } from './limits.ts';
 
 const Counts = Type.Object({ healthy: Type.Integer(), at_risk: Type.Integer(), critical: Type.Integer() });
@@ -14,13 +14,22 @@ export const SummaryQuery = Type.Object(
   {
     group_by: Type.Optional(
       Type.String({
-        pattern: '^metadata\\.[^\\u0000]{1,64}$',
-        description: 'metadata.KEY: the figures per value of that metadata key too, worst average first.',
+        pattern: '^(metadata\\.[^\\u0000]{1,64}|owner)$',
+        description:
+          'metadata.KEY: the figures per value of that metadata key too, worst average first; owner: per owner.',
       }),
     ),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );
+/** ARR sums (docs/api.md, "Segments, trends and movers"): exact to the cent, a customer without ARR counting 0. */
+const ArrSums = Type.Object({
+  total: Type.Number(),
+  healthy: Type.Number(),
+  at_risk: Type.Number(),
+  critical: Type.Number(),
+});
 const Group = Type.Object({
   value: Type.Union(
     [
@@ -32,16 +41,19 @@ const Group = Type.Object({
       Type.Object({}, { additionalProperties: true }),
       Type.Array(Type.Unknown()),
     ],
-    { description: 'The metadata value as stored; null for customers without the key.' },
+    { description: 'The metadata value as stored (the owner); null for customers without the key (owner).' },
   ),
   total: Type.Integer(),
   counts: Counts,
   average: Type.Number(),
+  arr: ArrSums,
 });
 export const SummaryAnswer = Type.Object({
   total: Type.Integer(),
   counts: Counts,
   average: Average,
+  arr: ArrSums,
+  arr_at_risk: Type.Number({ description: 'arr.at_risk + arr.critical.' }),
   groups: Type.Optional(Type.Array(Group)),
   groups_truncated: Type.Optional(
     Type.Boolean({
@@ -60,6 +72,7 @@ export const DistributionQuery = Type.Object(
         description: '1-100 equal bins of [0, 1]: 20 (the default) are 0.05 wide.',
       }),
     ),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );
@@ -80,7 +93,10 @@ export const DistributionAnswer = Type.Object({
 });
 
 export const TrendQuery = Type.Object(
-  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 30, description: '1-365.' })) },
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 30, description: '1-365.' })),
+    ...bookParams,
+  },
   { additionalProperties: false, ...segmentParams },
 );
 export const TrendAnswer = Type.Object({
@@ -101,6 +117,7 @@ export const MoversQuery = Type.Object(
     days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 7, description: '1-90.' })),
     direction: Type.Optional(Type.Enum(['down', 'up'], { default: 'down' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: '1-100.' })),
+    ...bookParams,
   },
   { additionalProperties: false, ...segmentParams },
 );

@@ -61,6 +61,34 @@ export function addChange(
   }
 }
 
+/** A tally with the ARR of each band's customers, in integer cents (a customer without ARR counts 0). */
+export interface ArrTally extends Tally {
+  arrCents: Record<Status, number>;
+}
+
+export const emptyArrTally = (): ArrTally => ({
+  ...emptyTally(),
+  arrCents: { healthy: 0, at_risk: 0, critical: 0 },
+});
+
+/**
+ * The summary's money (docs/api.md, "Segments, trends and movers"): the integer cents summed, then
+ * divided, so 0.1 + 0.2 is 0.3 to the cent.
+ */
+export function arrFigures(t: ArrTally) {
+  const { healthy, at_risk, critical } = t.arrCents;
+  const money = (cents: number) => Math.round(cents) / 100;
+  return {
+    arr: {
+      total: money(healthy + at_risk + critical),
+      healthy: money(healthy),
+      at_risk: money(at_risk),
+      critical: money(critical),
+    },
+    arr_at_risk: money(at_risk + critical),
+  };
+}
+
 export interface PortfolioFigures {
   total: number;
   counts: Record<Status, number>;
@@ -104,3 +132,7 @@ function subtract(state: Tally, d: Tally): void {
   for (const s of STATUSES) state.counts[s] -= d.counts[s];
   state.micros -= d.micros;
 }
+
+/** The portfolio list's orders (docs/api.md, "Health scores"): `score` is the band's, then the score's. */
+export const PORTFOLIO_SORTS = ['score', '-arr', 'renewal_at'] as const;
+export type PortfolioSort = (typeof PORTFOLIO_SORTS)[number];

@@ -79,7 +79,7 @@ function listCustomersRoute(app: App, store: Store): void {
         limit: req.query.limit ?? 10,
         startingAfter: req.query.starting_after,
         search: req.query.search,
-        segment: segmentOf(req.query),
+        segment: segmentOf(req),
       });
       return sendJson(reply, customerPageJson(page.json, page.hasMore));
     },

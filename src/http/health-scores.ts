@@ -14,9 +14,10 @@ import {
   toHistoryEntry,
 } from '../api/health-scores.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { gatesOf, type ScoreRecord } from '../domain/health.ts';
+import { gatesOf } from '../domain/health.ts';
+import type { PortfolioSort } from '../domain/portfolio.ts';
 import { STATUSES } from '../domain/scoring.ts';
-import type { ScoreCursor, Store } from '../store/store.ts';
+import type { BookCursor, PortfolioEntry, ScoreCursor, Store } from '../store/store.ts';
 import { onlyRecord } from '../store/write.ts';
 import { applyFactorUpdates } from '../writes/factor-updates.ts';
 import { scoreAsOf } from '../writes/overrides.ts';
@@ -25,19 +26,41 @@ import { answeredWithWrite, claimToAnswer } from './idempotency.ts';
 import { type App, type Routes, sendJson } from './reply.ts';
 import { segmentOf } from './segments.ts';
 
-const encodeCursor = (s: ScoreRecord) =>
-  Buffer.from(JSON.stringify([s.status, s.score, s.customerId])).toString('base64url');
+/**
+ * The next page's cursor, opaque (docs/api.md, "Health scores"): the last entry's place in the
+ * list's order, with the order it was made for (the band's order alone: its first item is a status).
+ */
+function encodeCursor(sort: PortfolioSort, e: PortfolioEntry): string {
+  const place =
+    sort === 'score'
+      ? [e.status, e.score, e.customerId]
+      : [sort, sort === '-arr' ? e.arrCents : e.renewalAt, e.customerId];
+  return Buffer.from(JSON.stringify(place)).toString('base64url');
+}
 
-function decodeCursor(cursor: string): ScoreCursor {
+/** The place a cursor holds, for `sort`; 400 (param `cursor`) unless one this list made for that sort. */
+function decodeCursor(cursor: string, sort: PortfolioSort): ScoreCursor | BookCursor {
+  let made: PortfolioSort | undefined;
   try {
-    const [status, score, customerId] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
-    if (STATUSES.includes(status) && typeof score === 'number' && typeof customerId === 'string') {
-      return { status, score, customerId };
+    const [first, value, customerId] = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    if (typeof customerId === 'string') {
+      if (STATUSES.includes(first) && typeof value === 'number') {
+        made = 'score';
+        if (sort === 'score') return { status: first, score: value, customerId };
+      } else if (
+        (first === '-arr' || first === 'renewal_at') &&
+        (value === null || Number.isSafeInteger(value))
+      ) {
+        made = first;
+        if (sort === first) return { value, customerId };
+      }
     }
   } catch {}
   throw new ApiError(
     'parameter_invalid',
-    "'cursor' must be a next_cursor returned by this endpoint.",
+    made === undefined
+      ? "'cursor' must be a next_cursor returned by this endpoint."
+      : `'cursor' was made for sort=${made}, not sort=${sort}: page on with the sort it came from.`,
     'cursor',
   );
 }
@@ -158,19 +181,22 @@ function listScores(app: App, { store }: Deps): void {
       },
     },
     async (req, reply) => {
-      const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
+      const sort = req.query.sort ?? 'score';
+      const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor, sort);
       const [page, rules] = await Promise.all([
         store.listScores(req.accountId, {
           status: req.query.status,
+          sort,
           after,
           limit: req.query.limit ?? 10,
-          segment: segmentOf(req.query),
+          // Churned customers have left the portfolio unless asked for (docs/api.md).
+          segment: segmentOf(req, 'active'),
         }),
         store.listFactorRules(req.accountId),
       ]);
       const last = page.data.at(-1);
       // By hand, as GET's answer (../api/health-scores.ts).
-      const cursor = page.hasMore && last ? encodeCursor(last) : null;
+      const cursor = page.hasMore && last ? encodeCursor(sort, last) : null;
       return sendJson(reply, portfolioPageJson(page.data, gatesOf(rules), page.hasMore, cursor));
     },
   );

@@ -253,11 +253,17 @@ function getCalibration(app: App, { store, calibrations }: Deps): void {
     },
     async (req) => {
       const horizonDays = req.query.horizon_days ?? 0;
-      const segment = segmentOf(req.query);
+      // Every lifecycle unless filtered: churned customers are what calibration judges the score by.
+      const segment = segmentOf(req);
       // Identical: the same horizon and the same filters, in any order.
       const key = JSON.stringify([
         horizonDays,
-        (segment ?? []).map((f) => JSON.stringify([f.key, f.value])).sort(),
+        (segment?.metadata ?? []).map((f) => JSON.stringify([f.key, f.value])).sort(),
+        segment?.owner,
+        segment?.renewalAfter,
+        segment?.renewalBefore,
+        segment?.parentId,
+        segment?.lifecycle,
       ]);
       return perAccount.run(req.accountId, key, () =>
         calibration(store, threads, req.accountId, horizonDays, segment),

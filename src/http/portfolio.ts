@@ -12,7 +12,7 @@ import {
   TrendAnswer,
   TrendQuery,
 } from '../api/portfolio.ts';
-import { DAY_MS, dayOf, figures, trend } from '../domain/portfolio.ts';
+import { arrFigures, DAY_MS, dayOf, figures, trend } from '../domain/portfolio.ts';
 import { round6 } from '../domain/scoring.ts';
 import type { GroupTally, Store } from '../store/store.ts';
 import type { App, Routes } from './reply.ts';
@@ -25,17 +25,18 @@ interface Deps {
 
 /** Worst average first; equal averages by value (as JSON text), customers without the key last. */
 function groupsJson(groups: GroupTally[]) {
-  const listed = groups.map((g) => ({ text: g.value, ...figures(g) }));
+  const listed = groups.map((g) => ({ text: g.value, ...figures(g), arr: arrFigures(g).arr }));
   listed.sort(
     (a, b) =>
       (a.average as number) - (b.average as number) ||
       (a.text === null ? 1 : b.text === null ? -1 : a.text < b.text ? -1 : a.text > b.text ? 1 : 0),
   );
-  return listed.slice(0, MAX_GROUPS).map(({ text, total, counts, average }) => ({
+  return listed.slice(0, MAX_GROUPS).map(({ text, total, counts, average, arr }) => ({
     value: text === null ? null : JSON.parse(text),
     total,
     counts,
     average: average as number,
+    arr,
   }));
 }
 
@@ -52,11 +53,13 @@ function summary(app: App, { store }: Deps): void {
       },
     },
     async (req) => {
-      const segment = segmentOf(req.query);
-      const all = figures(await store.tally(req.accountId, segment));
+      const segment = segmentOf(req, 'active');
+      const tally = await store.tally(req.accountId, segment);
+      const all = { ...figures(tally), ...arrFigures(tally) };
       const groupBy = req.query.group_by;
       if (groupBy === undefined) return all;
-      const groups = await store.tallyBy(req.accountId, groupBy.slice('metadata.'.length), segment);
+      const by = groupBy === 'owner' ? 'owner' : { metadata: groupBy.slice('metadata.'.length) };
+      const groups = await store.tallyBy(req.accountId, by, segment);
       return { ...all, groups: groupsJson(groups), groups_truncated: groups.length > MAX_GROUPS };
     },
   );
@@ -76,7 +79,7 @@ function distribution(app: App, { store }: Deps): void {
     },
     async (req) => {
       const bins = req.query.bins ?? 20;
-      const tallies = await store.distribution(req.accountId, bins, segmentOf(req.query));
+      const tallies = await store.distribution(req.accountId, bins, segmentOf(req, 'active'));
       const listed = tallies.map((t, i) => ({
         from: round6(i / bins),
         to: round6((i + 1) / bins),
@@ -99,7 +102,7 @@ function trendRoute(app: App, { store, now }: Deps): void {
       },
     },
     async (req) => {
-      const segment = segmentOf(req.query);
+      const segment = segmentOf(req, 'active');
       const days = req.query.days ?? 30;
       const today = dayOf(now());
       const firstDay = today - days + 1;
@@ -126,7 +129,7 @@ function moversRoute(app: App, { store, now }: Deps): void {
         since: now() - (req.query.days ?? 7) * DAY_MS,
         direction: req.query.direction ?? 'down',
         limit: req.query.limit ?? 10,
-        segment: segmentOf(req.query),
+        segment: segmentOf(req, 'active'),
       });
       return {
         data: movers.map((m) => ({

@@ -50,10 +50,32 @@ export const withBook = (c: CustomerWrite): CustomerRecord => ({
 });
 
 /**
- * A segment: the customers whose metadata holds, for every key given, that value (a string
- * metadata value equal to it, or a number or boolean whose JSON text is it). docs/api.md, "Segments".
+ * A segment (docs/api.md, "Segments, trends and movers"): the customers whose metadata holds, for
+ * every key given, that value (a string metadata value equal to it, or a number or boolean whose
+ * JSON text is it), and whose book fields pass every filter given, all ANDed.
  */
-export type Segment = readonly { key: string; value: string }[];
+export interface Segment {
+  readonly metadata: readonly { key: string; value: string }[];
+  /** An owner's email, compared ignoring case; null: customers without an owner. */
+  readonly owner?: string | null;
+  /** The renewal in [renewalAfter, renewalBefore) (epoch ms); customers without one never match. */
+  readonly renewalAfter?: number;
+  readonly renewalBefore?: number;
+  /** The direct children of this customer. */
+  readonly parentId?: string;
+  /** Absent: every lifecycle. */
+  readonly lifecycle?: Lifecycle;
+}
+
+/** True when the segment holds every customer (no condition at all). */
+export const isWhole = (segment: Segment | undefined): boolean =>
+  segment === undefined ||
+  (segment.metadata.length === 0 &&
+    segment.owner === undefined &&
+    segment.renewalAfter === undefined &&
+    segment.renewalBefore === undefined &&
+    segment.parentId === undefined &&
+    segment.lifecycle === undefined);
 
 /** A page as JSON text: `json` is the items, comma-separated (no brackets). */
 export interface JsonPage {

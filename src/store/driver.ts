@@ -105,9 +105,34 @@ export class Params {
   }
 }
 
+/**
+ * The segment's book conditions on customers `c` (each a condition text), `add` giving the
+ * placeholder that binds a value: one list for every dialect and placeholder style.
+ */
+export function bookConditions(
+  segment: Segment | undefined,
+  add: (value: string | number) => string,
+): string[] {
+  const where: string[] = [];
+  if (segment === undefined) return where;
+  // lower(owner) is what customers_by_owner holds (migration 24).
+  if (segment.owner === null) where.push('c.owner IS NULL');
+  else if (segment.owner !== undefined) where.push(`lower(c.owner) = lower(${add(segment.owner)})`);
+  if (segment.renewalAfter !== undefined) where.push(`c.renewal_at >= ${add(segment.renewalAfter)}`);
+  if (segment.renewalBefore !== undefined) where.push(`c.renewal_at < ${add(segment.renewalBefore)}`);
+  if (segment.parentId !== undefined) where.push(`c.parent_id = ${add(segment.parentId)}`);
+  if (segment.lifecycle !== undefined) where.push(`c.lifecycle = ${add(segment.lifecycle)}`);
+  return where;
+}
+
 /** The segment's conditions on customers `c`, each ` AND …`. */
 export const segmentWhere = (d: Dialect, p: Params, segment: Segment | undefined): string =>
-  (segment ?? []).map(({ key, value }) => ` AND ${d.metadataIs(p, key, value)}`).join('');
+  [
+    ...(segment?.metadata ?? []).map(({ key, value }) => d.metadataIs(p, key, value)),
+    ...bookConditions(segment, (v) => p.add(v)),
+  ]
+    .map((c) => ` AND ${c}`)
+    .join('');
 
 /** JSON a driver hands back as text (SQLite) or already parsed (PostgreSQL's json columns). */
 export const parsed = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;

@@ -2,7 +2,7 @@
 // renewal, and each outcome beside the score version it is judged by. Both backends run these.
 import type { Outcome } from '../domain/calibration.ts';
 import type { Factors } from '../domain/scoring.ts';
-import type { Segment } from './customers.ts';
+import { isWhole, type Segment } from './customers.ts';
 import { type Driver, hasNul, Params, parsed, type Row, segmentWhere } from './driver.ts';
 import type { Page } from './rows.ts';
 
@@ -123,7 +123,7 @@ export async function judgedOutcomes(
   opts: { horizonMs: number; segment?: Segment | undefined; after: string | null; limit: number },
 ): Promise<JudgedOutcome[]> {
   const p = new Params(accountId, opts.after ?? '', opts.horizonMs);
-  const segment = opts.segment?.length
+  const segment = !isWhole(opts.segment)
     ? ` AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = o.account_id AND c.id = o.customer_id${segmentWhere(db, p, opts.segment)})`
     : '';
   // The version is found by its number (the newest at or before the instant), then read by the

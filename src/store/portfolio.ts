@@ -4,22 +4,59 @@
 // metadata is tested once, joined the way the dialect's planner walks best. The movers and the
 // portfolio's list stay with each backend (*/portfolio.ts): their plans differ; they share the
 // ordering of the movers (moversFrom) here.
-import { type DayDelta, emptyTally, type Tally } from '../domain/portfolio.ts';
+import {
+  type ArrTally,
+  type DayDelta,
+  emptyArrTally,
+  emptyTally,
+  type PortfolioSort,
+  type Tally,
+} from '../domain/portfolio.ts';
+
+export type { PortfolioSort };
+
+import type { Lifecycle } from '../domain/customers.ts';
 import { round6, type Status } from '../domain/scoring.ts';
-import type { Segment } from './customers.ts';
-import { type Driver, Params, segmentWhere } from './driver.ts';
-import { type Page, statusOf } from './rows.ts';
+import { type BookKeys, type CustomerRecord, isWhole, type Segment } from './customers.ts';
+import { beforeNul, type Driver, Params, type Row, segmentWhere } from './driver.ts';
+import { bandOf, type Page, scoreColumns, statusOf, toScore } from './rows.ts';
 import { microsOf, SCORE_MICROS, type ScoreRecord } from './scores.ts';
 
-/** A current score on the portfolio's list, with its customer's name. */
-export interface PortfolioEntry extends ScoreRecord {
+/** A current score on the portfolio's list, with its customer's name, book and metadata (as stored JSON text). */
+export interface PortfolioEntry extends ScoreRecord, Pick<CustomerRecord, BookKeys> {
   name: string;
+  metadataJson: string;
 }
 
-/** The customers of one metadata value (`value` its JSON text; null: the key is absent). */
-export interface GroupTally extends Tally {
+/** The customer's columns a portfolio entry carries beside the score's (customers `c`). */
+export const ENTRY_CUSTOMER_COLUMNS =
+  'c.name, c.owner, c.arr_cents, c.renewal_at, c.lifecycle, c.parent_id, CAST(c.metadata AS text) AS metadata';
+
+/** A row of a score and ENTRY_CUSTOMER_COLUMNS as a portfolio entry. */
+export const toEntry = (r: Row): PortfolioEntry => ({
+  ...toScore(r),
+  name: r.name as string,
+  owner: (r.owner as string | null) ?? null,
+  arrCents: r.arr_cents == null ? null : Number(r.arr_cents),
+  renewalAt: r.renewal_at == null ? null : Number(r.renewal_at),
+  lifecycle: r.lifecycle as Lifecycle,
+  parentId: (r.parent_id as string | null) ?? null,
+  metadataJson: r.metadata as string,
+});
+
+/** Position in a book order (`-arr`: ARR in cents; `renewal_at`: epoch ms; null: the customers without one, last). */
+export interface BookCursor {
+  value: number | null;
+  customerId: string;
+}
+
+/** The customers of one metadata value or owner (`value` its JSON text; null: the key is absent, no owner). */
+export interface GroupTally extends ArrTally {
   value: string | null;
 }
+
+/** What the summary groups by: a metadata key's values, or the owners (lower-cased: compared ignoring case). */
+export type GroupBy = { metadata: string } | 'owner';
 
 /** A customer whose score moved over a window: where it stood when the window opened, and now. */
 export interface Mover {
@@ -37,21 +74,27 @@ export interface ScoreCursor {
   customerId: string;
 }
 
+export interface ListScoresOptions {
+  status?: Status | undefined;
+  /** The order (`score` when absent); `after` is a ScoreCursor for `score`, a BookCursor for the others. */
+  sort?: PortfolioSort | undefined;
+  after?: ScoreCursor | BookCursor | undefined;
+  segment?: Segment | undefined;
+  limit: number;
+}
+
 export interface PortfolioReads {
   /** Current scores, lowest first (ties by customer id), optionally of one status band or segment. */
-  listScores(
-    accountId: string,
-    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
-  ): Promise<Page<PortfolioEntry>>;
-  /** The current scores of the account (or of a segment), counted per band and added up. */
-  tally(accountId: string, segment?: Segment): Promise<Tally>;
+  listScores(accountId: string, opts: ListScoresOptions): Promise<Page<PortfolioEntry>>;
+  /** The current scores of the account (or of a segment), counted per band and added up, with their ARR. */
+  tally(accountId: string, segment?: Segment): Promise<ArrTally>;
   /**
    * tally per bin of the score: `bins` equal bins of [0, 1], each [from, to) but the last, which
    * holds 1 too (docs/api.md, "Segments, trends and movers"); the lowest bin first.
    */
   distribution(accountId: string, bins: number, segment?: Segment): Promise<Tally[]>;
-  /** tally per value of one metadata key, in no particular order. */
-  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]>;
+  /** tally per value of one metadata key (or per owner), in no particular order. */
+  tallyBy(accountId: string, by: GroupBy, segment?: Segment): Promise<GroupTally[]>;
   /**
    * The portfolio (or the segment) now, and what each UTC day from `fromDay` on changed in it
    * (in no particular order; days without a change are absent), read at one moment.
@@ -74,17 +117,29 @@ export interface PortfolioReads {
 
 /** The account's scores `s`, with their customers `c` when a segment must be tested. */
 function scoresOf(db: Driver, p: Params, segment: Segment | undefined) {
-  if (!segment?.length) return 'health_scores s WHERE s.account_id = $1';
+  if (isWhole(segment)) return 'health_scores s WHERE s.account_id = $1';
   return `${db.customersWithScores} WHERE c.account_id = $1${segmentWhere(db, p, segment)}`;
 }
 
-export async function tally(db: Driver, accountId: string, segment?: Segment): Promise<Tally> {
+/** A band's ARR in cents, of customers `c` (null counting 0). */
+const ARR_CENTS = 'COALESCE(SUM(c.arr_cents), 0) AS arr';
+
+export async function tally(db: Driver, accountId: string, segment?: Segment): Promise<ArrTally> {
   const p = new Params(accountId);
-  const rows = await db.all<TallyRow>(
-    `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros FROM ${scoresOf(db, p, segment)} GROUP BY s.band`,
+  // The ARR is the customers': they are read even for the whole account.
+  const rows = await db.all<TallyRow & { arr: number }>(
+    `SELECT s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros, ${ARR_CENTS}
+     FROM ${db.customersWithScores} WHERE c.account_id = $1${segmentWhere(db, p, segment)} GROUP BY s.band`,
     p.list,
   );
-  return addTallyRows(emptyTally(), rows);
+  return addArrRows(emptyArrTally(), rows);
+}
+
+/** Adds tally rows with their ARR to `t`. */
+function addArrRows(t: ArrTally, rows: readonly (TallyRow & { arr: number })[]): ArrTally {
+  addTallyRows(t, rows);
+  for (const r of rows) t.arrCents[statusOf(r.band)] += Number(r.arr);
+  return t;
 }
 
 export async function distribution(
@@ -106,23 +161,25 @@ export async function distribution(
 export async function tallyBy(
   db: Driver,
   accountId: string,
-  key: string,
+  by: GroupBy,
   segment?: Segment,
 ): Promise<GroupTally[]> {
   const p = new Params(accountId);
-  // The value's JSON text: one parse of the metadata per customer ('null' only if stored so).
-  const value = db.metadataJson(p, key);
-  const rows = await db.all<TallyRow & { value: string | null }>(
-    `SELECT ${value} AS value, s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros
+  // The value's JSON text: one parse of the metadata per customer ('null' only if stored so); an
+  // owner lower-cased (owners are compared ignoring case), made JSON text below.
+  const value = by === 'owner' ? 'lower(c.owner)' : db.metadataJson(p, by.metadata);
+  const rows = await db.all<TallyRow & { value: string | null; arr: number }>(
+    `SELECT ${value} AS value, s.band, COUNT(*) AS n, ${SCORE_MICROS} AS micros, ${ARR_CENTS}
      FROM ${db.customersWithScores} WHERE c.account_id = $1${segmentWhere(db, p, segment)} GROUP BY 1, s.band`,
     p.list,
   );
-  return groupTallies(rows);
+  if (by !== 'owner') return groupTallies(rows);
+  return groupTallies(rows.map((r) => ({ ...r, value: r.value === null ? null : JSON.stringify(r.value) })));
 }
 
 export async function trendInputs(db: Driver, accountId: string, fromDay: number, segment?: Segment) {
   const p = new Params(accountId, fromDay);
-  const seg = segment?.length ? segmentWhere(db, p, segment) : null;
+  const seg = isWhole(segment) ? null : segmentWhere(db, p, segment);
   return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(seg), p.list));
 }
 
@@ -205,16 +262,18 @@ export function addTallyRows(t: Tally, rows: readonly TallyRow[]): Tally {
  * Per-value tallies from (value, band, n, micros) rows, a value's JSON text as read ('null', a
  * stored JSON null, counts as no value).
  */
-export function groupTallies(rows: readonly (TallyRow & { value: string | null })[]): GroupTally[] {
+export function groupTallies(
+  rows: readonly (TallyRow & { value: string | null; arr: number })[],
+): GroupTally[] {
   const groups = new Map<string | null, GroupTally>();
   for (const r of rows) {
     const value = r.value === 'null' ? null : r.value;
     let g = groups.get(value);
     if (!g) {
-      g = { value, ...emptyTally() };
+      g = { value, ...emptyArrTally() };
       groups.set(value, g);
     }
-    addTallyRows(g, [r]);
+    addArrRows(g, [r]);
   }
   return [...groups.values()];
 }
@@ -245,4 +304,54 @@ export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limi
   return rows
     .sort((a, b) => sign * (change(a) - change(b)) || (a.customerId < b.customerId ? -1 : 1))
     .slice(0, opts.limit);
+}
+
+/**
+ * A page of the portfolio in a book order (`-arr`: highest first; `renewal_at`: soonest first),
+ * the customers without the field last, ties by customer id; one row more than `limit` (has_more).
+ * Two index walks (migration 25): the customers with the field in its order, then those without by
+ * id, each stopping after a page, so a deep page reads no more than a first one.
+ */
+export async function listScoresByBook(
+  db: Driver,
+  accountId: string,
+  sort: Exclude<PortfolioSort, 'score'>,
+  opts: {
+    status?: Status | undefined;
+    after?: BookCursor | undefined;
+    segment?: Segment | undefined;
+    limit: number;
+  },
+): Promise<PortfolioEntry[]> {
+  const p = new Params(accountId);
+  const column = sort === '-arr' ? 'c.arr_cents' : 'c.renewal_at';
+  const desc = sort === '-arr';
+  let filters = opts.status ? ` AND s.band = ${p.add(bandOf(opts.status))}` : '';
+  filters += segmentWhere(db, p, opts.segment);
+  const limit = p.add(opts.limit + 1);
+  const columns = `${scoreColumns('s')}, ${ENTRY_CUSTOMER_COLUMNS}, ${column} AS sort_value`;
+  const after = opts.after;
+  const parts: string[] = [];
+  if (after === undefined || after.value !== null) {
+    let keyset = '';
+    if (after?.value != null) {
+      const v = p.add(after.value);
+      const id = p.add(beforeNul(after.customerId));
+      // Written so the index range starts at the cursor's value; the rest is a filter on its ties.
+      keyset = desc
+        ? ` AND ${column} <= ${v} AND (${column} < ${v} OR c.id > ${id})`
+        : ` AND ${column} >= ${v} AND (${column} > ${v} OR c.id > ${id})`;
+    }
+    parts.push(`SELECT * FROM (SELECT ${columns}, 0 AS part FROM ${db.customersWithScores}
+      WHERE c.account_id = $1 AND ${column} IS NOT NULL${keyset}${filters}
+      ORDER BY ${column}${desc ? ' DESC' : ''}, c.id LIMIT ${limit}) a`);
+  }
+  const nullAfter = after?.value === null ? ` AND c.id > ${p.add(beforeNul(after.customerId))}` : '';
+  parts.push(`SELECT * FROM (SELECT ${columns}, 1 AS part FROM ${db.customersWithScores}
+    WHERE c.account_id = $1 AND ${column} IS NULL${nullAfter}${filters} ORDER BY c.id LIMIT ${limit}) b`);
+  const rows = await db.all(
+    `${parts.join(' UNION ALL ')} ORDER BY part, sort_value${desc ? ' DESC' : ''}, customer_id LIMIT ${limit}`,
+    p.list,
+  );
+  return rows.map(toEntry);
 }

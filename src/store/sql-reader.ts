@@ -6,7 +6,7 @@
 
 import { customerJson } from '../api/customers.ts';
 import type { EventType } from '../domain/events.ts';
-import type { Tally } from '../domain/portfolio.ts';
+import type { ArrTally, Tally } from '../domain/portfolio.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Status } from '../domain/scoring.ts';
 import * as customers from './customers.ts';
@@ -15,8 +15,10 @@ import * as metricSummaries from './metric-summaries.ts';
 import * as metrics from './metrics.ts';
 import * as outbox from './outbox.ts';
 import * as outcomes from './outcomes.ts';
+import type { GroupBy, ListScoresOptions, PortfolioEntry } from './portfolio.ts';
 import * as portfolio from './portfolio.ts';
 import * as rederive from './rederive.ts';
+import { page } from './rows.ts';
 import * as scores from './scores.ts';
 import * as settings from './settings.ts';
 import type {
@@ -30,7 +32,6 @@ import type {
   Mover,
   Page,
   Reader,
-  ScoreCursor,
   ScoreRecord,
   Segment,
   Settings,
@@ -109,14 +110,16 @@ export class SqlReader implements Reader {
     return scores.countScoresByStatus(this.db, accountId);
   }
 
-  listScores(
-    accountId: string,
-    opts: { status?: Status | undefined; after?: ScoreCursor | undefined; segment?: Segment; limit: number },
-  ) {
-    return this.native.listScores(accountId, opts);
+  async listScores(accountId: string, opts: ListScoresOptions): Promise<Page<PortfolioEntry>> {
+    const sort = opts.sort ?? 'score';
+    if (sort === 'score') return this.native.listScores(accountId, opts);
+    // The book orders are one statement for both backends (../portfolio.ts).
+    const after = opts.after && !('status' in opts.after) ? opts.after : undefined;
+    const rows = await portfolio.listScoresByBook(this.db, accountId, sort, { ...opts, after });
+    return page(rows, opts.limit, (r) => r);
   }
 
-  tally(accountId: string, segment?: Segment): Promise<Tally> {
+  tally(accountId: string, segment?: Segment): Promise<ArrTally> {
     return portfolio.tally(this.db, accountId, segment);
   }
 
@@ -124,8 +127,8 @@ export class SqlReader implements Reader {
     return portfolio.distribution(this.db, accountId, bins, segment);
   }
 
-  tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
-    return portfolio.tallyBy(this.db, accountId, key, segment);
+  tallyBy(accountId: string, by: GroupBy, segment?: Segment): Promise<GroupTally[]> {
+    return portfolio.tallyBy(this.db, accountId, by, segment);
   }
 
   trendInputs(accountId: string, fromDay: number, segment?: Segment) {

@@ -41,7 +41,16 @@ export type {
 } from './outbox.ts';
 export type { JudgedOutcome, OutcomeRecord } from './outcomes.ts';
 export type { People, SessionRecord, UserRecord } from './people.ts';
-export type { GroupTally, Mover, PortfolioEntry, ScoreCursor } from './portfolio.ts';
+export type {
+  BookCursor,
+  GroupBy,
+  GroupTally,
+  ListScoresOptions,
+  Mover,
+  PortfolioEntry,
+  PortfolioSort,
+  ScoreCursor,
+} from './portfolio.ts';
 export type { RederiveTarget } from './rederive.ts';
 export type { PruneBatch, Retention } from './retention.ts';
 export type { Page } from './rows.ts';

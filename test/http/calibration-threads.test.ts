@@ -39,7 +39,7 @@ describe('calibration threads', () => {
   test('the report is what calibrate() answers on the main thread, bit for bit', async () => {
     for (const [query, horizon, segment] of [
       ['', 0, undefined],
-      ['?horizon_days=7&metadata[plan]=pro', 7, [{ key: 'plan', value: 'pro' }]],
+      ['?horizon_days=7&metadata[plan]=pro', 7, { metadata: [{ key: 'plan', value: 'pro' }] }],
     ] as const) {
       const res = await t.api.get(CALIBRATION + query);
       assert.equal(res.status, 200, res.raw);
@@ -78,12 +78,12 @@ describe('calibration threads', () => {
 
   test('five different at once from one account: each answered with its own report', async () => {
     const before = await computed(t);
-    const queries: [string, number, { key: string; value: string }[] | undefined][] = [
+    const queries: [string, number, { metadata: { key: string; value: string }[] } | undefined][] = [
       ['?horizon_days=0', 0, undefined],
       ['?horizon_days=1', 1, undefined],
       ['?horizon_days=2', 2, undefined],
       ['?horizon_days=30', 30, undefined],
-      ['?metadata[plan]=basic', 0, [{ key: 'plan', value: 'basic' }]],
+      ['?metadata[plan]=basic', 0, { metadata: [{ key: 'plan', value: 'basic' }] }],
     ];
     const answers = await Promise.all(queries.map(([query]) => t.api.get(CALIBRATION + query)));
     for (const [i, res] of answers.entries()) {

@@ -5,6 +5,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type Client, customerBody, type TestApp } from '../helpers/app.ts';
 
+/** The summary's ARR of customers without one (docs/api.md, "Segments, trends and movers"). */
+const NO_ARR = { arr: { total: 0, healthy: 0, at_risk: 0, critical: 0 }, arr_at_risk: 0 };
+/** A portfolio entry's book and metadata, unset (docs/api.md, "Health scores"). */
+const NO_BOOK = {
+  owner: null,
+  arr: null,
+  renewal_at: null,
+  lifecycle: 'active',
+  parent_id: null,
+  metadata: {},
+};
+
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 interface Ev {
@@ -686,8 +698,13 @@ describe('health scores: portfolio and summary', () => {
     assert.equal(res.body.has_more, true);
     assert.equal(typeof res.body.next_cursor, 'string');
     // Each entry is the customer's health score with its name, so a page needs no other request.
-    const { name, ...first } = res.body.data[0];
+    const { name, owner, arr, renewal_at, lifecycle, parent_id, metadata, ...first } = res.body.data[0];
     assert.equal(name, `Customer ${first.customer_id}`);
+    // …and its book and metadata (docs/api.md, "Health scores"), unset here.
+    assert.deepEqual(
+      { owner, arr, renewal_at, lifecycle, parent_id, metadata },
+      { owner: null, arr: null, renewal_at: null, lifecycle: 'active', parent_id: null, metadata: {} },
+    );
     assert.deepEqual(first, await current(t.api, first.customer_id));
   });
 
@@ -741,6 +758,7 @@ describe('health scores: portfolio and summary', () => {
         critical: expected('critical').length,
       },
       average: Math.round(sum / ids.length) / 1e6,
+      ...NO_ARR,
     });
   });
 
@@ -765,6 +783,7 @@ describe('health scores: portfolio and summary', () => {
       total: 0,
       counts: { healthy: 0, at_risk: 0, critical: 0 },
       average: null,
+      ...NO_ARR,
     });
   });
 });
@@ -1096,12 +1115,13 @@ describe('health scores: deleting a customer', () => {
       assert.equal(res.body.error.code, 'customer_not_found');
     }
     assert.deepEqual((await t.api.get('/api/health-scores')).body.data, [
-      { ...stays, name: 'Customer cus_stays' },
+      { ...stays, name: 'Customer cus_stays', ...NO_BOOK },
     ]);
     assert.deepEqual((await t.api.get('/api/health-scores/summary')).body, {
       total: 1,
       counts: { healthy: 1, at_risk: 0, critical: 0 },
       average: 0.9,
+      ...NO_ARR,
     });
 
     await customer(t.api, 'cus_gone');

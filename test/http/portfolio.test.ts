@@ -18,6 +18,10 @@ async function score(api: Client, id: string, usage: number, support = usage) {
   assert.equal(res.status, 200, res.raw);
 }
 
+/** The ARR sums of customers without ARR (docs/api.md, "Segments, trends and movers"). */
+const NO_ARR = { total: 0, healthy: 0, at_risk: 0, critical: 0 };
+const NO_ARR_SUMMARY = { arr: NO_ARR, arr_at_risk: 0 };
+
 const ids = (res: { body: { data?: { customer_id: string }[]; customers?: { id: string }[] } }) =>
   res.body.data ? res.body.data.map((d) => d.customer_id) : (res.body.customers ?? []).map((c) => c.id);
 
@@ -155,11 +159,30 @@ describe('summary grouped by a metadata key', () => {
       total: 6,
       counts: { healthy: 2, at_risk: 1, critical: 3 },
       average: 0.466667,
+      ...NO_ARR_SUMMARY,
       groups: [
-        { value: 'free', total: 2, counts: { healthy: 0, at_risk: 0, critical: 2 }, average: 0.15 },
-        { value: 'team', total: 1, counts: { healthy: 0, at_risk: 1, critical: 0 }, average: 0.5 },
-        { value: 'pro', total: 2, counts: { healthy: 1, at_risk: 0, critical: 1 }, average: 0.6 },
-        { value: null, total: 1, counts: { healthy: 1, at_risk: 0, critical: 0 }, average: 0.8 },
+        {
+          value: 'free',
+          total: 2,
+          counts: { healthy: 0, at_risk: 0, critical: 2 },
+          average: 0.15,
+          arr: NO_ARR,
+        },
+        {
+          value: 'team',
+          total: 1,
+          counts: { healthy: 0, at_risk: 1, critical: 0 },
+          average: 0.5,
+          arr: NO_ARR,
+        },
+        {
+          value: 'pro',
+          total: 2,
+          counts: { healthy: 1, at_risk: 0, critical: 1 },
+          average: 0.6,
+          arr: NO_ARR,
+        },
+        { value: null, total: 1, counts: { healthy: 1, at_risk: 0, critical: 0 }, average: 0.8, arr: NO_ARR },
       ],
       groups_truncated: false,
     });
@@ -171,9 +194,10 @@ describe('summary grouped by a metadata key', () => {
       total: 2,
       counts: { healthy: 1, at_risk: 0, critical: 1 },
       average: 0.6,
+      ...NO_ARR_SUMMARY,
       groups: [
-        { value: 2, total: 1, counts: { healthy: 0, at_risk: 0, critical: 1 }, average: 0.3 },
-        { value: 1, total: 1, counts: { healthy: 1, at_risk: 0, critical: 0 }, average: 0.9 },
+        { value: 2, total: 1, counts: { healthy: 0, at_risk: 0, critical: 1 }, average: 0.3, arr: NO_ARR },
+        { value: 1, total: 1, counts: { healthy: 1, at_risk: 0, critical: 0 }, average: 0.9, arr: NO_ARR },
       ],
       groups_truncated: false,
     });

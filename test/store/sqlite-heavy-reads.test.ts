@@ -43,7 +43,7 @@ describe('SQLite heavy reads, on a thread of their own', () => {
     const conn = new Connection(join(db.dir, 'vitals.db'), 'normal');
     t.after(() => conn.db.close());
     const here = new SqlReader(driverOf(conn), sqliteReads(conn));
-    const pro = [{ key: 'plan', value: 'pro' }];
+    const pro = { metadata: [{ key: 'plan', value: 'pro' }] };
     const since = T0 + 2 * DAY_MS;
     const fromDay = dayOf(T0);
     const pairs: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
@@ -51,8 +51,16 @@ describe('SQLite heavy reads, on a thread of their own', () => {
       ['tally of a segment', () => store.tally(a, pro), () => here.tally(a, pro)],
       ['distribution', () => store.distribution(a, 20), () => here.distribution(a, 20)],
       ['distribution of a segment', () => store.distribution(a, 7, pro), () => here.distribution(a, 7, pro)],
-      ['tallyBy', () => store.tallyBy(a, 'seats'), () => here.tallyBy(a, 'seats')],
-      ['tallyBy of a segment', () => store.tallyBy(a, 'seats', pro), () => here.tallyBy(a, 'seats', pro)],
+      [
+        'tallyBy',
+        () => store.tallyBy(a, { metadata: 'seats' }),
+        () => here.tallyBy(a, { metadata: 'seats' }),
+      ],
+      [
+        'tallyBy of a segment',
+        () => store.tallyBy(a, { metadata: 'seats' }, pro),
+        () => here.tallyBy(a, { metadata: 'seats' }, pro),
+      ],
       ['trendInputs', () => store.trendInputs(a, fromDay), () => here.trendInputs(a, fromDay)],
       [
         'trendInputs of a segment',
@@ -96,11 +104,13 @@ describe('SQLite heavy reads, on a thread of their own', () => {
     await store.tally(small); // the thread is up: what follows is the reads, not its start
     const order: string[] = [];
     let running = true;
-    const trend = store.trendInputs(big, dayOf(T0), [{ key: 'plan', value: 'pro' }]).then((inputs) => {
-      running = false;
-      order.push('trend');
-      return inputs;
-    });
+    const trend = store
+      .trendInputs(big, dayOf(T0), { metadata: [{ key: 'plan', value: 'pro' }] })
+      .then((inputs) => {
+        running = false;
+        order.push('trend');
+        return inputs;
+      });
     // Reads of the other account, each after a turn of the event loop, for as long as the trend
     // runs: on the main thread, the trend held the loop and answered before the first of them.
     do {

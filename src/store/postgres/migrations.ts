@@ -452,3 +452,13 @@ MIGRATIONS.push(
   CREATE INDEX customers_by_parent ON customers (account_id, parent_id) WHERE parent_id IS NOT NULL;
   `,
 );
+
+MIGRATIONS.push(
+  /* 25: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
+     customers_by_arr from the highest ARR, sort=renewal_at customers_by_renewal from the soonest; the
+     customers without the field, listed last by id, are found by the same indexes (the field IS
+     NULL, then the id). */ `
+  CREATE INDEX customers_by_arr ON customers (account_id, arr_cents DESC, id);
+  CREATE INDEX customers_by_renewal ON customers (account_id, renewal_at, id);
+  `,
+);

@@ -3,11 +3,11 @@
 // ../sqlite/portfolio.ts, proven by the one contract suite. docs/api.md, "Segments, trends and movers".
 import type postgres from 'postgres';
 import type { DropWatch } from '../../domain/alerts.ts';
-import type { Status } from '../../domain/scoring.ts';
+import { isWhole } from '../customers.ts';
 import { beforeNul, type Row } from '../driver.ts';
-import { MOVER_SLACK, moversFrom } from '../portfolio.ts';
-import { bandOf, statusOf, toScore } from '../rows.ts';
-import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import { type ListScoresOptions, MOVER_SLACK, moversFrom, toEntry } from '../portfolio.ts';
+import { bandOf, statusOf } from '../rows.ts';
+import type { Mover, PortfolioEntry, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { pgArray } from './text.ts';
 
@@ -19,12 +19,19 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  */
 export function segmentWhere(sql: Queryable, segment: Segment | undefined): Fragment {
   let where = sql``;
-  for (const { key, value } of segment ?? []) {
+  for (const { key, value } of segment?.metadata ?? []) {
     where = sql`${where} AND (CASE json_typeof(c.metadata -> ${key})
       WHEN 'string' THEN c.metadata ->> ${key}
       WHEN 'number' THEN (c.metadata -> ${key})::text
       WHEN 'boolean' THEN (c.metadata -> ${key})::text END) = ${value}`;
   }
+  // The book's conditions as ../driver.ts bookConditions writes them, in fragments.
+  if (segment?.owner === null) where = sql`${where} AND c.owner IS NULL`;
+  else if (segment?.owner !== undefined) where = sql`${where} AND lower(c.owner) = lower(${segment.owner})`;
+  if (segment?.renewalAfter !== undefined) where = sql`${where} AND c.renewal_at >= ${segment.renewalAfter}`;
+  if (segment?.renewalBefore !== undefined) where = sql`${where} AND c.renewal_at < ${segment.renewalBefore}`;
+  if (segment?.parentId !== undefined) where = sql`${where} AND c.parent_id = ${segment.parentId}`;
+  if (segment?.lifecycle !== undefined) where = sql`${where} AND c.lifecycle = ${segment.lifecycle}`;
   return where;
 }
 
@@ -38,7 +45,7 @@ export async function movers(
   // latest history entry up to `since`, else its first one after. LATERAL computes it once per
   // candidate (as a subquery in the select list it would run again for the filter and the order), and
   // names are read for the listed few only.
-  const segment = opts.segment?.length
+  const segment = !isWhole(opts.segment)
     ? sql`AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id
         ${segmentWhere(sql, opts.segment)})`
     : sql``;
@@ -74,16 +81,19 @@ export async function movers(
 export async function listScores(
   sql: Queryable,
   accountId: string,
-  opts: { status?: Status | undefined; after?: ScoreCursor | undefined; limit: number; segment?: Segment },
+  opts: ListScoresOptions,
 ): Promise<PortfolioEntry[]> {
-  const { status, after } = opts;
+  const { status } = opts;
+  const after = opts.after && 'status' in opts.after ? opts.after : undefined;
   // The customer as a LATERAL subquery that cannot be pulled up (OFFSET 0): the portfolio index
   // leads, so a page stops after its rows. PostgreSQL has no statistics for a metadata filter and
   // would otherwise guess it rare and sort the whole segment.
   const rows = await sql<Row[]>`
-    SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, s.computed, s.override, c.name
+    SELECT s.customer_id, s.score, s.band, s.factors, s.version, s.updated_at, s.computed, s.override,
+      c.name, c.owner, c.arr_cents, c.renewal_at, c.lifecycle, c.parent_id, c.metadata::text AS metadata
     FROM health_scores s CROSS JOIN LATERAL (
-      SELECT name, metadata FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id OFFSET 0
+      SELECT name, owner, arr_cents, renewal_at, lifecycle, parent_id, metadata
+      FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id OFFSET 0
     ) c
     WHERE s.account_id = ${accountId}
       ${status ? sql`AND s.band = ${bandOf(status)}` : sql``}
@@ -94,7 +104,7 @@ export async function listScores(
       }
       ${segmentWhere(sql, opts.segment)}
     ORDER BY s.band, s.score, s.customer_id LIMIT ${opts.limit + 1}`;
-  return rows.map((r) => ({ ...toScore(r), name: r.name as string }));
+  return rows.map(toEntry);
 }
 
 export async function dropWatch(
@@ -112,6 +122,9 @@ export async function dropWatch(
             AND (h2.created_at <= ${since} OR h2.reason IN ('weights_changed', 'rules_changed'))), 0)) AS peak,
       (SELECT a.alerted_at FROM drop_alerts a WHERE a.account_id = ${accountId} AND a.customer_id = i.id)
         AS alerted_at
-    FROM unnest(${pgArray(ids as string[])}::text[]) AS i(id)`;
+    FROM unnest(${pgArray(ids as string[])}::text[]) AS i(id)
+    -- A churned customer has left the portfolio: no watch, so no drop alert (docs/api.md, "Drop alerts").
+    WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.account_id = ${accountId} AND c.id = i.id
+      AND c.lifecycle = 'churned')`;
   return new Map(rows.map((r) => [r.id, { peak: r.peak, alertedAt: r.alerted_at }]));
 }

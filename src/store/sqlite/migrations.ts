@@ -536,3 +536,14 @@ MIGRATIONS.push((db) => {
     after = [last.account_id as string, last.id as string];
   }
 });
+
+/*
+ * 25: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
+ * customers_by_arr from the highest ARR, sort=renewal_at customers_by_renewal from the soonest; the
+ * customers without the field, listed last by id, are found by the same indexes (the field IS NULL,
+ * then the id).
+ */
+MIGRATIONS.push(`
+  CREATE INDEX customers_by_arr ON customers (account_id, arr_cents DESC, id);
+  CREATE INDEX customers_by_renewal ON customers (account_id, renewal_at, id);
+`);

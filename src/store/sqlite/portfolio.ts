@@ -2,10 +2,16 @@
 // to know (the tallies and the trend are shared, ../portfolio.ts). docs/api.md, "Segments,
 // trends and movers".
 import type { DropWatch } from '../../domain/alerts.ts';
-import type { Status } from '../../domain/scoring.ts';
-import { MOVER_SLACK, moversFrom } from '../portfolio.ts';
-import { bandOf, statusOf, toScore } from '../rows.ts';
-import type { Mover, PortfolioEntry, ScoreCursor, Segment } from '../store.ts';
+import { bookConditions } from '../driver.ts';
+import {
+  ENTRY_CUSTOMER_COLUMNS,
+  type ListScoresOptions,
+  MOVER_SLACK,
+  moversFrom,
+  toEntry,
+} from '../portfolio.ts';
+import { bandOf, statusOf } from '../rows.ts';
+import type { Mover, PortfolioEntry, Segment } from '../store.ts';
 import type { Connection } from './connection.ts';
 
 /** A metadata key as an SQLite JSON path: quoted, so any key (dots, quotes, brackets) is one label. */
@@ -15,16 +21,22 @@ const path = (key: string) => `$.${JSON.stringify(key)}`;
  * The segment's conditions on customers `c`: a string value compared as text, a number or
  * boolean as its JSON text, anything else (an object, an array) never equal.
  */
-export function segmentWhere(segment: Segment | undefined): { sql: string; params: string[] } {
+export function segmentWhere(segment: Segment | undefined): { sql: string; params: (string | number)[] } {
   const sql: string[] = [];
-  const params: string[] = [];
-  for (const { key, value } of segment ?? []) {
+  const params: (string | number)[] = [];
+  for (const { key, value } of segment?.metadata ?? []) {
     sql.push(`(CASE json_type(c.metadata, ?) WHEN 'text' THEN c.metadata ->> ?
       WHEN 'integer' THEN c.metadata -> ? WHEN 'real' THEN c.metadata -> ?
       WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) = ?`);
     const p = path(key);
     params.push(p, p, p, p, value);
   }
+  sql.push(
+    ...bookConditions(segment, (v) => {
+      params.push(v);
+      return '?';
+    }),
+  );
   return { sql: sql.map((s) => ` AND ${s}`).join(''), params };
 }
 
@@ -73,31 +85,28 @@ export function movers(
   );
 }
 
-export function listScores(
-  conn: Connection,
-  accountId: string,
-  opts: { status?: Status | undefined; after?: ScoreCursor | undefined; limit: number; segment?: Segment },
-): PortfolioEntry[] {
+export function listScores(conn: Connection, accountId: string, opts: ListScoresOptions): PortfolioEntry[] {
   const where = ['s.account_id = ?'];
   const params: (string | number)[] = [accountId];
   if (opts.status) {
     where.push('s.band = ?');
     params.push(bandOf(opts.status));
   }
-  if (opts.after) {
+  const after = opts.after && 'status' in opts.after ? opts.after : undefined;
+  if (after) {
     where.push('(s.band, s.score, s.customer_id) > (?, ?, ?)');
-    params.push(bandOf(opts.after.status), opts.after.score, opts.after.customerId);
+    params.push(bandOf(after.status), after.score, after.customerId);
   }
   const seg = segmentWhere(opts.segment);
   return conn
     .all(
-      `SELECT s.*, c.name FROM ${SCORES_WITH_CUSTOMERS} WHERE ${where.join(' AND ')}${seg.sql}
+      `SELECT s.*, ${ENTRY_CUSTOMER_COLUMNS} FROM ${SCORES_WITH_CUSTOMERS} WHERE ${where.join(' AND ')}${seg.sql}
        ORDER BY s.band, s.score, s.customer_id LIMIT ?`,
       ...params,
       ...seg.params,
       opts.limit + 1,
     )
-    .map((r) => ({ ...toScore(r), name: r.name as string }));
+    .map(toEntry);
 }
 
 /** dropWatch's two reads for one customer ($1 account, $2 customer, $3 where the window opens). */
@@ -115,6 +124,13 @@ export function dropWatch(
 ): Map<string, DropWatch> {
   const watches = new Map<string, DropWatch>();
   for (const id of ids) {
+    // A churned customer has left the portfolio: no watch, so no drop alert (docs/api.md, "Drop alerts").
+    const lifecycle = conn.get(
+      'SELECT lifecycle FROM customers WHERE account_id = ? AND id = ?',
+      accountId,
+      id,
+    );
+    if (lifecycle?.lifecycle === 'churned') continue;
     const peak = conn.get(PEAK, accountId, id, since)?.peak as number | null | undefined;
     const alerted = conn.get(
       'SELECT alerted_at FROM drop_alerts WHERE account_id = ? AND customer_id = ?',

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Tally } from '../../domain/portfolio.ts';
+import type { ArrTally, Tally } from '../../domain/portfolio.ts';
 import * as outbox from '../outbox.ts';
 import { nameOf, type SharedWrite } from '../shared-writes.ts';
 import { SqlStore } from '../sql-store.ts';
@@ -14,6 +14,7 @@ import type {
   AttemptOutcome,
   ClaimedDelivery,
   ClaimOptions,
+  GroupBy,
   GroupTally,
   Mover,
   Reader,
@@ -80,7 +81,7 @@ export class SqliteStore extends SqlStore implements Store {
     this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
   }
 
-  override tally(accountId: string, segment?: Segment): Promise<Tally> {
+  override tally(accountId: string, segment?: Segment): Promise<ArrTally> {
     return this.#heavy ? this.#heavy.read('tally', accountId, segment) : super.tally(accountId, segment);
   }
 
@@ -90,10 +91,10 @@ export class SqliteStore extends SqlStore implements Store {
       : super.distribution(accountId, bins, segment);
   }
 
-  override tallyBy(accountId: string, key: string, segment?: Segment): Promise<GroupTally[]> {
+  override tallyBy(accountId: string, by: GroupBy, segment?: Segment): Promise<GroupTally[]> {
     return this.#heavy
-      ? this.#heavy.read('tallyBy', accountId, key, segment)
-      : super.tallyBy(accountId, key, segment);
+      ? this.#heavy.read('tallyBy', accountId, by, segment)
+      : super.tallyBy(accountId, by, segment);
   }
 
   override trendInputs(

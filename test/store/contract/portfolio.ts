@@ -41,6 +41,8 @@ async function timeline(store: Store, accountId: string): Promise<void> {
 }
 
 const counts = (critical: number, at_risk: number, healthy: number) => ({ healthy, at_risk, critical });
+/** The ARR of customers without one, per band in cents. */
+const NO_ARR = counts(0, 0, 0);
 
 export function portfolioContract(c: ContractContext): void {
   describe('portfolio reads', () => {
@@ -48,20 +50,27 @@ export function portfolioContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await timeline(store, a);
-      assert.deepEqual(await store.tally(a), { counts: counts(1, 1, 0), micros: 800_000 });
-      assert.deepEqual(await store.tally(a, [{ key: 'plan', value: 'pro' }]), {
+      assert.deepEqual(await store.tally(a), { counts: counts(1, 1, 0), micros: 800_000, arrCents: NO_ARR });
+      assert.deepEqual(await store.tally(a, { metadata: [{ key: 'plan', value: 'pro' }] }), {
         counts: counts(1, 1, 0),
         micros: 800_000,
+        arrCents: NO_ARR,
       });
-      assert.deepEqual(await store.tally(a, [{ key: 'seats', value: '10' }]), {
+      assert.deepEqual(await store.tally(a, { metadata: [{ key: 'seats', value: '10' }] }), {
         counts: counts(1, 0, 0),
         micros: 300_000,
+        arrCents: NO_ARR,
       });
-      assert.deepEqual(await store.tally(a, [{ key: 'plan', value: 'free' }]), {
+      assert.deepEqual(await store.tally(a, { metadata: [{ key: 'plan', value: 'free' }] }), {
         counts: counts(0, 0, 0),
         micros: 0,
+        arrCents: NO_ARR,
       });
-      assert.deepEqual(await store.tally(await c.account()), { counts: counts(0, 0, 0), micros: 0 });
+      assert.deepEqual(await store.tally(await c.account()), {
+        counts: counts(0, 0, 0),
+        micros: 0,
+        arrCents: NO_ARR,
+      });
     });
 
     test('distribution: a tally per bin, [from, to), the top score in the last bin', async () => {
@@ -82,7 +91,7 @@ export function portfolioContract(c: ContractContext): void {
         ten.map((t) => t.counts.critical + t.counts.at_risk + t.counts.healthy),
         [0, 0, 0, 1, 0, 1, 0, 0, 0, 1],
       );
-      assert.deepEqual(await store.distribution(a, 1, [{ key: 'plan', value: 'pro' }]), [
+      assert.deepEqual(await store.distribution(a, 1, { metadata: [{ key: 'plan', value: 'pro' }] }), [
         { counts: counts(1, 1, 0), micros: 800_000 },
       ]);
     });
@@ -91,18 +100,21 @@ export function portfolioContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await timeline(store, a);
-      const byPlan = await store.tallyBy(a, 'plan');
-      assert.deepEqual(byPlan, [{ value: '"pro"', counts: counts(1, 1, 0), micros: 800_000 }]);
-      const bySeats = (await store.tallyBy(a, 'seats')).sort((x, y) =>
+      const byPlan = await store.tallyBy(a, { metadata: 'plan' });
+      assert.deepEqual(byPlan, [
+        { value: '"pro"', counts: counts(1, 1, 0), micros: 800_000, arrCents: NO_ARR },
+      ]);
+      const bySeats = (await store.tallyBy(a, { metadata: 'seats' })).sort((x, y) =>
         String(x.value).localeCompare(String(y.value)),
       );
       assert.deepEqual(bySeats, [
-        { value: '10', counts: counts(1, 0, 0), micros: 300_000 },
-        { value: null, counts: counts(0, 1, 0), micros: 500_000 },
+        { value: '10', counts: counts(1, 0, 0), micros: 300_000, arrCents: NO_ARR },
+        { value: null, counts: counts(0, 1, 0), micros: 500_000, arrCents: NO_ARR },
       ]);
-      assert.deepEqual(await store.tallyBy(a, 'plan', [{ key: 'seats', value: '10' }]), [
-        { value: '"pro"', counts: counts(1, 0, 0), micros: 300_000 },
-      ]);
+      assert.deepEqual(
+        await store.tallyBy(a, { metadata: 'plan' }, { metadata: [{ key: 'seats', value: '10' }] }),
+        [{ value: '"pro"', counts: counts(1, 0, 0), micros: 300_000, arrCents: NO_ARR }],
+      );
     });
 
     test("trendInputs: now, and each day's change from the history; a deleted customer is in no day", async () => {
@@ -122,7 +134,7 @@ export function portfolioContract(c: ContractContext): void {
         (await store.trendInputs(a, DAY0 + 1)).days.map((d) => d.day),
         [DAY0 + 1],
       );
-      const pro = await store.trendInputs(a, DAY0, [{ key: 'seats', value: '10' }]);
+      const pro = await store.trendInputs(a, DAY0, { metadata: [{ key: 'seats', value: '10' }] });
       assert.deepEqual(pro.now, { counts: counts(1, 0, 0), micros: 300_000 });
       assert.deepEqual(
         pro.days.sort((x, y) => x.day - y.day),
@@ -149,7 +161,7 @@ export function portfolioContract(c: ContractContext): void {
           since,
           direction: 'down',
           limit: 10,
-          segment: [{ key: 'plan', value: 'free' }],
+          segment: { metadata: [{ key: 'plan', value: 'free' }] },
         }),
         [],
       );

@@ -23,7 +23,7 @@ export function remainingContract(c: ContractContext): void {
         { limit: 2 },
         { limit: 2, startingAfter: 'k2' },
         { limit: 10, search: 'QUOTED' },
-        { limit: 10, segment: [{ key: 'plan', value: 'pro' }] },
+        { limit: 10, segment: { metadata: [{ key: 'plan', value: 'pro' }] } },
       ]) {
         const records = await store.listCustomers(a, opts);
         const json = await store.listCustomersJson(a, opts);
