@@ -309,7 +309,7 @@ export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limi
 /**
  * A page of the portfolio in a book order (`-arr`: highest first; `renewal_at`: soonest first),
  * the customers without the field last, ties by customer id; one row more than `limit` (has_more).
- * Two index walks (migration 25): the customers with the field in its order, then those without by
+ * Two index walks (migration 26): the customers with the field in its order, then those without by
  * id, each stopping after a page, so a deep page reads no more than a first one.
  */
 export async function listScoresByBook(

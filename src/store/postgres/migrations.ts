@@ -454,7 +454,7 @@ MIGRATIONS.push(
 );
 
 MIGRATIONS.push(
-  /* 25: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
+  /* 26: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
      customers_by_arr from the highest ARR, sort=renewal_at customers_by_renewal from the soonest; the
      customers without the field, listed last by id, are found by the same indexes (the field IS
      NULL, then the id). */ `
