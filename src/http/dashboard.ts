@@ -14,6 +14,7 @@ export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web', import.meta
 /** The paths the dashboard routes in the browser (web/src/router.tsx); each answers index.html. */
 const PAGES = [
   '/',
+  '/book',
   '/sign-in',
   '/set-password',
   '/people',

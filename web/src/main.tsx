@@ -1,21 +1,24 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { can, onUnauthorized, request, session, type User } from './api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, can, onUnauthorized, query, request, session, type User } from './api.ts';
 import { AuditPage } from './pages/audit.tsx';
 import { CalibrationPage } from './pages/calibration.tsx';
 import { CustomerPage } from './pages/customer.tsx';
+import { MyBookPage } from './pages/my-book.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
+import { VIEWS_CHANGED } from './pages/portfolio-filters.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SettingsPage } from './pages/settings.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { WebhookPage } from './pages/webhook.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, paths, type Route, useRoute } from './router.tsx';
-import { Page } from './ui.tsx';
+import { Page, useLoad } from './ui.tsx';
 import './styles.css';
 
 const NAV = [
+  { href: paths.book, label: 'My book', pages: ['book'], admin: false, person: true },
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
   { href: paths.calibration, label: 'Calibration', pages: ['calibration'], admin: false },
   { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
@@ -43,6 +46,8 @@ function Content({ route }: { route: Route }) {
     case 'portfolio':
     case 'sign-in':
       return <PortfolioPage />;
+    case 'book':
+      return <MyBookPage />;
     case 'customer':
       return <CustomerPage key={route.id} id={route.id} />;
     case 'settings':
@@ -62,6 +67,54 @@ function Content({ route }: { route: Route }) {
   }
 }
 
+/** Whether a page of the navigation is for this session: admins' pages, and a person's own. */
+const shown = (item: (typeof NAV)[number]) =>
+  (!item.admin || can('administer')) && (!('person' in item) || session.user !== undefined);
+
+interface SavedView {
+  id: string;
+  name: string;
+  query: string;
+}
+
+/** The person's saved views of the portfolio (docs/api.md, "Saved views"), each a link to it. */
+function SavedViews() {
+  const views = useLoad((signal) => api.get<{ data: SavedView[] }>('/api/views', signal), []);
+  useEffect(() => {
+    const reload = () => views.reload();
+    window.addEventListener(VIEWS_CHANGED, reload);
+    return () => window.removeEventListener(VIEWS_CHANGED, reload);
+  }, [views.reload]);
+  const list = views.data?.data ?? [];
+  if (list.length === 0) return null;
+  const remove = async (id: string) => {
+    await api.delete(`/api/views/${encodeURIComponent(id)}`).catch(() => {});
+    views.reload();
+  };
+  return (
+    <li>
+      <details class="views">
+        <summary>Saved views</summary>
+        <ul>
+          {list.map((v) => (
+            <li key={v.id}>
+              <Link href={`${paths.portfolio}${v.query ? `?${v.query}` : ''}`}>{v.name}</Link>
+              <button
+                type="button"
+                class="link"
+                aria-label={`Delete the view ${v.name}`}
+                onClick={() => remove(v.id)}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      </details>
+    </li>
+  );
+}
+
 /** A mistyped address (the server answered 404 with this page): said plainly, signed in or not. */
 function NotFoundPage() {
   return (
@@ -71,7 +124,7 @@ function NotFoundPage() {
           There is no page at <code>{location.pathname}</code>. The dashboard's pages are:
         </p>
         <ul>
-          {NAV.filter((item) => !item.admin || can('administer')).map((item) => (
+          {NAV.filter(shown).map((item) => (
             <li key={item.href}>
               <Link href={item.href}>{item.label}</Link>
             </li>
@@ -109,6 +162,22 @@ function App() {
   useEffect(() => {
     if (signedIn && route.page === 'sign-in') navigate(paths.portfolio, { replace: true });
   }, [signedIn, route.page]);
+  // A person who owns customers starts on My book (docs/dashboard.md, "My book"): once, when the
+  // dashboard opens on the plain portfolio address; the portfolio stays one click away.
+  const home = useRef(false);
+  useEffect(() => {
+    if (!signedIn || !session.user || home.current) return;
+    home.current = true;
+    if (route.page !== 'portfolio' || location.search !== '') return;
+    api
+      .get<{ customers: unknown[] }>(`/api/customers${query({ owner: 'me', limit: 1 })}`)
+      .then((page) => {
+        if (page.customers.length > 0 && location.pathname === paths.portfolio && location.search === '') {
+          navigate(paths.book, { replace: true });
+        }
+      })
+      .catch(() => {});
+  }, [signedIn, route.page]);
 
   const signOut = async () => {
     // Awaited: a page loaded right after must not find the session still open.
@@ -133,7 +202,7 @@ function App() {
           {signedIn && (
             <nav aria-label="Main">
               <ul>
-                {NAV.filter((item) => !item.admin || can('administer')).map((item) => (
+                {NAV.filter(shown).map((item) => (
                   <li key={item.href}>
                     <Link
                       href={item.href}
@@ -143,6 +212,7 @@ function App() {
                     </Link>
                   </li>
                 ))}
+                {session.user && <SavedViews />}
                 <li>
                   <a href="/docs">API docs</a>
                 </li>

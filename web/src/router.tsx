@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 export type Route =
   | { page: 'portfolio' }
+  | { page: 'book' }
   | { page: 'sign-in' }
   | { page: 'set-password' }
   | { page: 'people' }
@@ -18,6 +19,7 @@ export type Route =
 
 export const paths = {
   portfolio: '/',
+  book: '/book',
   signIn: '/sign-in',
   setPassword: '/set-password',
   people: '/people',
@@ -32,6 +34,7 @@ export const paths = {
 export function parse(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/') return { page: 'portfolio' };
+  if (path === '/book') return { page: 'book' };
   if (path === '/sign-in') return { page: 'sign-in' };
   if (path === '/set-password') return { page: 'set-password' };
   if (path === '/people') return { page: 'people' };
@@ -73,6 +76,21 @@ export function useRoute(): Route {
     };
   }, []);
   return route;
+}
+
+/** The current query string (with its '?', or ''); re-renders on navigate() and on back/forward. */
+export function useSearch(): string {
+  const [search, setSearch] = useState(() => location.search);
+  useEffect(() => {
+    const update = () => setSearch(location.search);
+    window.addEventListener('popstate', update);
+    window.addEventListener(CHANGE, update);
+    return () => {
+      window.removeEventListener('popstate', update);
+      window.removeEventListener(CHANGE, update);
+    };
+  }, []);
+  return search;
 }
 
 type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; children: ComponentChildren };

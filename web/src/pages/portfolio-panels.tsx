@@ -1,11 +1,12 @@
 // The portfolio's morning panels: the segment picker that filters every panel, the trend of the
 // band counts, and the biggest drops of the week (docs/dashboard.md, "Portfolio").
 import { useState } from 'preact/hooks';
-import { api, type Mover, query, type Segment, type Summary, segmentParams } from '../api.ts';
+import { api, type Mover, query, type Segment, type Summary } from '../api.ts';
 import { STACK, TrendChart, type TrendDay } from '../charts.tsx';
 import { count, STATUS_LABEL, score, utcDate } from '../format.ts';
 import { Link, paths } from '../router.tsx';
 import { ErrorMessage, Loading, StatusBadge, useLoad } from '../ui.tsx';
+import type { Filters } from './portfolio.tsx';
 
 /** A metadata value as a filter's VALUE: a string as it is, a number or boolean as its JSON text. */
 const filterValue = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
@@ -102,15 +103,12 @@ export function SegmentPicker({
 
 const SPANS = [30, 90, 365] as const;
 
-export function TrendPanel({ segment }: { segment: Segment | null }) {
+export function TrendPanel({ filters }: { filters: Filters }) {
   const [days, setDays] = useState<number>(30);
   const trend = useLoad(
     (signal) =>
-      api.get<{ data: TrendDay[] }>(
-        `/api/health-scores/trend${query({ days, ...segmentParams(segment) })}`,
-        signal,
-      ),
-    [days, segment?.key, segment?.value],
+      api.get<{ data: TrendDay[] }>(`/api/health-scores/trend${query({ days, ...filters.params })}`, signal),
+    [days, filters.key],
   );
   return (
     <section aria-labelledby="trend-title" class="card">
@@ -172,14 +170,14 @@ function TrendView({ days }: { days: TrendDay[] }) {
   );
 }
 
-export function DropsPanel({ segment }: { segment: Segment | null }) {
+export function DropsPanel({ filters }: { filters: Filters }) {
   const drops = useLoad(
     (signal) =>
       api.get<{ data: Mover[] }>(
-        `/api/health-scores/movers${query({ days: 7, direction: 'down', limit: 10, ...segmentParams(segment) })}`,
+        `/api/health-scores/movers${query({ days: 7, direction: 'down', limit: 10, ...filters.params })}`,
         signal,
       ),
-    [segment?.key, segment?.value],
+    [filters.key],
   );
   const rows = drops.data?.data;
   return (

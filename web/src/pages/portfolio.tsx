@@ -6,70 +6,113 @@ import {
   type Distribution,
   type PortfolioEntry,
   query,
-  type Segment,
   STATUSES,
   type Status,
   type Summary,
-  segmentParams,
   type Thresholds,
 } from '../api.ts';
 import { Histogram } from '../charts.tsx';
-import { count, STATUS_LABEL, score, when } from '../format.ts';
+import { count, date, money, STATUS_LABEL, score, shortMoney } from '../format.ts';
 import { CsvImport } from '../import.tsx';
-import { Link, paths } from '../router.tsx';
+import {
+  apiFilters,
+  type PortfolioView,
+  parseView,
+  SHOWS,
+  type Show,
+  type Sort,
+  viewSearch,
+} from '../portfolio-view.ts';
+import { Link, navigate, paths, useSearch } from '../router.tsx';
 import { ErrorMessage, Loading, Page, Pager, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
+import { ChurnedBadge } from './customer-book.tsx';
+import { BookFilters } from './portfolio-filters.tsx';
 import { DropsPanel, SegmentPicker, TrendPanel } from './portfolio-panels.tsx';
+
+/** The filters every panel is given, and a key that changes exactly when they do. */
+export interface Filters {
+  params: Record<string, string>;
+  key: string;
+}
 
 const PAGE_SIZE = 20;
 
 export function PortfolioPage() {
   // An import changes what every panel shows: a new round loads them all again.
   const [round, setRound] = useState(0);
-  // The segment every panel shows (none: every customer); a change of it reloads them all too.
-  const [segment, setSegment] = useState<Segment | null>(null);
-  const seg = segment ? `${segment.key}=${segment.value}` : '';
+  // Every filter and the sort live in the URL (../portfolio-view.ts): a change is a new entry of
+  // the history, so Back returns to the last view, and a bookmark or a saved view opens this one.
+  const view = parseView(useSearch());
+  const setView = (next: PortfolioView) => navigate(`${paths.portfolio}${viewSearch(next)}`);
+  const filterSearch = viewSearch({ ...view, show: 'attention', sort: 'score' });
+  // The renewal window is counted from when the view was opened: panels load as of one instant.
+  const [opened] = useState(() => Date.now());
+  const filters: Filters = { params: apiFilters(view, opened), key: filterSearch };
   const summary = useLoad(
-    (signal) => api.get<Summary>(`/api/health-scores/summary${query(segmentParams(segment))}`, signal),
-    [round, seg],
+    (signal) => api.get<Summary>(`/api/health-scores/summary${query(filters.params)}`, signal),
+    [round, filters.key],
   );
   return (
     <Page title="Portfolio">
-      <SegmentPicker segment={segment} onChange={setSegment} />
+      <BookFilters key={filters.key} view={view} onView={setView} />
+      <SegmentPicker segment={view.segment} onChange={(segment) => setView({ ...view, segment })} />
       <ErrorMessage error={summary.error} />
       <section aria-labelledby="bands-title">
         <h2 id="bands-title" class="sr-only">
           Customers per status band
         </h2>
-        <ul class="cards">
-          <li class="card stat">
-            <span class="label">Customers with a score</span>
-            <span class="value">{summary.data ? count(summary.data.total) : '…'}</span>
-          </li>
-          {STATUSES.map((s) => (
-            <li key={s} class={`card stat ${s}`}>
-              <span class="label">{STATUS_LABEL[s]}</span>
-              <span class="value">{summary.data ? count(summary.data.counts[s]) : '…'}</span>
-            </li>
-          ))}
-        </ul>
+        <BandCards summary={summary.data} />
       </section>
-      <TrendPanel key={`trend ${round}`} segment={segment} />
-      <DropsPanel key={`drops ${round}`} segment={segment} />
-      <DistributionPanel key={`${round} ${seg}`} segment={segment} />
-      <Search segment={segment} />
+      <TrendPanel key={`trend ${round} ${filters.key}`} filters={filters} />
+      <DropsPanel key={`drops ${round} ${filters.key}`} filters={filters} />
+      <DistributionPanel key={`${round} ${filters.key}`} filters={filters} />
+      <Search filters={filters} />
       {/* The list skips bands the summary counts as empty, so it waits for the summary. */}
       {(summary.data || summary.error) && (
-        <ScoreList key={`${round} ${seg}`} counts={summary.data?.counts} segment={segment} />
+        <ScoreList
+          key={`${round} ${filters.key}`}
+          counts={summary.data?.counts}
+          filters={filters}
+          show={view.show}
+          sort={view.sort}
+          onShow={(show) => setView({ ...view, show })}
+          onSort={(sort) => setView({ ...view, sort })}
+        />
       )}
       {can('edit customers') && <CsvImport onImported={() => setRound((r) => r + 1)} />}
     </Page>
   );
 }
 
-function DistributionPanel({ segment }: { segment: Segment | null }) {
+/** The customers and their ARR per band, and the ARR at risk (at risk and critical together). */
+export function BandCards({ summary }: { summary: Summary | undefined }) {
+  return (
+    <ul class="cards">
+      <li class="card stat">
+        <span class="label">Customers with a score</span>
+        <span class="value">{summary ? count(summary.total) : '…'}</span>
+        {summary && <span class="sub">{`ARR ${money(summary.arr.total)}`}</span>}
+      </li>
+      {STATUSES.map((s) => (
+        <li key={s} class={`card stat ${s}`}>
+          <span class="label">{STATUS_LABEL[s]}</span>
+          <span class="value">{summary ? count(summary.counts[s]) : '…'}</span>
+          {summary && <span class="sub">{`ARR ${money(summary.arr[s])}`}</span>}
+        </li>
+      ))}
+      <li class="card stat at_risk">
+        <span class="label">ARR at risk</span>
+        <span class="value">{summary ? shortMoney(summary.arr_at_risk) : '…'}</span>
+        {summary && <span class="sub">at risk and critical</span>}
+      </li>
+    </ul>
+  );
+}
+
+function DistributionPanel({ filters }: { filters: Filters }) {
   const chart = useLoad(async (signal) => {
     const [distribution, thresholds] = await Promise.all([
-      api.get<Distribution>(`/api/health-scores/distribution${query(segmentParams(segment))}`, signal),
+      api.get<Distribution>(`/api/health-scores/distribution${query(filters.params)}`, signal),
       api.get<Thresholds>('/api/settings/health-score/thresholds', signal),
     ]);
     return { distribution, thresholds };
@@ -84,22 +127,13 @@ function DistributionPanel({ segment }: { segment: Segment | null }) {
         <>
           <Histogram bins={data.distribution.bins} thresholds={data.thresholds} />
           <p class="hint">
-            {`All ${count(data.distribution.total)} scores${segment ? ' of the segment' : ''}, in bins of 0.05, coloured by band. Dashed lines mark the band thresholds: at risk from ${data.thresholds.at_risk}, healthy from ${data.thresholds.healthy}.`}
+            {`All ${count(data.distribution.total)} scores${filters.key ? ' of the filtered customers' : ''}, in bins of 0.05, coloured by band. Dashed lines mark the band thresholds: at risk from ${data.thresholds.at_risk}, healthy from ${data.thresholds.healthy}.`}
           </p>
         </>
       )}
     </section>
   );
 }
-
-const FILTERS = {
-  attention: { label: 'Needs attention (critical, then at risk)', statuses: ['critical', 'at_risk'] },
-  critical: { label: 'Critical', statuses: ['critical'] },
-  at_risk: { label: 'At risk', statuses: ['at_risk'] },
-  healthy: { label: 'Healthy', statuses: ['healthy'] },
-  all: { label: 'All, lowest first', statuses: [undefined] },
-} as const satisfies Record<string, { label: string; statuses: readonly (Status | undefined)[] }>;
-type Filter = keyof typeof FILTERS;
 
 /** Where a page starts: which of the filter's statuses, and the cursor within it. */
 interface Start {
@@ -115,7 +149,8 @@ async function loadScores(
   statuses: readonly (Status | undefined)[],
   start: Start,
   counts: Record<Status, number> | undefined,
-  segment: Segment | null,
+  filters: Filters,
+  sort: Sort,
   signal: AbortSignal,
 ) {
   const rows: PortfolioEntry[] = [];
@@ -127,7 +162,7 @@ async function loadScores(
   while (index < statuses.length && empty(index)) index++;
   while (rows.length < PAGE_SIZE && index < statuses.length) {
     const page: { data: PortfolioEntry[]; next_cursor: string | null } = await api.get(
-      `/api/health-scores${query({ status: statuses[index], limit: PAGE_SIZE - rows.length, cursor, ...segmentParams(segment) })}`,
+      `/api/health-scores${query({ status: statuses[index], limit: PAGE_SIZE - rows.length, cursor, sort: sort === 'score' ? undefined : sort, ...filters.params })}`,
       signal,
     );
     rows.push(...page.data);
@@ -141,32 +176,51 @@ async function loadScores(
   return { rows, next };
 }
 
-function ScoreList({
-  counts,
-  segment,
-}: {
+function ScoreList(props: {
   counts: Record<Status, number> | undefined;
-  segment: Segment | null;
+  filters: Filters;
+  show: Show;
+  sort: Sort;
+  onShow: (show: Show) => void;
+  onSort: (sort: Sort) => void;
 }) {
-  const [filter, setFilter] = useState<Filter>('attention');
+  const { show, sort } = props;
   const [starts, setStarts] = useState<Start[]>([{ index: 0, cursor: null }]);
   const start = starts.at(-1) as Start;
   const page = useLoad(
-    (signal) => loadScores(FILTERS[filter].statuses, start, counts, segment, signal),
-    [filter, start, counts],
+    (signal) => loadScores(SHOWS[show].statuses, start, props.counts, props.filters, sort, signal),
+    [show, sort, start, props.counts],
   );
-  const choose = (f: Filter) => {
-    setFilter(f);
-    setStarts([{ index: 0, cursor: null }]);
-  };
+  /** A column's header: a button that orders the list by it (the current order marked). */
+  const sortBy = (by: Sort, label: string) => (
+    <button
+      type="button"
+      class="link sort"
+      aria-pressed={sort === by}
+      onClick={() => {
+        setStarts([{ index: 0, cursor: null }]);
+        props.onSort(by);
+      }}
+    >
+      {label}
+      {sort === by ? ' ▾' : ''}
+    </button>
+  );
   return (
     <section aria-labelledby="scores-title" class="card">
       <div class="section-head">
         <h2 id="scores-title">Customers by health</h2>
         <div class="inline-field">
           <label for="score-filter">Show</label>
-          <select id="score-filter" value={filter} onChange={(e) => choose(e.currentTarget.value as Filter)}>
-            {Object.entries(FILTERS).map(([value, f]) => (
+          <select
+            id="score-filter"
+            value={show}
+            onChange={(e) => {
+              setStarts([{ index: 0, cursor: null }]);
+              props.onShow(e.currentTarget.value as Show);
+            }}
+          >
+            {Object.entries(SHOWS).map(([value, f]) => (
               <option key={value} value={value}>
                 {f.label}
               </option>
@@ -177,7 +231,7 @@ function ScoreList({
       <ErrorMessage error={page.error} />
       {page.loading && !page.data && <Loading what="customers" />}
       {page.data && page.data.rows.length === 0 && (
-        <p>{filter === 'attention' ? 'No customer is critical or at risk.' : 'No customers here.'}</p>
+        <p>{show === 'attention' ? 'No customer is critical or at risk.' : 'No customers here.'}</p>
       )}
       {page.data && page.data.rows.length > 0 && (
         <div class="table-wrap">
@@ -185,12 +239,18 @@ function ScoreList({
             <thead>
               <tr>
                 <th scope="col">Customer</th>
-                <th scope="col" class="num">
-                  Score
+                <th scope="col" class="num" aria-sort={sort === 'score' ? 'ascending' : undefined}>
+                  {sortBy('score', 'Score')}
                 </th>
                 <th scope="col">Status</th>
                 <th scope="col" class="wide-only">
-                  Updated
+                  Owner
+                </th>
+                <th scope="col" class="num" aria-sort={sort === '-arr' ? 'descending' : undefined}>
+                  {sortBy('-arr', 'ARR')}
+                </th>
+                <th scope="col" class="wide-only" aria-sort={sort === 'renewal_at' ? 'ascending' : undefined}>
+                  {sortBy('renewal_at', 'Renewal')}
                 </th>
               </tr>
             </thead>
@@ -198,7 +258,7 @@ function ScoreList({
               {page.data.rows.map((r) => (
                 <tr key={r.customer_id}>
                   <td>
-                    <Link href={paths.customer(r.customer_id)}>{r.name}</Link>
+                    <Link href={paths.customer(r.customer_id)}>{r.name}</Link> <ChurnedBadge customer={r} />
                     <span class="sub">{r.customer_id}</span>
                   </td>
                   <td class="num">
@@ -208,7 +268,9 @@ function ScoreList({
                   <td>
                     <StatusBadge status={r.status} />
                   </td>
-                  <td class="wide-only">{when(r.updated_at)}</td>
+                  <td class="wide-only break">{r.owner ?? '—'}</td>
+                  <td class="num">{r.arr === null ? '—' : shortMoney(r.arr)}</td>
+                  <td class="wide-only">{r.renewal_at === null ? '—' : date(r.renewal_at)}</td>
                 </tr>
               ))}
             </tbody>
@@ -227,7 +289,7 @@ function ScoreList({
   );
 }
 
-function Search({ segment }: { segment: Segment | null }) {
+function Search({ filters }: { filters: Filters }) {
   const [text, setText] = useState('');
   const [term, setTerm] = useState<string>();
   const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
@@ -237,10 +299,10 @@ function Search({ segment }: { segment: Segment | null }) {
       term === undefined
         ? undefined
         : api.get<{ customers: Customer[]; has_more: boolean }>(
-            `/api/customers${query({ search: term, limit: PAGE_SIZE, starting_after: after, ...segmentParams(segment) })}`,
+            `/api/customers${query({ search: term, limit: PAGE_SIZE, starting_after: after, ...filters.params })}`,
             signal,
           ),
-    [term, after, segment?.key, segment?.value],
+    [term, after, filters.key],
   );
   const submit = (e: Event) => {
     e.preventDefault();
