@@ -119,7 +119,7 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     await alert.waitFor();
     assert.match(
       await text(alert),
-      /column 4 \('Plan Tier'\) is not a customers column; the columns are customer_id, name, email, metadata/,
+      /column 4 \('Plan Tier'\) is not a customers column; the columns are customer_id, name, email, owner, arr, renewal_at, lifecycle, parent_id, metadata/,
     );
     assert.equal(await importButton().count(), 0);
     assert.equal(await page.getByRole('table', { name: /crm\.csv/ }).count(), 0);
@@ -138,7 +138,7 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
 
   test('a scores file is imported as health scores, and the portfolio shows them', async () => {
     const withScore = page.locator('.cards .stat').first();
-    assert.match(await text(withScore), /Customers with a score\s*0$/);
+    assert.match(await text(withScore), /Customers with a score\s*0\s*ARR 0$/);
     await pick(
       'scores.csv',
       'customer_id,usage,support,health_score\nimp_01,0.9,0.8,0.1\nimp_04,0.1,0.2,\nnobody,0.5,0.5,\n',
@@ -167,7 +167,7 @@ describe('importing a CSV file on the portfolio page', { skip: skipReason(), tim
     await page
       .locator('.cards .stat')
       .first()
-      .filter({ hasText: /Customers with a score\s*2$/ })
+      .filter({ hasText: /Customers with a score\s*2\s*ARR / })
       .waitFor();
     await page.locator('table.scores:not(.drops)').getByRole('link', { name: 'Delta' }).waitFor();
     const score = await dashboard.call('GET', '/api/customers/imp_04/health-score');

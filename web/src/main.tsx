@@ -69,7 +69,7 @@ function Content({ route }: { route: Route }) {
 
 /** Whether a page of the navigation is for this session: admins' pages, and a person's own. */
 const shown = (item: (typeof NAV)[number]) =>
-  (!item.admin || can('administer')) && (!('person' in item) || session.user !== undefined);
+  (!item.admin || can('administer')) && (!('person' in item) || Boolean(session.user));
 
 interface SavedView {
   id: string;
