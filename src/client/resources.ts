@@ -157,7 +157,10 @@ export class HealthScores {
     });
   }
 
-  /** Every current score (of one status band, of a segment), lowest first, with its customer's name. */
+  /**
+   * Every current score (of one status band, of a segment; active customers unless `lifecycle` is
+   * given), lowest first or in `sort`'s order, with its customer's name, book and metadata.
+   */
   list(params: Omit<PortfolioParams, 'cursor'> = {}): AsyncGenerator<PortfolioEntry, void, undefined> {
     type Portfolio = Page<PortfolioEntry> & { next_cursor: string | null };
     return paginate<PortfolioEntry, string>(async (cursor) => {
@@ -166,7 +169,10 @@ export class HealthScores {
     });
   }
 
-  /** Customers per band and their average (of a segment); `group_by: 'metadata.KEY'` adds them per value. */
+  /**
+   * Customers per band, their average and their ARR (of a segment; active customers unless
+   * `lifecycle` is given); `group_by: 'metadata.KEY'` or `'owner'` adds them per value.
+   */
   summary(params: SummaryParams = {}): Promise<Summary> {
     return this.#http.get('/health-scores/summary', params);
   }

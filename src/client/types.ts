@@ -96,8 +96,10 @@ export type Customer = Omit<Static<typeof CustomerSchema>, 'metadata'> & { metad
 export type CustomerCreate = Static<typeof CustomerCreateBody>;
 export type CustomerUpdate = Static<typeof CustomerUpdateBody>;
 /**
- * A segment (docs/api.md, "Segments"): only customers whose metadata holds each of these values
- * (sent as `metadata[KEY]=VALUE`; a number or boolean matches by its JSON text).
+ * A segment (docs/api.md, "Segments, trends and movers"): only customers whose metadata holds each
+ * of these values (sent as `metadata[KEY]=VALUE`; a number or boolean matches by its JSON text). The
+ * book's filters (owner, renewal_after, renewal_before, parent_id, lifecycle) are each query's own
+ * parameters, from its schema.
  */
 export type SegmentParams = { metadata?: Record<string, string | number | boolean> };
 
@@ -117,8 +119,13 @@ export type HealthScore = Static<typeof HealthScoreSchema, { Override: TUnsafe<O
 export type HistoryEntry = Omit<Static<typeof HistoryEntrySchema>, 'status'> & { status: Status };
 export type HistoryParams = Static<typeof HistoryQuery>;
 export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
-/** An entry of the portfolio's list: a health score with its customer's name. */
-export type PortfolioEntry = Static<typeof PortfolioEntrySchema, { Override: TUnsafe<Override> }>;
+/** An entry of the portfolio's list: a health score with its customer's name, book and metadata. */
+export type PortfolioEntry = Omit<
+  Static<typeof PortfolioEntrySchema, { Override: TUnsafe<Override> }>,
+  'metadata'
+> & {
+  metadata: FreeForm;
+};
 /** Why a version of a score is what it is, and what moved it from the version before. */
 export type Explanation = Static<typeof ExplanationSchema, { Override: TUnsafe<Override> }>;
 /** One factor of an explanation: its score, effective weight, contribution and where it came from. */

@@ -80,6 +80,8 @@ test('summary counts the customers per band', async () => {
     total: 2,
     counts: { healthy: 1, at_risk: 1, critical: 0 },
     average: 0.7,
+    arr: { total: 0, healthy: 0, at_risk: 0, critical: 0 },
+    arr_at_risk: 0,
   });
 });
 
@@ -173,4 +175,49 @@ test('settings: the drop alert rule', async () => {
     param: 'drop.delta',
   });
   assert.deepEqual(await client.settings.alerts(), set);
+});
+
+test('the book: filters and sorts as query parameters, entries and the summary carry it (docs/api.md)', async () => {
+  const client = await app.newClient(`scores ${++accounts}`);
+  await client.customers.batch([
+    { ...customerBody('x'), owner: 'ann@example.com', arr: 0.1, renewal_at: '2027-02-01T00:00:00Z' },
+    { ...customerBody('y'), owner: 'ann@example.com', arr: 0.2 },
+    { ...customerBody('z'), arr: 50, lifecycle: 'churned', renewal_at: '2027-01-01T00:00:00Z' },
+  ]);
+  await client.healthScores.batch(
+    ['x', 'y', 'z'].map((id) => ({ customer_id: id, factors: { usage: 0.5 } })),
+  );
+  const byArr = await all(client.healthScores.list({ sort: '-arr', lifecycle: 'all', limit: 1 }));
+  assert.deepEqual(
+    byArr.map((e) => [e.customer_id, e.arr, e.owner, e.lifecycle]),
+    [
+      ['z', 50, null, 'churned'],
+      ['y', 0.2, 'ann@example.com', 'active'],
+      ['x', 0.1, 'ann@example.com', 'active'],
+    ],
+  );
+  const byRenewal = await all(client.healthScores.list({ sort: 'renewal_at', limit: 1 }));
+  assert.deepEqual(
+    byRenewal.map((e) => [e.customer_id, e.renewal_at]),
+    [
+      ['x', '2027-02-01T00:00:00.000Z'],
+      ['y', null],
+    ],
+  );
+  const summary = await client.healthScores.summary({ owner: 'ann@example.com', group_by: 'owner' });
+  assert.deepEqual([summary.total, summary.arr.total, summary.arr_at_risk], [2, 0.3, 0.3]);
+  assert.deepEqual(
+    summary.groups?.map((g) => [g.value, g.arr.total]),
+    [['ann@example.com', 0.3]],
+  );
+  const renewing = await all(client.customers.list({ renewal_before: '2027-01-15T00:00:00Z' }));
+  assert.deepEqual(
+    renewing.map((c) => c.id),
+    ['z'],
+  );
+  await assert.rejects(client.healthScores.list({ owner: 'me' }).next(), {
+    status: 400,
+    code: 'parameter_invalid',
+    param: 'owner',
+  });
 });

@@ -95,6 +95,28 @@ describe('drop alerts: customer.health_score.dropped', () => {
     assert.equal((await api.patch('/api/settings/health-score/alerts', RULE)).status, 200);
   });
 
+  test('a churned customer has left the portfolio: its fall alerts nobody (docs/api.md)', async () => {
+    await customer(api, 'gone');
+    await customer(api, 'kept');
+    for (const id of ['gone', 'kept']) await score(api, id, { usage: 0.9 });
+    const churned = await api.patch('/api/customers/gone', { lifecycle: 'churned' });
+    assert.equal(churned.status, 200, churned.raw);
+    clock.advance(DAY);
+    for (const id of ['gone', 'kept']) await score(api, id, { usage: 0.5 });
+    assert.deepEqual(
+      (await drops(api)).map((d) => d.customer_id),
+      ['kept'],
+    );
+    // Active again, it is watched again: the same fall, still in the window, alerts.
+    assert.equal((await api.patch('/api/customers/gone', { lifecycle: 'active' })).status, 200);
+    clock.advance(DAY);
+    await score(api, 'gone', { usage: 0.4 });
+    assert.deepEqual(
+      (await drops(api)).map((d) => d.customer_id),
+      ['kept', 'gone'],
+    );
+  });
+
   test('once the score is delta below its peak in the window, and not again within it', async () => {
     await customer(api, 'x');
     await score(api, 'x', { usage: 0.9 }); // the first score: nothing to fall from

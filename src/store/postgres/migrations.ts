@@ -456,9 +456,11 @@ MIGRATIONS.push(
 MIGRATIONS.push(
   /* 26: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
      customers_by_arr from the highest ARR, sort=renewal_at customers_by_renewal from the soonest; the
-     customers without the field, listed last by id, are found by the same indexes (the field IS
-     NULL, then the id). */ `
+     customers without the field, listed last by id, by a partial index each: PostgreSQL does not
+     take (field IS NULL, id) of the first two as the order of id. */ `
   CREATE INDEX customers_by_arr ON customers (account_id, arr_cents DESC, id);
   CREATE INDEX customers_by_renewal ON customers (account_id, renewal_at, id);
+  CREATE INDEX customers_without_arr ON customers (account_id, id) WHERE arr_cents IS NULL;
+  CREATE INDEX customers_without_renewal ON customers (account_id, id) WHERE renewal_at IS NULL;
   `,
 );
