@@ -137,10 +137,7 @@ describe('the dashboard in Chromium', { skip: skipReason(), timeout: 180_000 }, 
   });
 
   test('changing the weights previews the band changes, then moves the score', async () => {
-    await page
-      .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Weights, thresholds & alerts' })
-      .click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Scoring' }).click();
     await page.getByRole('heading', { name: 'Factor weights' }).waitFor();
     await page.getByLabel('Factor 1 name').fill('usage');
     await page.getByLabel('Weight of factor 1').fill('0.1');

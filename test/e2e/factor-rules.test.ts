@@ -54,10 +54,7 @@ describe('factor rules in Chromium', { skip: skipReason(), timeout: 120_000 }, (
 
   test('a rule typed into the editor draws its curve and previews what saving would change; saved, it is listed', async () => {
     await dashboard.signIn();
-    await page
-      .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Weights, thresholds & alerts' })
-      .click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Scoring' }).click();
     await page.getByRole('heading', { name: 'Factor rules' }).waitFor();
     await page.getByText('No factor rules yet').waitFor();
 

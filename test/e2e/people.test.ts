@@ -113,7 +113,7 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
     await signIn('admin@example.com');
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Webhooks' }).waitFor();
-    await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).waitFor();
+    await nav.getByRole('link', { name: 'Scoring' }).waitFor();
     await page.getByRole('heading', { name: 'Import a CSV file' }).waitFor();
     await dashboard.shoot('signed-in-admin');
     await page.reload();
@@ -164,7 +164,7 @@ describe('people sign in to the dashboard in Chromium', { skip: skipReason(), ti
     await signIn('editor@example.com');
     const nav = page.getByRole('navigation', { name: 'Main' });
     assert.equal(await nav.getByRole('link', { name: 'Webhooks' }).count(), 0);
-    assert.equal(await nav.getByRole('link', { name: 'Weights, thresholds & alerts' }).count(), 0);
+    assert.equal(await nav.getByRole('link', { name: 'Scoring' }).count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'People' }).count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0);
     await page.goto(`${dashboard.base}/customers/acme`);

@@ -152,10 +152,7 @@ describe('the portfolio panels in Chromium', { skip: skipReason(), timeout: 120_
   });
 
   test('the drop alert rule is set on the settings page, and refused when out of range', async () => {
-    await page
-      .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Weights, thresholds & alerts' })
-      .click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Scoring' }).click();
     await page.getByRole('heading', { name: 'Drop alerts' }).waitFor();
     const save = page.getByRole('button', { name: 'Save alert rule' });
     await page.getByLabel('Alert on drops').check();

@@ -21,7 +21,7 @@ const NAV = [
   { href: paths.book, label: 'My book', pages: ['book'], admin: false, person: true },
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
   { href: paths.calibration, label: 'Calibration', pages: ['calibration'], admin: false },
-  { href: paths.settings, label: 'Weights, thresholds & alerts', pages: ['settings'], admin: true },
+  { href: paths.settings, label: 'Scoring', pages: ['settings'], admin: true },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
   { href: paths.people, label: 'People', pages: ['people'], admin: true },
   { href: paths.audit, label: 'Audit log', pages: ['audit'], admin: true },
