@@ -142,12 +142,31 @@ function addArrRows(t: ArrTally, rows: readonly (TallyRow & { arr: number })[]):
   return t;
 }
 
+/**
+ * The segment as the portfolio's default reads it: "active customers" alone is every customer
+ * while the account has no churned one (customers_churned finds one at once), and then the reads
+ * that can take the whole account from the scores alone (the distribution, the trend's rollup) do.
+ */
+async function narrowest(
+  db: Driver,
+  accountId: string,
+  segment: Segment | undefined,
+): Promise<Segment | undefined> {
+  if (segment?.lifecycle !== 'active' || !isWhole({ ...segment, lifecycle: undefined })) return segment;
+  const churned = await db.get(
+    "SELECT 1 AS found FROM customers WHERE account_id = $1 AND lifecycle <> 'active' LIMIT 1",
+    [accountId],
+  );
+  return churned ? segment : undefined;
+}
+
 export async function distribution(
   db: Driver,
   accountId: string,
   bins: number,
-  segment?: Segment,
+  given?: Segment,
 ): Promise<Tally[]> {
+  const segment = await narrowest(db, accountId, given);
   const p = new Params(accountId);
   // `bins` is an integer of 1–100 (checked by the route): written into the text as a literal.
   const rows = await db.all<TallyRow & { bin: number }>(
@@ -177,7 +196,8 @@ export async function tallyBy(
   return groupTallies(rows.map((r) => ({ ...r, value: r.value === null ? null : JSON.stringify(r.value) })));
 }
 
-export async function trendInputs(db: Driver, accountId: string, fromDay: number, segment?: Segment) {
+export async function trendInputs(db: Driver, accountId: string, fromDay: number, given?: Segment) {
+  const segment = await narrowest(db, accountId, given);
   const p = new Params(accountId, fromDay);
   const seg = isWhole(segment) ? null : segmentWhere(db, p, segment);
   return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(seg), p.list));

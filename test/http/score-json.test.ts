@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { HealthScore, healthScoreJson, OverrideSchema, toHealthScore } from '../../src/api/health-scores.ts';
+import {
+  HealthScore,
+  healthScoreJson,
+  OverrideSchema,
+  PortfolioEntry,
+  type PortfolioEntryFields,
+  portfolioPageJson,
+  toHealthScore,
+} from '../../src/api/health-scores.ts';
 import type { ScoreRecord } from '../../src/domain/health.ts';
 import { STATUSES } from '../../src/domain/scoring.ts';
 import { buildTestApp, customerBody, type TestApp } from '../helpers/app.ts';
@@ -92,6 +100,58 @@ describe('health score JSON built by hand', () => {
         assert.equal(replayed.raw, written.raw);
       }),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe("portfolio entries' JSON built by hand", () => {
+  const entry = fc
+    .record({
+      score: record,
+      name: fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+      owner: fc.option(fc.emailAddress()),
+      arrCents: fc.option(fc.integer({ min: 0, max: 1e14 })),
+      renewalAt: fc.option(fc.integer({ min: 0, max: 253_402_300_799_999 })),
+      lifecycle: fc.constantFrom('active' as const, 'churned' as const),
+      parentId: fc.option(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 })),
+      metadata: fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
+    })
+    .map(
+      ({ score, metadata, ...book }): PortfolioEntryFields => ({
+        // No rules, so no gate applies: the list computes gated_by from the account's rules.
+        ...score,
+        gatedBy: [],
+        ...book,
+        metadataJson: JSON.stringify(metadata),
+      }),
+    );
+  let reference: Awaited<ReturnType<typeof schemaSerializer<PortfolioEntryFields>>>;
+  before(async () => {
+    reference = await schemaSerializer(
+      PortfolioEntry,
+      (e) => ({
+        ...toHealthScore(e),
+        name: e.name,
+        owner: e.owner,
+        arr: e.arrCents === null ? null : e.arrCents / 100,
+        renewal_at: e.renewalAt === null ? null : new Date(e.renewalAt).toISOString(),
+        lifecycle: e.lifecycle,
+        parent_id: e.parentId,
+        metadata: JSON.parse(e.metadataJson),
+      }),
+      [OverrideSchema],
+    );
+  });
+  after(() => reference.app.close());
+
+  test("equals the schema serializer byte for byte, the customer's book and metadata included", async () => {
+    await fc.assert(
+      fc.asyncProperty(entry, async (e) => {
+        const page = portfolioPageJson([e], new Map(), false, null);
+        const text = page.slice('{"data":['.length, page.lastIndexOf('],"has_more"'));
+        assert.equal(text, await reference.serialize(e));
+      }),
+      { numRuns: 300 },
     );
   });
 });

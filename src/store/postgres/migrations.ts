@@ -457,10 +457,13 @@ MIGRATIONS.push(
   /* 26: the portfolio's book orders (docs/api.md, "Health scores"): sort=-arr walks
      customers_by_arr from the highest ARR, sort=renewal_at customers_by_renewal from the soonest; the
      customers without the field, listed last by id, by a partial index each: PostgreSQL does not
-     take (field IS NULL, id) of the first two as the order of id. */ `
+     take (field IS NULL, id) of the first two as the order of id. customers_churned tells at once
+     whether an account has a churned customer at all: while it has none, the distribution and the
+     trend of its active customers are those of the whole account. */ `
   CREATE INDEX customers_by_arr ON customers (account_id, arr_cents DESC, id);
   CREATE INDEX customers_by_renewal ON customers (account_id, renewal_at, id);
   CREATE INDEX customers_without_arr ON customers (account_id, id) WHERE arr_cents IS NULL;
   CREATE INDEX customers_without_renewal ON customers (account_id, id) WHERE renewal_at IS NULL;
+  CREATE INDEX customers_churned ON customers (account_id) WHERE lifecycle <> 'active';
   `,
 );

@@ -543,9 +543,12 @@ MIGRATIONS.push((db) => {
  * customers without the field, listed last by id, are found by the same indexes (the field IS NULL,
  * then the id). The summary counts active customers and sums their ARR: customers_book holds both,
  * so it reads no customer row (a wide row, with its stored JSON): 69 ms instead of 139 ms at 100,000.
+ * customers_churned tells at once whether an account has a churned customer at all: while it has
+ * none, the distribution and the trend of its active customers are those of the whole account.
  */
 MIGRATIONS.push(`
   CREATE INDEX customers_by_arr ON customers (account_id, arr_cents DESC, id);
   CREATE INDEX customers_by_renewal ON customers (account_id, renewal_at, id);
   CREATE INDEX customers_book ON customers (account_id, lifecycle, id, arr_cents);
+  CREATE INDEX customers_churned ON customers (account_id) WHERE lifecycle <> 'active';
 `);
