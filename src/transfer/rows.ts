@@ -40,11 +40,20 @@ export type Column =
 export const BOOK_COLUMNS = ['owner', 'arr', 'renewal_at', 'lifecycle', 'parent_id'] as const;
 
 /** Columns an export writes that an import reads past: they are the server's to set (a score's
- * `name` is its customer's, which a scores import does not change; an outcome's `id` is new on
- * each import). */
+ * `name`, book and `metadata` are its customer's, which a scores import does not change; an
+ * outcome's `id` is new on each import). */
 const READ_ONLY: Record<Kind, readonly string[]> = {
   customers: ['created_at', 'updated_at'],
-  scores: ['name', 'health_score', 'status', 'gated_by', 'updated_at', 'override'],
+  scores: [
+    'name',
+    'health_score',
+    'status',
+    'gated_by',
+    'updated_at',
+    'override',
+    ...BOOK_COLUMNS,
+    'metadata',
+  ],
   metrics: ['health_score'],
   outcomes: ['id', 'created_at'],
 };

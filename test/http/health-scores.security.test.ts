@@ -106,6 +106,8 @@ describe('another account cannot see the first account’s scores', () => {
       total: 0,
       counts: { healthy: 0, at_risk: 0, critical: 0 },
       average: null,
+      arr: { total: 0, healthy: 0, at_risk: 0, critical: 0 },
+      arr_at_risk: 0,
     });
   });
 

@@ -236,7 +236,13 @@ describe('another account’s lists and settings show nothing of A’s', () => {
     [
       '/api/health-scores/summary',
       (body) =>
-        assert.deepEqual(body, { total: 0, counts: { healthy: 0, at_risk: 0, critical: 0 }, average: null }),
+        assert.deepEqual(body, {
+          total: 0,
+          counts: { healthy: 0, at_risk: 0, critical: 0 },
+          average: null,
+          arr: { total: 0, healthy: 0, at_risk: 0, critical: 0 },
+          arr_at_risk: 0,
+        }),
     ],
     [
       '/api/health-scores/distribution?bins=2',
@@ -259,6 +265,8 @@ describe('another account’s lists and settings show nothing of A’s', () => {
           total: 0,
           counts: { healthy: 0, at_risk: 0, critical: 0 },
           average: null,
+          arr: { total: 0, healthy: 0, at_risk: 0, critical: 0 },
+          arr_at_risk: 0,
           groups: [],
           groups_truncated: false,
         }),
