@@ -62,56 +62,53 @@ export function BookFilters({ view, onView }: { view: PortfolioView; onView: (v:
             <button type="submit">Apply</button>
           </form>
         )}
-        <div class="inline-field">
-          <label for="filter-renewal">Renewing</label>
-          <select
-            id="filter-renewal"
-            value={view.renewal}
-            onChange={(e) => onView({ ...view, renewal: e.currentTarget.value as Renewal | '' })}
-          >
-            <option value="">Any time</option>
-            {Object.entries(RENEWALS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="inline-field">
-          <label for="filter-lifecycle">Customers</label>
-          <select
-            id="filter-lifecycle"
-            value={view.lifecycle}
-            onChange={(e) => onView({ ...view, lifecycle: e.currentTarget.value as Lifecycle | '' })}
-          >
-            <option value="">Active (default)</option>
-            {Object.entries(LIFECYCLES)
-              .filter(([value]) => value !== 'active')
-              .map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-          </select>
-        </div>
-        <div class="inline-field">
-          <label for="filter-sort">Order</label>
-          <select
-            id="filter-sort"
-            value={view.sort}
-            onChange={(e) => onView({ ...view, sort: e.currentTarget.value as Sort })}
-          >
-            {Object.entries(SORTS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <Choice
+          id="filter-renewal"
+          label="Renewing"
+          value={view.renewal}
+          options={{ '': 'Any time', ...RENEWALS }}
+          onChoose={(renewal) => onView({ ...view, renewal: renewal as Renewal | '' })}
+        />
+        <Choice
+          id="filter-lifecycle"
+          label="Customers"
+          value={view.lifecycle}
+          options={{ '': 'Active (default)', churned: LIFECYCLES.churned, all: LIFECYCLES.all }}
+          onChoose={(lifecycle) => onView({ ...view, lifecycle: lifecycle as Lifecycle | '' })}
+        />
+        <Choice
+          id="filter-sort"
+          label="Order"
+          value={view.sort}
+          options={SORTS}
+          onChoose={(sort) => onView({ ...view, sort: sort as Sort })}
+        />
       </div>
       {summary && <p class="hint">Every panel shows {summary}.</p>}
       {person && <SaveView view={view} />}
     </section>
+  );
+}
+
+/** A labelled select of `options` (value → label), beside the other filters. */
+function Choice(props: {
+  id: string;
+  label: string;
+  value: string;
+  options: Record<string, string>;
+  onChoose: (value: string) => void;
+}) {
+  return (
+    <div class="inline-field">
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChoose(e.currentTarget.value)}>
+        {Object.entries(props.options).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 
