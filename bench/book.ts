@@ -8,10 +8,8 @@
 // measured in the same run.
 // Usage: node bench/book.ts [--customers 100000] [--runs 200] [--backend sqlite|postgres|both] [--no-book]
 import { parseArgs } from 'node:util';
-import postgres from 'postgres';
-import { newId } from '../src/domain/ids.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { median, percentile, startServer } from './lib.ts';
+import { median, percentile, serveDatabase, settleAfterLoad } from './lib.ts';
 import { customerId } from './seed.ts';
 
 const { values } = parseArgs({
@@ -106,27 +104,13 @@ const SCENARIOS: [string, string, string | null][] = [
 const rows: string[] = [];
 for (const backend of backends) {
   const db = await createTestDatabase(backend);
-  const key = newId.apiKey();
-  const server = await startServer({
-    VITALS_DATA_DIR: db.dir,
-    VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
-    VITALS_KEY_CACHE_TTL: '2s',
-    VITALS_RATE_LIMIT: 'off',
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
-  });
-  const headers = { authorization: `Bearer ${key}` };
+  const server = await serveDatabase(db, { VITALS_RATE_LIMIT: 'off' });
+  const headers = { authorization: `Bearer ${server.key}` };
   try {
     const t0 = performance.now();
     await seed(server.url, headers);
     console.log(`${backend}: seeded ${N} customers in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-    if (db.url) {
-      // A bulk load a minute ago: autovacuum analyzes it in production before long; without
-      // statistics the planner guesses (as bench/portfolio.ts does, the figures are taken after).
-      const sql = postgres(db.url, { onnotice: () => {} });
-      await sql`VACUUM ANALYZE`;
-      await sql.end();
-    }
+    await settleAfterLoad(db);
     const samples = new Map<string, number[]>(SCENARIOS.map(([name]) => [name, []]));
     for (let r = 0; r < RUNS + 5; r++) {
       for (const [name, path] of SCENARIOS) {

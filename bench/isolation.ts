@@ -12,7 +12,7 @@ import { newId } from '../src/domain/ids.ts';
 import { createApiKey } from '../src/keys.ts';
 import { seedJudgedOutcomes } from '../test/helpers/judged-outcomes.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { peakRssMb, percentile, probeAtRate, rssMb, startServer } from './lib.ts';
+import { peakRssMb, percentile, probeAtRate, rssMb, serveDatabase } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -49,15 +49,8 @@ for (const backend of backends) {
     `${backend}: seeded ${N} outcomes of ${FACTORS} factors in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );
   await store.close();
-  const key = newId.apiKey();
-  const server = await startServer({
-    VITALS_DATA_DIR: db.dir,
-    VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
-    VITALS_KEY_CACHE_TTL: '2s',
-    VITALS_RATE_LIMIT: 'off',
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
-  });
+  const server = await serveDatabase(db, { VITALS_RATE_LIMIT: 'off' });
+  const key = server.key;
   const pid = server.proc.pid as number;
   const attacker = { authorization: `Bearer ${key}` };
   const reader = { authorization: `Bearer ${other.key}` };

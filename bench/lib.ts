@@ -4,8 +4,10 @@ import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import { newId } from '../src/domain/ids.ts';
 import { tempDir } from '../test/helpers/app.ts';
+import type { TestDatabase } from '../test/helpers/stores.ts';
 
 export interface Server {
   url: string;
@@ -193,4 +195,30 @@ export async function probeAtRate<T>(
     done = true;
     await reads;
   }
+}
+
+/**
+ * A Vitals as shipped on a test database (its data dir, and DATABASE_URL on PostgreSQL), logging at
+ * warn, the key cache at 2 s, a fresh key (`server.key`); `env` over that (the rate limit, say).
+ */
+export function serveDatabase(db: TestDatabase, env: Record<string, string> = {}): Promise<Server> {
+  return startServer({
+    VITALS_DATA_DIR: db.dir,
+    VITALS_API_KEY: newId.apiKey(),
+    VITALS_LOG_LEVEL: 'warn',
+    VITALS_KEY_CACHE_TTL: '2s',
+    ...(db.url ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+}
+
+/**
+ * After a bulk load on PostgreSQL, VACUUM ANALYZE, as autovacuum would before long in production:
+ * without it the figures are of dead rows and a planner with no statistics. SQLite: nothing.
+ */
+export async function settleAfterLoad(db: TestDatabase): Promise<void> {
+  if (!db.url) return;
+  const sql = postgres(db.url, { onnotice: () => {} });
+  await sql`VACUUM ANALYZE`;
+  await sql.end();
 }

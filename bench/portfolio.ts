@@ -7,14 +7,13 @@
 // Usage: node bench/portfolio.ts [--customers 100000] [--entries 30] [--runs 20]
 //        [--backend sqlite|postgres|both] [--keep (the seeded database, to look at queries)]
 import { parseArgs } from 'node:util';
-import postgres from 'postgres';
 import { scoreFactors } from '../src/domain/health.ts';
 import { newId } from '../src/domain/ids.ts';
 import { DAY_MS } from '../src/domain/portfolio.ts';
 import type { OutcomeRecord, ScoreRecord, Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
 import { transaction } from '../test/helpers/transaction.ts';
-import { median, peakRssMb, percentile, startServer } from './lib.ts';
+import { median, peakRssMb, percentile, serveDatabase, settleAfterLoad } from './lib.ts';
 import { customerId } from './seed.ts';
 
 const { values } = parseArgs({
@@ -159,23 +158,10 @@ for (const backend of backends) {
   await seed(store, account.id);
   console.log(`  seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   await store.close();
-  if (db.url) {
-    // Seeding rewrote every score 30 times in a minute; autovacuum catches up with that in
-    // production, so the figures are taken after it has (dead rows and no statistics otherwise).
-    const sql = postgres(db.url, { onnotice: () => {} });
-    await sql`VACUUM ANALYZE`;
-    await sql.end();
-  }
-  const key = newId.apiKey();
-  const server = await startServer({
-    VITALS_DATA_DIR: db.dir,
-    VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
-    VITALS_KEY_CACHE_TTL: '2s',
-    VITALS_RATE_LIMIT: 'off',
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
-  });
-  const headers = { authorization: `Bearer ${key}` };
+  // Seeding rewrote every score 30 times in a minute: the figures are taken once PostgreSQL has caught up.
+  await settleAfterLoad(db);
+  const server = await serveDatabase(db, { VITALS_RATE_LIMIT: 'off' });
+  const headers = { authorization: `Bearer ${server.key}` };
   try {
     for (const [name, path, target] of SCENARIOS) {
       const before = peakRssMb(server.proc.pid as number);

@@ -1,10 +1,9 @@
 // Seeds a store directly (much faster than through HTTP): customers, and optionally scores.
 import { scoreFactors } from '../src/domain/health.ts';
-import { newId } from '../src/domain/ids.ts';
 import type { Store } from '../src/store/store.ts';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
 import { transaction } from '../test/helpers/transaction.ts';
-import { startServer } from './lib.ts';
+import { serveDatabase } from './lib.ts';
 
 export const customerId = (i: number) => `cus_${String(i).padStart(7, '0')}`;
 
@@ -63,16 +62,7 @@ export async function dataset(
   );
   if (more) await more(store, account.id);
   await store.close();
-  const key = newId.apiKey();
-  const server = await startServer({
-    VITALS_DATA_DIR: db.dir,
-    VITALS_API_KEY: key,
-    VITALS_LOG_LEVEL: 'warn',
-    VITALS_KEY_CACHE_TTL: '2s',
-    VITALS_RATE_LIMIT: '1000000/s',
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
-    ...env,
-  });
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const server = await serveDatabase(db, { VITALS_RATE_LIMIT: '1000000/s', ...env });
+  const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' };
   return { db, server, headers };
 }
