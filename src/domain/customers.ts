@@ -64,6 +64,9 @@ export function checkMetadata(metadata: Metadata): void {
 export const LIFECYCLES = ['active', 'churned'] as const;
 export type Lifecycle = (typeof LIFECYCLES)[number];
 
+/** A customer's book (docs/api.md, "Customers"): its fields, by their API names, in the order the API answers them. */
+export const BOOK_FIELDS = ['owner', 'arr', 'renewal_at', 'lifecycle', 'parent_id'] as const;
+
 /** The most ARR a customer may have (docs/api.md, "Customers"), in the API's units. */
 export const ARR_MAX = 1e12;
 

@@ -7,24 +7,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { VitalsClient } from '../client/index.ts';
+import { BOOK_FIELDS } from '../domain/customers.ts';
 import type { Progress } from './progress.ts';
 import type { Format } from './read.ts';
 import type { Kind } from './rows.ts';
 
 export const CSV_COLUMNS: Record<Kind, string[]> = {
-  customers: [
-    'customer_id',
-    'name',
-    'email',
-    'owner',
-    'arr',
-    'renewal_at',
-    'lifecycle',
-    'parent_id',
-    'metadata',
-    'created_at',
-    'updated_at',
-  ],
+  customers: ['customer_id', 'name', 'email', ...BOOK_FIELDS, 'metadata', 'created_at', 'updated_at'],
   scores: ['customer_id', 'health_score', 'status', 'factors', 'updated_at'],
   metrics: ['customer_id', 'at', 'values'],
   outcomes: ['customer_id', 'outcome', 'at', 'note', 'id', 'created_at'],

@@ -1,6 +1,7 @@
 // How a row of an import file becomes a batch item (docs/cli.md, "Import and export"): the
 // columns a CSV header may have, and what each cell means. Pure, without Node: the dashboard's
 // import (web/) reads CSV files with these same rules.
+import { BOOK_FIELDS } from '../domain/customers.ts';
 import { FACTOR_NAME } from '../domain/scoring.ts';
 import { INSTANT_RULE, parseInstant } from '../domain/time.ts';
 
@@ -23,7 +24,7 @@ export type Column =
         | 'customer_id'
         | 'name'
         | 'email'
-        | (typeof BOOK_COLUMNS)[number]
+        | (typeof BOOK_FIELDS)[number]
         | 'metadata'
         | 'factors'
         | 'values'
@@ -35,9 +36,6 @@ export type Column =
   | { to: 'factor'; name: string }
   | { to: 'metric'; name: string }
   | { to: 'ignored' };
-
-/** A customer's book fields (docs/api.md, "Customers"), each a column of its own. */
-export const BOOK_COLUMNS = ['owner', 'arr', 'renewal_at', 'lifecycle', 'parent_id'] as const;
 
 /** Columns an export writes that an import reads past: they are the server's to set (a score's
  * `name`, book and `metadata` are its customer's, which a scores import does not change; an
@@ -51,7 +49,7 @@ const READ_ONLY: Record<Kind, readonly string[]> = {
     'gated_by',
     'updated_at',
     'override',
-    ...BOOK_COLUMNS,
+    ...BOOK_FIELDS,
     'metadata',
   ],
   metrics: ['health_score'],
@@ -96,7 +94,7 @@ function columnOf(kind: Kind, name: string): Column | null {
   if (READ_ONLY[kind].includes(name)) return { to: 'ignored' };
   if (kind === 'customers') {
     if (name === 'name' || name === 'email' || name === 'metadata') return { to: name };
-    const book = BOOK_COLUMNS.find((column) => column === name);
+    const book = BOOK_FIELDS.find((column) => column === name);
     if (book) return { to: book };
     const key = name.startsWith('metadata.') ? name.slice('metadata.'.length) : null;
     return key !== null && key.length >= 1 && key.length <= 64 ? { to: 'metadata_key', key } : null;

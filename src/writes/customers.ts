@@ -6,6 +6,7 @@
 import { customerJson, customerObject } from '../api/customers.ts';
 import {
   arrCentsOf,
+  BOOK_FIELDS,
   checkMetadata,
   type Lifecycle,
   type Metadata,
@@ -141,16 +142,7 @@ export function newCustomer(input: CustomerInput, now: number): CustomerRecord {
 
 /** An existing customer changed as PATCH /api/customers/:id changes it. */
 export function changedCustomer(before: CustomerRecord, change: CustomerInput, now: number): CustomerRecord {
-  const fields = [
-    'name',
-    'email',
-    'owner',
-    'arr',
-    'renewal_at',
-    'lifecycle',
-    'parent_id',
-    'metadata',
-  ] as const;
+  const fields = ['name', 'email', ...BOOK_FIELDS, 'metadata'] as const;
   if (fields.every((field) => change[field] === undefined)) {
     throw new ApiError('parameter_missing', 'Supply at least one parameter to change.');
   }
