@@ -197,47 +197,113 @@ export async function tallyBy(
 }
 
 export async function trendInputs(db: Driver, accountId: string, fromDay: number, given?: Segment) {
-  const segment = await narrowest(db, accountId, given);
   const p = new Params(accountId, fromDay);
-  const seg = isWhole(segment) ? null : segmentWhere(db, p, segment);
-  return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(seg), p.list));
+  const lifecycle = given?.lifecycle;
+  const rest = given && { ...given, lifecycle: undefined };
+  if (isWhole(rest) && (lifecycle === undefined || (await lifecycleIsWhole(db, accountId, fromDay)))) {
+    return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(null), p.list));
+  }
+  const seg = segmentWhere(db, p, rest);
+  const sql = lifecycle === undefined ? trendInputsSql(seg) : trendByLifecycleSql(seg, p.add(lifecycle));
+  return trendInputsFrom(await db.all<TrendRow>(sql, p.list));
+}
+
+/**
+ * True when the trend of active customers is the whole account's from day `fromDay` on: no
+ * customer is anything but active, and none changed its lifecycle since (customers_churned and
+ * lifecycle_changes_by_time answer at once).
+ */
+async function lifecycleIsWhole(db: Driver, accountId: string, fromDay: number): Promise<boolean> {
+  const found = await db.get(
+    `SELECT 1 AS found FROM customers WHERE account_id = $1 AND lifecycle <> 'active'
+     UNION ALL
+     SELECT 1 FROM lifecycle_changes WHERE account_id = $1 AND at >= CAST($2 AS bigint) * 86400000`,
+    [accountId, fromDay],
+  );
+  return !found;
 }
 
 const bandSum = (band: number) => `COALESCE(SUM(CASE WHEN s.band = ${band} THEN 1 ELSE 0 END), 0)`;
 const statusSum = (status: string) =>
   `SUM(CASE WHEN h.status = '${status}' THEN 1 ELSE 0 END - CASE WHEN p.status = '${status}' THEN 1 ELSE 0 END)`;
 
+/** The portfolio now: one row with a null day, of current scores `s` (and customers `c` where a segment needs them). */
+const NOW = `
+    SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
+      COALESCE(${SCORE_MICROS}, 0) AS micros`;
+
+/** Each history entry `h` of customers `c` from day `$2` on, with the one before it (`p`). */
+const HISTORY_IN_WINDOW = `
+    FROM customers c
+    JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
+    LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
+      AND p.version = h.version - 1
+    WHERE c.account_id = $1 AND h.created_at >= CAST($2 AS bigint) * 86400000`;
+
+/** What the entries `h` (each from the one before, `p`) changed, per day. */
+const HISTORY_DELTAS = `SELECT h.created_at / 86400000 AS day, ${statusSum('critical')} AS critical,
+      ${statusSum('at_risk')} AS at_risk, ${statusSum('healthy')} AS healthy,
+      SUM(${microsOf('h')} - COALESCE(${microsOf('p')}, 0)) AS micros`;
+
 /**
  * The trend's inputs in one statement, so both are read at one moment: a row with a null day
- * for the portfolio now (current scores `s`, of customers `c` where a segment needs them), then
- * a row per day from `$2` on with what it changed (critical, at_risk, healthy, micros). `$1` is
- * the account; `segment` is the segment's conditions on `c`, whose parameters follow.
+ * for the portfolio now, then a row per day from `$2` on with what it changed (critical, at_risk,
+ * healthy, micros). `$1` is the account; `segment` is the segment's conditions on `c`, whose
+ * parameters follow.
  *
  * Without a segment the days come from the rollup. A segment is not in the rollup: its history
  * in the window is read, each entry with the one before (`p`), as the rollup was made.
  */
 export function trendInputsSql(segment: string | null): string {
-  const now = `
-    SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
-      COALESCE(${SCORE_MICROS}, 0) AS micros`;
   if (segment === null) {
-    return `${now} FROM health_scores s WHERE s.account_id = $1
+    return `${NOW} FROM health_scores s WHERE s.account_id = $1
     UNION ALL
     SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(score_micros)
     FROM score_days WHERE account_id = $1 AND day >= $2 GROUP BY day`;
   }
-  return `${now}
+  return `${NOW}
     FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
     WHERE c.account_id = $1 ${segment}
     UNION ALL
-    SELECT h.created_at / 86400000, ${statusSum('critical')}, ${statusSum('at_risk')}, ${statusSum('healthy')},
-      SUM(${microsOf('h')} - COALESCE(${microsOf('p')}, 0))
-    FROM customers c
-    JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
-    LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
-      AND p.version = h.version - 1
-    WHERE c.account_id = $1 ${segment} AND h.created_at >= CAST($2 AS bigint) * 86400000
+    ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW} ${segment}
     GROUP BY h.created_at / 86400000`;
+}
+
+/**
+ * The trend of the customers of one lifecycle (`lifecycle`, a placeholder), each counted on the
+ * days it was in it (docs/api.md, "Segments, trends and movers"): the entries made while it was,
+ * and on the day it came in (or left) the score that stood then, added (or taken away). A change
+ * at the same instant as an entry comes after it. `segment` is the segment's other conditions.
+ */
+export function trendByLifecycleSql(segment: string, lifecycle: string): string {
+  const changes = (order: string, cmp: string, column: string) =>
+    `(SELECT k.${column} FROM lifecycle_changes k
+      WHERE k.account_id = h.account_id AND k.customer_id = h.customer_id AND k.at ${cmp} h.created_at
+      ORDER BY k.at ${order} LIMIT 1)`;
+  // The lifecycle when `h` was made: the last change before it, else the first one after it
+  // (whence it came), else the present one.
+  const lifecycleThen = `COALESCE(${changes('DESC', '<', 'to_lifecycle')}, ${changes('ASC', '>=', 'from_lifecycle')}, c.lifecycle)`;
+  const sign = `CASE WHEN k.to_lifecycle = ${lifecycle} THEN 1 ELSE -1 END`;
+  const status = (name: string) => `SUM(${sign} * CASE WHEN v.status = '${name}' THEN 1 ELSE 0 END)`;
+  return `${NOW}
+    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
+    WHERE c.account_id = $1 AND c.lifecycle = ${lifecycle} ${segment}
+    UNION ALL
+    SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(micros) FROM (
+      ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW} ${segment} AND ${lifecycleThen} = ${lifecycle}
+      GROUP BY h.created_at / 86400000
+      UNION ALL
+      SELECT k.at / 86400000 AS day, ${status('critical')} AS critical, ${status('at_risk')} AS at_risk,
+        ${status('healthy')} AS healthy, SUM(${sign} * ${microsOf('v')}) AS micros
+      FROM customers c
+      JOIN lifecycle_changes k ON k.account_id = c.account_id AND k.customer_id = c.id
+      JOIN score_history v ON v.account_id = k.account_id AND v.customer_id = k.customer_id
+        AND v.version = (SELECT MAX(x.version) FROM score_history x
+          WHERE x.account_id = k.account_id AND x.customer_id = k.customer_id AND x.created_at <= k.at)
+      WHERE c.account_id = $1 ${segment} AND k.at >= CAST($2 AS bigint) * 86400000
+        AND (k.to_lifecycle = ${lifecycle}) <> (k.from_lifecycle = ${lifecycle})
+      GROUP BY k.at / 86400000
+    ) d GROUP BY day`;
 }
 
 export interface TrendRow {

@@ -466,4 +466,28 @@ MIGRATIONS.push(
   CREATE INDEX customers_without_renewal ON customers (account_id, id) WHERE renewal_at IS NULL;
   CREATE INDEX customers_churned ON customers (account_id) WHERE lifecycle <> 'active';
   `,
+  /* 27: a customer's lifecycle changes (docs/api.md, "Segments, trends and movers"): the trend
+     counts a customer on the days it was active, so it must know when it churned or came back. The
+     trigger writes a row for every path that changes the column (PATCH, the batch, an import); the
+     rows go with the customer. Changes made before this migration were not kept: such a customer
+     counts in its present lifecycle on every day. */ `
+  CREATE TABLE lifecycle_changes (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    at bigint NOT NULL,
+    from_lifecycle text NOT NULL,
+    to_lifecycle text NOT NULL,
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX lifecycle_changes_by_customer ON lifecycle_changes (account_id, customer_id, at);
+  CREATE INDEX lifecycle_changes_by_time ON lifecycle_changes (account_id, at);
+  CREATE FUNCTION customers_lifecycle() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO lifecycle_changes (account_id, customer_id, at, from_lifecycle, to_lifecycle)
+    VALUES (NEW.account_id, NEW.id, NEW.updated_at, OLD.lifecycle, NEW.lifecycle);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER customers_lifecycle AFTER UPDATE OF lifecycle ON customers
+  FOR EACH ROW WHEN (OLD.lifecycle IS DISTINCT FROM NEW.lifecycle) EXECUTE FUNCTION customers_lifecycle();
+  `,
 );

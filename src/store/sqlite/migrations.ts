@@ -552,3 +552,32 @@ MIGRATIONS.push(`
   CREATE INDEX customers_book ON customers (account_id, lifecycle, id, arr_cents);
   CREATE INDEX customers_churned ON customers (account_id) WHERE lifecycle <> 'active';
 `);
+
+/**
+ * 27: a customer's lifecycle changes (docs/api.md, "Segments, trends and movers"): the trend counts
+ * a customer on the days it was active, so it must know when it churned or came back. The triggers
+ * write a row for every path that changes the column (PATCH, the batch, an import) and take the
+ * rows away with the customer. Changes made before this migration were not kept: such a customer
+ * counts in its present lifecycle on every day.
+ */
+MIGRATIONS.push(`
+  CREATE TABLE lifecycle_changes (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    from_lifecycle TEXT NOT NULL,
+    to_lifecycle TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX lifecycle_changes_by_customer ON lifecycle_changes (account_id, customer_id, at);
+  CREATE INDEX lifecycle_changes_by_time ON lifecycle_changes (account_id, at);
+  CREATE TRIGGER customers_lifecycle AFTER UPDATE OF lifecycle ON customers
+  WHEN OLD.lifecycle IS NOT NEW.lifecycle
+  BEGIN
+    INSERT INTO lifecycle_changes (account_id, customer_id, at, from_lifecycle, to_lifecycle)
+    VALUES (NEW.account_id, NEW.id, NEW.updated_at, OLD.lifecycle, NEW.lifecycle);
+  END;
+  CREATE TRIGGER customers_lifecycle_gone AFTER DELETE ON customers
+  BEGIN
+    DELETE FROM lifecycle_changes WHERE account_id = OLD.account_id AND customer_id = OLD.id;
+  END;
+`);
