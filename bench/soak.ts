@@ -38,6 +38,8 @@ export async function soak(opts: {
   /** Seconds of the same load before the measured run. */
   warmupSeconds: number;
   backend: Backend;
+  /** More of the server's environment. */
+  env?: Record<string, string>;
 }): Promise<SoakResult> {
   const received = new Set<string>();
   const receiver = createServer((req, res) => {
@@ -59,6 +61,7 @@ export async function soak(opts: {
     ...(process.env.VITALS_SQLITE_SYNCHRONOUS
       ? { VITALS_SQLITE_SYNCHRONOUS: process.env.VITALS_SQLITE_SYNCHRONOUS }
       : {}),
+    ...opts.env,
   };
   if (db.url) env.DATABASE_URL = db.url;
   const server = await startServer(env);

@@ -164,6 +164,11 @@ export const ConfigSchema = Type.Object({
     default: 'full',
     description: "SQLite's synchronous pragma",
   }),
+  sqliteCacheMb: integer(2, 65_536, {
+    env: 'VITALS_SQLITE_CACHE_MB',
+    default: '128',
+    description: "the SQLite writer's page cache in MB, filled as it is used",
+  }),
   keyCacheTtlMs: duration({
     env: 'VITALS_KEY_CACHE_TTL',
     default: '2s',

@@ -9,8 +9,12 @@ export const sqlitePath = (dataDir: string): string => join(dataDir, 'vitals.db'
 
 /** The backend comes from configuration; nothing else in Vitals knows which one it is. */
 export function openStore(
-  config: Pick<Config, 'dataDir' | 'sqliteSynchronous' | 'databaseUrl' | 'dbPoolSize'>,
+  config: Pick<Config, 'dataDir' | 'sqliteSynchronous' | 'sqliteCacheMb' | 'databaseUrl' | 'dbPoolSize'>,
 ): Store {
   if (config.databaseUrl) return new PostgresStore({ url: config.databaseUrl, poolSize: config.dbPoolSize });
-  return new SqliteStore({ path: sqlitePath(config.dataDir), synchronous: config.sqliteSynchronous });
+  return new SqliteStore({
+    path: sqlitePath(config.dataDir),
+    synchronous: config.sqliteSynchronous,
+    cacheMb: config.sqliteCacheMb,
+  });
 }

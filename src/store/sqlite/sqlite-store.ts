@@ -37,6 +37,8 @@ export interface SqliteOptions {
   /** A file path, or ':memory:' (tests of the store alone). */
   path: string;
   synchronous?: 'full' | 'normal';
+  /** The writer's page cache in MB (default 128; docs/operations.md, "Memory"). */
+  cacheMb?: number;
   /** Modules of writes beyond src/writes/ that the writer thread may run (a test's own; ../write.ts). */
   writeModules?: readonly string[];
 }
@@ -77,7 +79,7 @@ export class SqliteStore extends SqlStore implements Store {
     };
     this.#writes = memory
       ? new GroupCommit(new DirectWriter(this.conn), (due) => due && on.due(), { onBatch: on.batch })
-      : new WriterThread(opts.path, synchronous, on, opts.writeModules);
+      : new WriterThread(opts.path, synchronous, opts.cacheMb ?? 128, on, opts.writeModules);
     this.#heavy = memory ? undefined : new HeavyReads({ path: opts.path });
   }
 
@@ -218,9 +220,15 @@ class WriterThread {
    * `on.due`: deliveries became due in a commit; `on.batch`: calls of a batched write were written
    * together; `writeModules`: modules of writes beyond src/writes/ (a test's own; ../write.ts).
    */
-  constructor(path: string, synchronous: string, on: On, writeModules: readonly string[] = []) {
+  constructor(
+    path: string,
+    synchronous: string,
+    cacheMb: number,
+    on: On,
+    writeModules: readonly string[] = [],
+  ) {
     const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
-      workerData: { path, synchronous, writeModules },
+      workerData: { path, synchronous, cacheMb, writeModules },
     });
     this.#worker = worker;
     worker.unref(); // held only while a call is waiting (#send)

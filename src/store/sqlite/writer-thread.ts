@@ -19,17 +19,19 @@ import type { Reply, Request } from './writer-protocol.ts';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.ts runs as a worker thread (sqlite-store.ts starts it)');
-const { path, synchronous, writeModules } = workerData as {
+const { path, synchronous, cacheMb, writeModules } = workerData as {
   path: string;
   synchronous: string;
+  cacheMb: number;
   writeModules: string[];
 };
 /** The writes this thread runs, by name (../../writes/index.ts, and a test's own). */
 const writes = threadRegistry(WRITES, writeModules);
-// A page cache of 128 MB (filled as used): a whole-account rescore rewrites pages of the scores,
-// their index, the history and the events, and with 16 MB it evicted and read them again
-// (a weights change of 100,000 scores, four rounds: 4.1–5.4 s, 3.2–4.9 s with this; docs/operations.md, "Memory").
-const conn = new Connection(path, synchronous, 128);
+// A page cache of 128 MB by default (filled as used; VITALS_SQLITE_CACHE_MB): a whole-account
+// rescore rewrites pages of the scores, their index, the history and the events, and with 16 MB it
+// evicted and read them again (a weights change of 100,000 scores, four rounds: 4.1–5.4 s,
+// 3.2–4.9 s with this; docs/operations.md, "Memory").
+const conn = new Connection(path, synchronous, cacheMb);
 /** Replies of one turn, sent together once its callbacks have run (a commit answers many at once). */
 let outbox: Reply[] = [];
 const post = (reply: Reply) => {
