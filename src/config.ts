@@ -208,6 +208,14 @@ export const ConfigSchema = Type.Object({
     },
     [(raw) => durationMs(raw) >= 1000, 'must be at least 1s'],
   ),
+  backfillLeaseMs: duration(
+    {
+      env: 'VITALS_BACKFILL_LEASE',
+      default: '60s',
+      description: 'how long a backfill stays with a process that stopped renewing it (docs/api.md)',
+    },
+    [(raw) => durationMs(raw) >= 1000, 'must be at least 1s'],
+  ),
   webhook: Type.Object({
     backoffMs: durations({
       env: 'VITALS_WEBHOOK_BACKOFF',

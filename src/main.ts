@@ -84,6 +84,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   dispatcher?.start();
   retention?.start();
   rescore?.start();
+  if (api) app.backfills.start();
   app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };
 }

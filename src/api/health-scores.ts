@@ -64,7 +64,10 @@ export const HealthScore = Type.Object(
 );
 
 export const HistoryEntry = Type.Object({
-  version: Type.Integer({ description: 'Starts at 1 and grows by one with every change of this score.' }),
+  version: Type.Integer({
+    description:
+      'Starts at 1 and grows by one with every change of this score; a backfill numbers the past below the first, counting down (0, −1, …).',
+  }),
   health_score: Type.Number(),
   status: Type.String(),
   factors: Type.Record(Type.String(), Type.Number()),
@@ -78,6 +81,7 @@ export const HistoryEntry = Type.Object({
     Type.Literal('override_set'),
     Type.Literal('override_removed'),
     Type.Literal('override_expired'),
+    Type.Literal('backfill'),
   ]),
   created_at: Timestamp,
 });

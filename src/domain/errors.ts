@@ -30,11 +30,13 @@ export const ERRORS = {
   outcome_not_found: { status: 404, type: 'invalid_request_error' },
   version_not_found: { status: 404, type: 'invalid_request_error' },
   view_not_found: { status: 404, type: 'invalid_request_error' },
+  backfill_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   user_exists: { status: 409, type: 'invalid_request_error' },
   delivery_in_progress: { status: 409, type: 'invalid_request_error' },
   webhook_disabled: { status: 409, type: 'invalid_request_error' },
+  backfill_running: { status: 409, type: 'invalid_request_error' },
   idempotency_request_in_progress: { status: 409, type: 'invalid_request_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
@@ -90,6 +92,7 @@ export const notFound = {
     new ApiError('override_not_found', `Customer '${id}' has no override on its health score.`),
   outcome: (id: string) => new ApiError('outcome_not_found', `No outcome with id '${id}'.`),
   view: (id: string) => new ApiError('view_not_found', `No saved view with id '${id}'.`),
+  backfill: (id: string) => new ApiError('backfill_not_found', `No backfill with id '${id}'.`),
   version: (id: string, version: number) =>
     new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

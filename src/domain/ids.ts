@@ -92,6 +92,7 @@ export const newId = {
   audit: monotonic('aud_'),
   outcome: monotonic('out_'),
   view: monotonic('view_'),
+  backfill: monotonic('bf_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

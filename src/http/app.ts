@@ -21,6 +21,7 @@ import { BODY_LIMIT } from '../api/limits.ts';
 import { HealthAnswer, ReadyAnswer } from '../api/operations.ts';
 import { OutcomeSchema } from '../api/outcomes.ts';
 import { WebhookSchemas } from '../api/webhooks.ts';
+import { BackfillRunner } from '../backfill-runner.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -28,10 +29,12 @@ import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import type { CalibrationThreadOptions } from '../work/calibration-threads.ts';
+import { LEASE_MS } from '../writes/backfill.ts';
 import { registerAudit } from './audit.ts';
 import { auditRoutes } from './audit-log.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { authRoutes } from './auth-routes.ts';
+import { backfillRoutes } from './backfill.ts';
 import { batchRoutes } from './batch.ts';
 import { customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
@@ -57,12 +60,20 @@ import { viewsRoutes } from './views.ts';
 import { webhookDeliveriesRoutes } from './webhook-deliveries.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What runs this app's backfills (main.ts starts its pass of stale runs). */
+    backfills: BackfillRunner;
+  }
+}
+
 export interface AppDeps {
   store: Store;
-  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'> & {
-    webhook: Pick<Config['webhook'], 'blockPrivate'>;
-    rateLimit?: Config['rateLimit'];
-  };
+  config: Pick<Config, 'keyCacheTtlMs' | 'logLevel'> &
+    Partial<Pick<Config, 'backfillLeaseMs'>> & {
+      webhook: Pick<Config['webhook'], 'blockPrivate'>;
+      rateLimit?: Config['rateLimit'];
+    };
   /** Served at /metrics when given. */
   metrics?: Metrics;
   /** 'operations' serves only health, readiness, metrics and docs (a dispatcher-only process). */
@@ -102,7 +113,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now;
   const sessions = await registerSessions(app, deps.store, now);
   await app.register(authRoutes(deps.store, now, sessions));
-  await app.register(apiRoutes(deps), { prefix: '/api' });
+  // It drives the backfills this app starts; main.ts starts its pass, which takes over the runs of
+  // a process that stopped (docs/api.md, "Backfill"). Closing the app stops it between customers.
+  const leaseMs = deps.config.backfillLeaseMs ?? LEASE_MS;
+  const runner = new BackfillRunner({
+    store: deps.store,
+    log: app.log.child({ role: 'backfill' }),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    now,
+    leaseMs,
+    intervalMs: Math.min(10_000, leaseMs / 10),
+  });
+  app.decorate('backfills', runner);
+  app.addHook('onClose', () => runner.stop());
+  await app.register(apiRoutes(deps, runner), { prefix: '/api' });
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }
@@ -263,7 +287,7 @@ function registerOperations(app: FastifyInstance, deps: AppDeps): void {
 }
 
 /** /api: every route behind the key, then the rate limit, then Idempotency-Key replays. */
-function apiRoutes(deps: AppDeps): FastifyPluginAsync {
+function apiRoutes(deps: AppDeps, runner: BackfillRunner): FastifyPluginAsync {
   const auth = new KeyAuthenticator(deps.store, deps.config.keyCacheTtlMs);
   const now = deps.now ?? Date.now;
   return async (api) => {
@@ -299,6 +323,7 @@ function apiRoutes(deps: AppDeps): FastifyPluginAsync {
     await api.register(usersRoutes(deps.store, now));
     await api.register(viewsRoutes(deps.store, now));
     await api.register(auditRoutes(deps.store));
+    await api.register(backfillRoutes({ store: deps.store, now, runner, leaseMs: runner.leaseMs }));
   };
 }
 

@@ -29,7 +29,8 @@ export type ScoreReason =
   | 'time_passed'
   | 'override_set'
   | 'override_removed'
-  | 'override_expired';
+  | 'override_expired'
+  | 'backfill';
 
 export interface HistoryRecord {
   version: number;

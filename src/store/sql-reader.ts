@@ -9,6 +9,7 @@ import type { EventType } from '../domain/events.ts';
 import type { ArrTally, Tally } from '../domain/portfolio.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Status } from '../domain/scoring.ts';
+import * as backfills from './backfills.ts';
 import * as customers from './customers.ts';
 import type { Driver } from './driver.ts';
 import * as metricSummaries from './metric-summaries.ts';
@@ -203,6 +204,18 @@ export class SqlReader implements Reader {
 
   listViews(accountId: string, userId: string): Promise<ViewRecord[]> {
     return views.listViews(this.db, accountId, userId);
+  }
+
+  getBackfill(accountId: string, id: string) {
+    return backfills.getBackfill(this.db, accountId, id);
+  }
+
+  listBackfills(accountId: string, limit: number) {
+    return backfills.listBackfills(this.db, accountId, limit);
+  }
+
+  staleBackfills(now: number, limit: number) {
+    return backfills.staleBackfills(this.db, now, limit);
   }
 
   listWebhooks(accountId: string): Promise<WebhookRecord[]> {

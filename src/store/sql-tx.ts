@@ -6,6 +6,8 @@ import type { DropRule } from '../domain/alerts.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Thresholds, Weights } from '../domain/scoring.ts';
 import * as audit from './audit.ts';
+import type { BackfillRecord, FirstVersion } from './backfills.ts';
+import * as backfills from './backfills.ts';
 import type { CustomerWrite } from './customers.ts';
 import * as customers from './customers.ts';
 import * as idempotency from './idempotency.ts';
@@ -173,6 +175,44 @@ export abstract class SqlTx extends SqlReader implements Tx {
   deleteView(accountId: string, userId: string, id: string): Promise<boolean> {
     return views.deleteView(this.db, accountId, userId, id);
   }
+
+  insertBackfill(accountId: string, b: BackfillRecord): Promise<boolean> {
+    // Under the account's lock, as any write of its scores: one running per account is the index's.
+    this.lockAccount(accountId, 'shared');
+    return backfills.insertBackfill(this.db, accountId, b);
+  }
+
+  backfillForUpdate(accountId: string, id: string): Promise<BackfillRecord | null> {
+    this.lockAccount(accountId, 'shared');
+    return backfills.getBackfill(this.db, accountId, id, this.db.forUpdate);
+  }
+
+  updateBackfill(accountId: string, b: BackfillRecord): Promise<void> {
+    return backfills.updateBackfill(this.db, accountId, b);
+  }
+
+  customerIdsAfter(accountId: string, after: string | null, limit: number): Promise<string[]> {
+    return backfills.customerIdsAfter(this.db, accountId, after, limit);
+  }
+
+  countCustomers(accountId: string): Promise<number> {
+    return backfills.countCustomers(this.db, accountId);
+  }
+
+  firstVersion(accountId: string, customerId: string): Promise<FirstVersion | null> {
+    return backfills.firstVersion(this.db, accountId, customerId);
+  }
+
+  customerPoints(accountId: string, customerId: string, metrics: readonly string[], until: number) {
+    return backfills.customerPoints(this.db, accountId, customerId, metrics, until);
+  }
+
+  abstract writeBackfill(
+    accountId: string,
+    customerId: string,
+    records: ScoreRecord[],
+    first: FirstVersion | null,
+  ): Promise<void>;
 
   async appendAudits(accountId: string, entries: readonly AuditEntry[]): Promise<void> {
     await audit.appendAudits(this.db, accountId, entries);

@@ -4,6 +4,7 @@
 // Backends live in sqlite/ and postgres/ and are proven by one contract suite
 // (test/store/contract.test.ts).
 import type { AuditLog, AuditWrites } from './audit.ts';
+import type { BackfillReads, BackfillWrites } from './backfills.ts';
 import type { CustomerReads, CustomerWrites } from './customers.ts';
 import type { IdempotencyStore, IdempotencyWrites } from './idempotency.ts';
 import type { Keys } from './keys.ts';
@@ -20,6 +21,7 @@ import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
 export type { AuditEntry, AuditLog, AuditWrites } from './audit.ts';
+export type { BackfillReads, BackfillRecord, BackfillWrites, FirstVersion } from './backfills.ts';
 export type {
   CustomerReads,
   CustomerRecord,
@@ -70,7 +72,8 @@ export interface Reader
     OutcomeReads,
     EventReads,
     WebhookReads,
-    ViewReads {}
+    ViewReads,
+    BackfillReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
@@ -84,6 +87,7 @@ export interface Tx
     EventWrites,
     WebhookWrites,
     ViewWrites,
+    BackfillWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

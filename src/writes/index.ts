@@ -3,6 +3,7 @@
 // listed here cannot be sent to a thread, and a test that forgets one fails (test/store/write.test.ts).
 import { registry, type Write, type WriteRegistry } from '../store/write.ts';
 import { applyAlerts } from './alerts.ts';
+import { backfillNext, claimBackfill, failBackfill, startBackfill } from './backfill.ts';
 import { customerBatch, scoreBatch } from './batches.ts';
 import { createCustomer, deleteCustomer, updateCustomer } from './customers.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
@@ -51,4 +52,8 @@ export const WRITES: WriteRegistry = registry([
   retryDelivery,
   createView,
   deleteView,
+  startBackfill,
+  claimBackfill,
+  backfillNext,
+  failBackfill,
 ] as unknown as Write<unknown[], unknown>[]);

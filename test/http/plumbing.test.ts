@@ -330,6 +330,8 @@ describe('plumbing', () => {
           '/api/views get,head,post',
           '/api/views/{view_id} delete',
           '/api/audit-log get,head',
+          '/api/health-scores/backfill post,get,head',
+          '/api/health-scores/backfill/{backfill_id} get,head',
         ],
         'the document describes every /api operation, HEAD beside GET',
       );

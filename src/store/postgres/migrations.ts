@@ -490,4 +490,27 @@ MIGRATIONS.push(
   CREATE TRIGGER customers_lifecycle AFTER UPDATE OF lifecycle ON customers
   FOR EACH ROW WHEN (OLD.lifecycle IS DISTINCT FROM NEW.lifecycle) EXECUTE FUNCTION customers_lifecycle();
   `,
+  /* 28: backfills (docs/api.md, "Backfill"): one row per run, its progress and its lease. The
+     partial unique index lets an account have one running at a time, checked by the insert itself;
+     backfills_leases finds the running ones whose process stopped renewing its lease. */ `
+  CREATE TABLE backfills (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    status text NOT NULL,
+    from_day bigint NOT NULL,
+    customer_ids text,
+    customers_total bigint NOT NULL,
+    customers_done bigint NOT NULL,
+    versions_written bigint NOT NULL,
+    cursor text COLLATE "C",
+    started_at bigint NOT NULL,
+    finished_at bigint,
+    error text,
+    lease_owner text NOT NULL,
+    lease_expires_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  CREATE UNIQUE INDEX backfills_running ON backfills (account_id) WHERE status = 'running';
+  CREATE INDEX backfills_leases ON backfills (lease_expires_at) WHERE status = 'running';
+  `,
 );

@@ -1,3 +1,4 @@
+import { addDays, backfillDays, type FirstVersion } from '../backfills.ts';
 import { type CustomerWrite, withBook } from '../customers.ts';
 import { hasNul, type Row } from '../driver.ts';
 import { deliveriesFor, subscribersByType } from '../outbox.ts';
@@ -257,6 +258,39 @@ export class PgTx extends SqlTx {
         lifecycle = ${c.lifecycle}, parent_id = ${c.parentId},
         metadata = ${JSON.stringify(c.metadata)}::text::json, updated_at = ${c.updatedAt}
       WHERE account_id = ${accountId} AND id = ${c.id}`;
+  }
+
+  async writeBackfill(
+    accountId: string,
+    customerId: string,
+    records: ScoreRecord[],
+    first: FirstVersion | null,
+  ) {
+    this.lockAccount(accountId, 'shared');
+    if (records.length === 0) return;
+    const explained = records.map((s) => explainedColumns(s));
+    await this.sql`
+      INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
+        computed, override, weights, inputs)
+      SELECT ${accountId}, ${customerId}, version, score, status, factors::json, 'backfill', created_at,
+        computed, override::json, weights::json, inputs::json
+      FROM unnest(${pgArray(records.map((s) => s.version))}::int8[], ${pgArray(records.map((s) => s.score))}::float8[],
+        ${pgArray(records.map((s) => s.status))}::text[], ${pgArray(records.map((s) => JSON.stringify(s.factors)))}::text[],
+        ${pgArray(records.map((s) => s.updatedAt))}::int8[], ${pgArray(explained.map((e) => e.computed))}::float8[],
+        ${pgArray(explained.map((e) => e.override))}::text[], ${pgArray(explained.map((e) => e.weights))}::text[],
+        ${pgArray(explained.map((e) => e.inputs))}::text[])
+        AS t(version, score, status, factors, created_at, computed, override, weights, inputs)`;
+    const last = records.at(-1) as ScoreRecord;
+    // A customer with no history has no score either: its last backfilled version becomes it.
+    if (!first) {
+      const { computed, override, inputs } = explained.at(-1) as (typeof explained)[number];
+      await this.sql`
+        INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
+          computed, override, inputs)
+        VALUES (${accountId}, ${customerId}, ${last.score}, ${bandOf(last.status)}, ${JSON.stringify(last.factors)}::text::json,
+          ${last.version}, ${last.updatedAt}, ${computed}, ${override}::text::json, ${inputs}::text::json)`;
+    }
+    await addDays(this.db, accountId, backfillDays(records, first));
   }
 
   async deleteCustomer(accountId: string, id: string): Promise<boolean> {

@@ -581,3 +581,30 @@ MIGRATIONS.push(`
     DELETE FROM lifecycle_changes WHERE account_id = OLD.account_id AND customer_id = OLD.id;
   END;
 `);
+
+/**
+ * 28: backfills (docs/api.md, "Backfill"): one row per run, its progress and its lease. The
+ * partial unique index lets an account have one running at a time, checked by the insert itself;
+ * backfills_leases finds the running ones whose process stopped renewing its lease.
+ */
+MIGRATIONS.push(`
+  CREATE TABLE backfills (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    from_day INTEGER NOT NULL,
+    customer_ids TEXT,
+    customers_total INTEGER NOT NULL,
+    customers_done INTEGER NOT NULL,
+    versions_written INTEGER NOT NULL,
+    cursor TEXT,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    error TEXT,
+    lease_owner TEXT NOT NULL,
+    lease_expires_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) STRICT;
+  CREATE UNIQUE INDEX backfills_running ON backfills (account_id) WHERE status = 'running';
+  CREATE INDEX backfills_leases ON backfills (lease_expires_at) WHERE status = 'running';
+`);

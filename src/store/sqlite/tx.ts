@@ -1,5 +1,6 @@
 import { customerJson } from '../../api/customers.ts';
 import { addChange, type DayDelta } from '../../domain/portfolio.ts';
+import { addDays, backfillDays, type FirstVersion } from '../backfills.ts';
 import { type CustomerWrite, withBook } from '../customers.ts';
 import { deliveriesFor, subscribersByType } from '../outbox.ts';
 import { bandOf, statusOf, toScore } from '../rows.ts';
@@ -202,6 +203,57 @@ export class SqliteTx extends SqlTx {
     for (const d of days.values()) {
       add.run(accountId, d.day, 0, d.counts.critical, d.counts.at_risk, d.counts.healthy, d.micros);
     }
+  }
+
+  async writeBackfill(
+    accountId: string,
+    customerId: string,
+    records: ScoreRecord[],
+    first: FirstVersion | null,
+  ) {
+    const history = this.conn.statement(
+      `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at,
+         computed, override, weights, inputs)
+       VALUES (?, ?, ?, ?, ?, ?, 'backfill', ?, ?, ?, ?, ?)`,
+    );
+    for (const s of records) {
+      const { computed, override, inputs, weights } = explainedColumns(s);
+      const factors = JSON.stringify(s.factors);
+      history.run(
+        accountId,
+        customerId,
+        s.version,
+        s.score,
+        s.status,
+        factors,
+        s.updatedAt,
+        computed,
+        override,
+        weights,
+        inputs,
+      );
+    }
+    const last = records.at(-1);
+    // A customer with no history has no score either: its last backfilled version becomes it.
+    if (!first && last) {
+      const { computed, override, inputs } = explainedColumns(last);
+      this.conn.run(
+        `INSERT INTO health_scores (account_id, customer_id, score, band, factors, version, updated_at,
+           computed, override, inputs)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        accountId,
+        customerId,
+        last.score,
+        bandOf(last.status),
+        JSON.stringify(last.factors),
+        last.version,
+        last.updatedAt,
+        computed,
+        override,
+        inputs,
+      );
+    }
+    await addDays(this.db, accountId, backfillDays(records, first));
   }
 
   async dropWatch(accountId: string, customerIds: readonly string[], since: number) {
