@@ -147,6 +147,14 @@ const SCENARIOS: [string, string, string][] = [
   ['calibration of a segment', '/api/health-scores/calibration?horizon_days=90&metadata%5Bplan%5D=team', '—'],
 ];
 
+/** Read once 1% of the customers have churned. */
+const CHURNED: [string, string][] = [
+  ['trend over 90 days, 1% churned (active customers)', '/api/health-scores/trend?days=90'],
+  ['trend over 90 days of the churned', '/api/health-scores/trend?days=90&lifecycle=churned'],
+  ['trend over 90 days of a segment, 1% churned', '/api/health-scores/trend?days=90&metadata%5Bplan%5D=team'],
+  ['summary, 1% churned', '/api/health-scores/summary'],
+];
+
 const rows: string[] = [];
 for (const backend of backends) {
   console.log(`${backend}: seeding ${N} customers with ${ENTRIES} history entries each`);
@@ -173,6 +181,22 @@ for (const backend of backends) {
       const figure = `${p50.toFixed(1)} ms (p90 ${p90.toFixed(1)})${memory}`;
       rows.push(`| ${backend} | ${name} | ${figure} | ${target} |`);
       console.log(`  ${name}: ${figure} (target ${target})`);
+    }
+    // Then 1% of the customers churn, marked through the API as a team would: the active trend
+    // is the rollup less the churned customers' own history (docs/api.md, "Segments, trends and movers").
+    for (let i = 0; i < N; i += 100) {
+      const res = await fetch(`${server.url}/api/customers/${customerId(i)}`, {
+        method: 'PATCH',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ lifecycle: 'churned' }),
+      });
+      if (!res.ok) throw new Error(`churn ${customerId(i)}: ${res.status}`);
+    }
+    for (const [name, path] of CHURNED) {
+      const { p50, p90 } = await timed(server.url + path, headers);
+      const figure = `${p50.toFixed(1)} ms (p90 ${p90.toFixed(1)})`;
+      rows.push(`| ${backend} | ${name} | ${figure} | — |`);
+      console.log(`  ${name}: ${figure}`);
     }
   } finally {
     await server.stop();

@@ -200,13 +200,43 @@ export async function trendInputs(db: Driver, accountId: string, fromDay: number
   const p = new Params(accountId, fromDay);
   const lifecycle = given?.lifecycle;
   const rest = given && { ...given, lifecycle: undefined };
-  if (isWhole(rest) && (lifecycle === undefined || (await lifecycleIsWhole(db, accountId, fromDay)))) {
-    return trendInputsFrom(await db.all<TrendRow>(trendInputsSql(null), p.list));
+  if (!isWhole(rest)) {
+    const seg = segmentWhere(db, p, rest);
+    const sql = lifecycle === undefined ? trendInputsSql(seg) : trendByLifecycleSql(seg, p.add(lifecycle));
+    return trendInputsFrom(await db.all<TrendRow>(sql, p.list));
   }
-  const seg = segmentWhere(db, p, rest);
-  const sql = lifecycle === undefined ? trendInputsSql(seg) : trendByLifecycleSql(seg, p.add(lifecycle));
-  return trendInputsFrom(await db.all<TrendRow>(sql, p.list));
+  const whole = () => db.all<TrendRow>(trendInputsSql(null), p.list);
+  if (lifecycle === undefined) return trendInputsFrom(await whole());
+  // Only customers churned now or that ever changed lifecycle can have been churned on any day:
+  // the churned trend reads their history alone, and the active one is the whole rollup without it.
+  const churned = () =>
+    db.all<TrendRow>(trendByLifecycleSql(EVER_CHURNED, '$3'), [accountId, fromDay, 'churned']);
+  if (lifecycle === 'churned') return trendInputsFrom(await churned());
+  if (await lifecycleIsWhole(db, accountId, fromDay)) return trendInputsFrom(await whole());
+  const [all, out] = await Promise.all([whole(), churned()]);
+  return without(trendInputsFrom(all), trendInputsFrom(out));
 }
+
+/** Customers `c` that are churned now or changed lifecycle at some time. */
+const EVER_CHURNED = ` AND (c.lifecycle <> 'active' OR EXISTS (SELECT 1 FROM lifecycle_changes t
+    WHERE t.account_id = c.account_id AND t.customer_id = c.id))`;
+
+/** The trend's inputs of `a` less those of `b` (a part of it): now, and each day's change. */
+function without(a: TrendInputs, b: TrendInputs): TrendInputs {
+  const minus = (x: Tally, y: Tally): Tally => ({
+    counts: {
+      healthy: x.counts.healthy - y.counts.healthy,
+      at_risk: x.counts.at_risk - y.counts.at_risk,
+      critical: x.counts.critical - y.counts.critical,
+    },
+    micros: x.micros - y.micros,
+  });
+  const days = new Map(a.days.map((d) => [d.day, d]));
+  for (const d of b.days) days.set(d.day, { day: d.day, ...minus(days.get(d.day) ?? emptyTally(), d) });
+  return { now: minus(a.now, b.now), days: [...days.values()] };
+}
+
+type TrendInputs = ReturnType<typeof trendInputsFrom>;
 
 /**
  * True when the trend of active customers is the whole account's from day `fromDay` on: no

@@ -109,6 +109,16 @@ describe('the trend by lifecycle, on the days each customer was in it', () => {
     ]);
   });
 
+  test('an account that never had a churned customer has an empty churned trend', async () => {
+    const other = await t.newAccount('other');
+    assert.equal((await other.post('/api/customers', customerBody('w'))).status, 201);
+    await score(other, 'w', 0.5);
+    const res = await other.get('/api/health-scores/trend?days=2&lifecycle=churned');
+    assert.deepEqual(res.body.data, [day('2026-06-04', 0, 0, 0, null), day('2026-06-05', 0, 0, 0, null)]);
+    const active = await other.get('/api/health-scores/trend?days=1');
+    assert.deepEqual(active.body.data, [day('2026-06-05', 0, 1, 0, 0.5)]);
+  });
+
   test('a deleted customer leaves every day of every lifecycle', async () => {
     assert.equal((await t.api.delete('/api/customers/y')).status, 200);
     assert.deepEqual(await trend(''), [
