@@ -31,6 +31,7 @@ export const ERRORS = {
   version_not_found: { status: 404, type: 'invalid_request_error' },
   view_not_found: { status: 404, type: 'invalid_request_error' },
   backfill_not_found: { status: 404, type: 'invalid_request_error' },
+  source_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   user_exists: { status: 409, type: 'invalid_request_error' },
@@ -93,6 +94,7 @@ export const notFound = {
   outcome: (id: string) => new ApiError('outcome_not_found', `No outcome with id '${id}'.`),
   view: (id: string) => new ApiError('view_not_found', `No saved view with id '${id}'.`),
   backfill: (id: string) => new ApiError('backfill_not_found', `No backfill with id '${id}'.`),
+  source: (id: string) => new ApiError('source_not_found', `No source with id '${id}'.`),
   version: (id: string, version: number) =>
     new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

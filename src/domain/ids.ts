@@ -93,6 +93,8 @@ export const newId = {
   outcome: monotonic('out_'),
   view: monotonic('view_'),
   backfill: monotonic('bf_'),
+  source: monotonic('src_'),
+  sourceMessage: monotonic('msg_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

@@ -53,6 +53,7 @@ import { portfolioRoutes } from './portfolio.ts';
 import { rollupRoutes } from './rollup.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
+import { sourcesRoutes } from './sources.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
@@ -323,6 +324,7 @@ function apiRoutes(deps: AppDeps, runner: BackfillRunner): FastifyPluginAsync {
     await api.register(usersRoutes(deps.store, now));
     await api.register(viewsRoutes(deps.store, now));
     await api.register(auditRoutes(deps.store));
+    await api.register(sourcesRoutes(deps.store, now));
     await api.register(backfillRoutes({ store: deps.store, now, runner, leaseMs: runner.leaseMs }));
   };
 }

@@ -27,6 +27,10 @@ const ACTIONS: Record<string, string> = {
   'PATCH /api/settings/health-score/alerts': 'alerts.updated',
   'PUT /api/settings/health-score/factors/:factor': 'factor_rule.put',
   'DELETE /api/settings/health-score/factors/:factor': 'factor_rule.deleted',
+  'POST /api/sources': 'source.created',
+  'PATCH /api/sources/:source_id': 'source.updated',
+  'DELETE /api/sources/:source_id': 'source.deleted',
+  'POST /api/health-scores/backfill': 'backfill.started',
   'POST /api/webhooks': 'webhook.created',
   'PATCH /api/webhooks/:webhook_id': 'webhook.updated',
   'DELETE /api/webhooks/:webhook_id': 'webhook.deleted',
@@ -64,7 +68,12 @@ export function auditEntry(req: FastifyRequest, objectId: string | null, at: num
 function objectOf(req: FastifyRequest, payload: unknown): string | null {
   const params = req.params as Record<string, string> | undefined;
   const id =
-    params?.delivery_id ?? params?.user_id ?? params?.webhook_id ?? params?.customer_id ?? params?.factor;
+    params?.delivery_id ??
+    params?.user_id ??
+    params?.webhook_id ??
+    params?.source_id ??
+    params?.customer_id ??
+    params?.factor;
   if (id !== undefined) return id;
   if (req.routeOptions.url?.startsWith('/api/settings/')) return null;
   if (typeof payload !== 'string' || payload.length > 1_000_000) return null;

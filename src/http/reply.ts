@@ -7,6 +7,7 @@ import type {
   FastifyInstance,
   FastifyPluginAsync,
   FastifyReply,
+  FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
@@ -30,3 +31,6 @@ export const sendJson = (reply: FastifyReply, json: string) =>
     .type('application/json; charset=utf-8')
     .serializer((payload: unknown) => payload as string)
     .send(json);
+
+/** Vitals' address as the request reached it: links and ingest URLs go back there. */
+export const publicBase = (req: FastifyRequest): string => `${req.protocol}://${req.host}`;

@@ -1,7 +1,6 @@
 // People of the account, managed over the API by admins and write keys (docs/people.md,
 // "Adding people"): the same users `vitals users` manages, with the same one-time links. And
 // GET /api/me, who the signed-in person is (docs/api.md, "Saved views").
-import type { FastifyRequest } from 'fastify';
 import { Deleted, errorResponses } from '../api/common.ts';
 import {
   CreateUserBody as CreateBody,
@@ -17,15 +16,12 @@ import { normalizeEmail } from '../domain/people.ts';
 import { addUser } from '../keys.ts';
 import type { Store } from '../store/store.ts';
 import { signedIn } from './auth-routes.ts';
-import type { App, Routes } from './reply.ts';
+import { type App, publicBase, type Routes } from './reply.ts';
 
 interface Deps {
   store: Store;
   now: () => number;
 }
-
-/** Where this dashboard is, as the request reached it: the link goes back there. */
-const dashboardUrl = (req: FastifyRequest) => `${req.protocol}://${req.host}`;
 
 /** Who is signed in: a person's own (area `own`), so an API key, which is no person, is refused. */
 function me(app: App): void {
@@ -82,7 +78,7 @@ function createUser(app: App, { store, now }: Deps): void {
       const user = await store.getUser(req.accountId, made.id);
       if (!user) throw notFound.user(made.id);
       reply.code(201);
-      return { user: userJson(user), sign_in_link: `${dashboardUrl(req)}/set-password#token=${made.token}` };
+      return { user: userJson(user), sign_in_link: `${publicBase(req)}/set-password#token=${made.token}` };
     },
   );
 }

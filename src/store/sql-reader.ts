@@ -22,6 +22,7 @@ import * as rederive from './rederive.ts';
 import { page } from './rows.ts';
 import * as scores from './scores.ts';
 import * as settings from './settings.ts';
+import * as sources from './sources.ts';
 import type {
   CustomerRecord,
   DeliveryRecord,
@@ -216,6 +217,26 @@ export class SqlReader implements Reader {
 
   staleBackfills(now: number, limit: number) {
     return backfills.staleBackfills(this.db, now, limit);
+  }
+
+  getSource(accountId: string, id: string) {
+    return sources.getSource(this.db, accountId, id);
+  }
+
+  listSources(accountId: string) {
+    return sources.listSources(this.db, accountId);
+  }
+
+  sourceLog(
+    accountId: string,
+    sourceId: string,
+    opts: { startingAfter?: string | undefined; limit: number },
+  ) {
+    return sources.sourceLog(this.db, accountId, sourceId, opts);
+  }
+
+  sourceByKey(keyHash: string) {
+    return sources.sourceByKey(this.db, keyHash);
   }
 
   listWebhooks(accountId: string): Promise<WebhookRecord[]> {

@@ -5,6 +5,7 @@
 import type { DropRule } from '../domain/alerts.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Thresholds, Weights } from '../domain/scoring.ts';
+import type { SourceLogEntry } from '../domain/sources.ts';
 import * as audit from './audit.ts';
 import type { BackfillRecord, FirstVersion } from './backfills.ts';
 import * as backfills from './backfills.ts';
@@ -17,6 +18,8 @@ import * as outcomes from './outcomes.ts';
 import * as rederive from './rederive.ts';
 import * as scores from './scores.ts';
 import * as settings from './settings.ts';
+import type { SourceRecord } from './sources.ts';
+import * as sources from './sources.ts';
 import { SqlReader } from './sql-reader.ts';
 import type {
   AuditEntry,
@@ -205,6 +208,34 @@ export abstract class SqlTx extends SqlReader implements Tx {
 
   customerPoints(accountId: string, customerId: string, metrics: readonly string[], until: number) {
     return backfills.customerPoints(this.db, accountId, customerId, metrics, until);
+  }
+
+  getSourceForUpdate(accountId: string, id: string): Promise<SourceRecord | null> {
+    return sources.getSource(this.db, accountId, id, this.db.forUpdate);
+  }
+
+  insertSource(accountId: string, source: SourceRecord, limit: number): Promise<boolean> {
+    return sources.insertSource(this.db, accountId, source, limit);
+  }
+
+  updateSource(accountId: string, source: SourceRecord): Promise<void> {
+    return sources.updateSource(this.db, accountId, source);
+  }
+
+  deleteSource(accountId: string, id: string): Promise<boolean> {
+    return sources.deleteSource(this.db, accountId, id);
+  }
+
+  logSourceMessages(accountId: string, sourceId: string, entries: readonly SourceLogEntry[], keep: number) {
+    return sources.logSourceMessages(this.db, accountId, sourceId, entries, keep);
+  }
+
+  seenMessages(accountId: string, sourceId: string, ids: readonly string[], since: number) {
+    return sources.seenMessages(this.db, accountId, sourceId, ids, since);
+  }
+
+  rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number) {
+    return sources.rememberMessages(this.db, accountId, sourceId, ids, at);
   }
 
   abstract writeBackfill(

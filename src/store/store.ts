@@ -17,6 +17,7 @@ import type { RederiveReads, RederiveWrites } from './rederive.ts';
 import type { Retention } from './retention.ts';
 import type { ScoreReads, ScoreWrites } from './scores.ts';
 import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
+import type { SourceReads, SourceWrites } from './sources.ts';
 import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
@@ -58,6 +59,7 @@ export type { PruneBatch, Retention } from './retention.ts';
 export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
+export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
 
@@ -73,7 +75,8 @@ export interface Reader
     EventReads,
     WebhookReads,
     ViewReads,
-    BackfillReads {}
+    BackfillReads,
+    SourceReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
@@ -88,6 +91,7 @@ export interface Tx
     WebhookWrites,
     ViewWrites,
     BackfillWrites,
+    SourceWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

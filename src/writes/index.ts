@@ -12,6 +12,7 @@ import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+import { createSource, deleteSource, updateSource } from './sources.ts';
 import { createView, deleteView } from './views.ts';
 import {
   createWebhook,
@@ -56,4 +57,7 @@ export const WRITES: WriteRegistry = registry([
   claimBackfill,
   backfillNext,
   failBackfill,
+  createSource,
+  updateSource,
+  deleteSource,
 ] as unknown as Write<unknown[], unknown>[]);

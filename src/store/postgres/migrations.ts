@@ -513,4 +513,55 @@ MIGRATIONS.push(
   CREATE UNIQUE INDEX backfills_running ON backfills (account_id) WHERE status = 'running';
   CREATE INDEX backfills_leases ON backfills (lease_expires_at) WHERE status = 'running';
   `,
+  /* 29: sources (docs/api.md, "Sources"): a tool that sends data in its own format, with its
+     settings (config, JSON text), the hash of the key or token its ingest URL is found by (unique
+     across accounts: the key names the source), the secret its signatures are checked with, and its
+     counters. source_log keeps each source's last messages for a person to read; source_messages
+     the message ids applied (a retry applies once); source_users a Segment user's group. */ `
+  CREATE TABLE sources (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    type text NOT NULL,
+    name text NOT NULL,
+    enabled boolean NOT NULL,
+    config text NOT NULL,
+    key_hash text,
+    secret text,
+    received bigint NOT NULL DEFAULT 0,
+    applied bigint NOT NULL DEFAULT 0,
+    ignored bigint NOT NULL DEFAULT 0,
+    refused bigint NOT NULL DEFAULT 0,
+    last_received_at bigint,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  CREATE UNIQUE INDEX sources_by_key ON sources (key_hash) WHERE key_hash IS NOT NULL;
+  CREATE TABLE source_log (
+    account_id text COLLATE "C" NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    received_at bigint NOT NULL,
+    kind text NOT NULL,
+    customer_id text,
+    result text NOT NULL,
+    reason text,
+    PRIMARY KEY (account_id, source_id, id)
+  );
+  CREATE TABLE source_messages (
+    account_id text COLLATE "C" NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    message_id text COLLATE "C" NOT NULL,
+    received_at bigint NOT NULL,
+    PRIMARY KEY (account_id, source_id, message_id)
+  );
+  CREATE INDEX source_messages_by_time ON source_messages (received_at);
+  CREATE TABLE source_users (
+    account_id text COLLATE "C" NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    user_id text COLLATE "C" NOT NULL,
+    group_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (account_id, source_id, user_id)
+  );
+  `,
 );

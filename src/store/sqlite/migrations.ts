@@ -608,3 +608,58 @@ MIGRATIONS.push(`
   CREATE UNIQUE INDEX backfills_running ON backfills (account_id) WHERE status = 'running';
   CREATE INDEX backfills_leases ON backfills (lease_expires_at) WHERE status = 'running';
 `);
+
+/**
+ * 29: sources (docs/api.md, "Sources"): a tool that sends data in its own format, with its
+ * settings (config, JSON), the hash of the key or token its ingest URL is found by (unique across
+ * accounts: the key names the source), the secret its signatures are checked with, and its
+ * counters. source_log keeps each source's last messages for a person to read; source_messages
+ * the message ids applied (a retry applies once); source_users a Segment user's group.
+ */
+MIGRATIONS.push(`
+  CREATE TABLE sources (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    name TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    key_hash TEXT,
+    secret TEXT,
+    received INTEGER NOT NULL DEFAULT 0,
+    applied INTEGER NOT NULL DEFAULT 0,
+    ignored INTEGER NOT NULL DEFAULT 0,
+    refused INTEGER NOT NULL DEFAULT 0,
+    last_received_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) STRICT;
+  CREATE UNIQUE INDEX sources_by_key ON sources (key_hash) WHERE key_hash IS NOT NULL;
+  CREATE TABLE source_log (
+    account_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    customer_id TEXT,
+    result TEXT NOT NULL,
+    reason TEXT,
+    PRIMARY KEY (account_id, source_id, id)
+  ) WITHOUT ROWID, STRICT;
+  CREATE TABLE source_messages (
+    account_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, source_id, message_id)
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX source_messages_by_time ON source_messages (received_at);
+  CREATE TABLE source_users (
+    account_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    group_id TEXT NOT NULL,
+    PRIMARY KEY (account_id, source_id, user_id)
+  ) WITHOUT ROWID, STRICT;
+`);

@@ -1,0 +1,288 @@
+// Sources (docs/api.md, "Sources"): the records, their logs, and what an intake remembers (the
+// message ids applied, a Segment user's group), written once for both backends. The writes run in
+// the writes of src/writes/sources.ts; what a source's messages change goes through the same writes
+// as the API's.
+import type {
+  SourceConfig,
+  SourceLogEntry,
+  SourceResult,
+  SourceStats,
+  SourceType,
+} from '../domain/sources.ts';
+import { beforeNul, type Driver, hasNul, Params } from './driver.ts';
+import type { Page } from './rows.ts';
+
+export interface SourceRecord {
+  id: string;
+  type: SourceType;
+  name: string;
+  enabled: boolean;
+  config: SourceConfig;
+  /** The hash of the key (Segment) or URL token (a webhook without a signature) that finds it; null: none. */
+  keyHash: string | null;
+  /** What its signatures are checked with (Stripe's signing secret, a webhook's HMAC secret); null: none. */
+  secret: string | null;
+  stats: SourceStats;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SourceReads {
+  getSource(accountId: string, id: string): Promise<SourceRecord | null>;
+  /** The account's sources, oldest first. */
+  listSources(accountId: string): Promise<SourceRecord[]>;
+  /** The source's log, newest first, after (older than) `startingAfter`. */
+  sourceLog(
+    accountId: string,
+    sourceId: string,
+    opts: { startingAfter?: string | undefined; limit: number },
+  ): Promise<Page<SourceLogEntry>>;
+  /** The source a key or token hash names, with its account: how an ingest request finds its source. */
+  sourceByKey(keyHash: string): Promise<{ accountId: string; source: SourceRecord } | null>;
+}
+
+export interface SourceWrites {
+  /** The source, locked for this transaction where writers run side by side. */
+  getSourceForUpdate(accountId: string, id: string): Promise<SourceRecord | null>;
+  /** Inserts the source when the account has fewer than `limit` (checked and inserted as one step); false when full. */
+  insertSource(accountId: string, source: SourceRecord, limit: number): Promise<boolean>;
+  /** Writes its name, enabled, settings, key and secret (not its counters). */
+  updateSource(accountId: string, source: SourceRecord): Promise<void>;
+  /** Deletes it with its log and what its intake remembers; false when there was none. */
+  deleteSource(accountId: string, id: string): Promise<boolean>;
+  /**
+   * Appends messages to the source's log (keeping its last SOURCE_LOG_KEEP) and counts them in its
+   * stats, all received at `at`.
+   */
+  logSourceMessages(
+    accountId: string,
+    sourceId: string,
+    entries: readonly SourceLogEntry[],
+    keep: number,
+  ): Promise<void>;
+  /** Of these message ids, the ones the source applied since `since`. */
+  seenMessages(
+    accountId: string,
+    sourceId: string,
+    ids: readonly string[],
+    since: number,
+  ): Promise<Set<string>>;
+  /** Remembers these message ids as applied at `at`. */
+  rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number): Promise<void>;
+}
+
+const COLUMNS = `id, type, name, enabled, config, key_hash, secret, received, applied, ignored, refused,
+  last_received_at, created_at, updated_at`;
+
+type SourceRow = Record<string, unknown>;
+
+const toSource = (r: SourceRow): SourceRecord => {
+  const config = JSON.parse(r.config as string) as Record<string, unknown>;
+  return {
+    id: r.id as string,
+    type: r.type as SourceType,
+    name: r.name as string,
+    enabled: r.enabled === true || r.enabled === 1,
+    config: { type: r.type, ...config } as SourceConfig,
+    keyHash: (r.key_hash as string | null) ?? null,
+    secret: (r.secret as string | null) ?? null,
+    stats: {
+      received: Number(r.received),
+      applied: Number(r.applied),
+      ignored: Number(r.ignored),
+      refused: Number(r.refused),
+      lastReceivedAt: r.last_received_at === null ? null : Number(r.last_received_at),
+    },
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+};
+
+/** The settings as stored: without the type, which has a column of its own. */
+const configText = (config: SourceConfig): string => {
+  const { type: _type, ...rest } = config;
+  return JSON.stringify(rest);
+};
+
+export async function getSource(
+  db: Driver,
+  accountId: string,
+  id: string,
+  lock = '',
+): Promise<SourceRecord | null> {
+  if (hasNul(id)) return null;
+  const row = await db.get<SourceRow>(
+    `SELECT ${COLUMNS} FROM sources WHERE account_id = $1 AND id = $2${lock}`,
+    [accountId, id],
+  );
+  return row ? toSource(row) : null;
+}
+
+export async function listSources(db: Driver, accountId: string): Promise<SourceRecord[]> {
+  const rows = await db.all<SourceRow>(
+    `SELECT ${COLUMNS} FROM sources WHERE account_id = $1 ORDER BY created_at, id`,
+    [accountId],
+  );
+  return rows.map(toSource);
+}
+
+export async function sourceByKey(db: Driver, keyHash: string) {
+  const row = await db.get<SourceRow & { account_id: string }>(
+    `SELECT account_id, ${COLUMNS} FROM sources WHERE key_hash = $1`,
+    [keyHash],
+  );
+  return row ? { accountId: row.account_id, source: toSource(row) } : null;
+}
+
+export async function sourceLog(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  opts: { startingAfter?: string | undefined; limit: number },
+): Promise<Page<SourceLogEntry>> {
+  if (hasNul(sourceId)) return { data: [], hasMore: false };
+  const p = new Params(accountId, sourceId);
+  const after = opts.startingAfter === undefined ? '' : ` AND id < ${p.add(beforeNul(opts.startingAfter))}`;
+  const rows = await db.all<Record<string, unknown>>(
+    `SELECT id, received_at, kind, customer_id, result, reason FROM source_log
+     WHERE account_id = $1 AND source_id = $2${after} ORDER BY id DESC LIMIT ${p.add(opts.limit + 1)}`,
+    p.list,
+  );
+  const data = rows.slice(0, opts.limit).map((r) => ({
+    id: r.id as string,
+    receivedAt: Number(r.received_at),
+    kind: r.kind as string,
+    customerId: (r.customer_id as string | null) ?? null,
+    result: r.result as SourceResult,
+    reason: (r.reason as string | null) ?? null,
+  }));
+  return { data, hasMore: rows.length > opts.limit };
+}
+
+export async function insertSource(
+  db: Driver,
+  accountId: string,
+  s: SourceRecord,
+  limit: number,
+): Promise<boolean> {
+  // The account's row, locked where writers run side by side: a burst of creates counts one at a time.
+  await db.get(`SELECT id FROM accounts WHERE id = $1${db.forUpdate}`, [accountId]);
+  const n = await db.get<{ n: number | string }>('SELECT count(*) AS n FROM sources WHERE account_id = $1', [
+    accountId,
+  ]);
+  if (Number(n?.n ?? 0) >= limit) return false;
+  await db.run(
+    `INSERT INTO sources (account_id, id, type, name, enabled, config, key_hash, secret, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      accountId,
+      s.id,
+      s.type,
+      db.text(s.name),
+      db.bool(s.enabled),
+      configText(s.config),
+      s.keyHash,
+      s.secret,
+      s.createdAt,
+      s.updatedAt,
+    ],
+  );
+  return true;
+}
+
+export async function updateSource(db: Driver, accountId: string, s: SourceRecord): Promise<void> {
+  await db.run(
+    `UPDATE sources SET name = $3, enabled = $4, config = $5, key_hash = $6, secret = $7, updated_at = $8
+     WHERE account_id = $1 AND id = $2`,
+    [
+      accountId,
+      s.id,
+      db.text(s.name),
+      db.bool(s.enabled),
+      configText(s.config),
+      s.keyHash,
+      s.secret,
+      s.updatedAt,
+    ],
+  );
+}
+
+export async function deleteSource(db: Driver, accountId: string, id: string): Promise<boolean> {
+  if (hasNul(id)) return false;
+  for (const table of ['source_log', 'source_messages', 'source_users']) {
+    await db.run(`DELETE FROM ${table} WHERE account_id = $1 AND source_id = $2`, [accountId, id]);
+  }
+  return (await db.run('DELETE FROM sources WHERE account_id = $1 AND id = $2', [accountId, id])) === 1;
+}
+
+export async function logSourceMessages(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  entries: readonly SourceLogEntry[],
+  keep: number,
+): Promise<void> {
+  if (entries.length === 0) return;
+  await db.runEach(
+    `INSERT INTO source_log (account_id, source_id, id, received_at, kind, customer_id, result, reason)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    entries.map((e) => [
+      accountId,
+      sourceId,
+      e.id,
+      e.receivedAt,
+      db.text(e.kind),
+      e.customerId === null ? null : db.text(e.customerId),
+      e.result,
+      e.reason === null ? null : db.text(e.reason),
+    ]),
+    ['text', 'text', 'text', 'int8', 'text', 'text', 'text', 'text'],
+  );
+  const count = (result: SourceResult) => entries.filter((e) => e.result === result).length;
+  const last = Math.max(...entries.map((e) => e.receivedAt));
+  await db.run(
+    `UPDATE sources SET received = received + $3, applied = applied + $4, ignored = ignored + $5,
+       refused = refused + $6, last_received_at = $7
+     WHERE account_id = $1 AND id = $2`,
+    [accountId, sourceId, entries.length, count('applied'), count('ignored'), count('refused'), last],
+  );
+  // The oldest beyond `keep` leave: the log is the debugger's window, not an archive.
+  await db.run(
+    `DELETE FROM source_log WHERE account_id = $1 AND source_id = $2 AND id < (
+       SELECT id FROM source_log WHERE account_id = $1 AND source_id = $2 ORDER BY id DESC LIMIT 1 OFFSET $3)`,
+    [accountId, sourceId, keep - 1],
+  );
+}
+
+export async function seenMessages(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  ids: readonly string[],
+  since: number,
+): Promise<Set<string>> {
+  const wanted = [...new Set(ids.filter((id) => !hasNul(id)))];
+  if (wanted.length === 0) return new Set();
+  const p = new Params(accountId, sourceId, since);
+  const rows = await db.all<{ message_id: string }>(
+    `SELECT message_id FROM source_messages
+     WHERE account_id = $1 AND source_id = $2 AND received_at >= $3 AND message_id ${db.inList(p, wanted)}`,
+    p.list,
+  );
+  return new Set(rows.map((r) => r.message_id));
+}
+
+export async function rememberMessages(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  ids: readonly string[],
+  at: number,
+): Promise<void> {
+  await db.runEach(
+    `INSERT INTO source_messages (account_id, source_id, message_id, received_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (account_id, source_id, message_id) DO UPDATE SET received_at = excluded.received_at`,
+    [...new Set(ids.filter((id) => !hasNul(id)))].map((id) => [accountId, sourceId, id, at]),
+    ['text', 'text', 'text', 'int8'],
+  );
+}
