@@ -262,13 +262,23 @@ const NOW = `
     SELECT NULL AS day, ${bandSum(0)} AS critical, ${bandSum(1)} AS at_risk, ${bandSum(2)} AS healthy,
       COALESCE(${SCORE_MICROS}, 0) AS micros`;
 
-/** Each history entry `h` of customers `c` from day `$2` on, with the one before it (`p`). */
+/**
+ * The segment's customers (`segment`: its conditions on `c`), read once, as `seg`: the reads below
+ * walk them and probe each one's history by its key. Joined to the history directly, the planner
+ * walked the account's whole history and probed the customer of each entry (1.5 s for 1% of 20,000
+ * customers, where their own history is 300 rows).
+ */
+const segmentCustomers = (segment: string) => `
+  WITH seg AS MATERIALIZED (
+    SELECT c.account_id, c.id, c.lifecycle FROM customers c WHERE c.account_id = $1 ${segment})`;
+
+/** Each history entry `h` of the customers `c` of `seg` from day `$2` on, with the one before it (`p`). */
 const HISTORY_IN_WINDOW = `
-    FROM customers c
+    FROM seg c
     JOIN score_history h ON h.account_id = c.account_id AND h.customer_id = c.id
     LEFT JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
       AND p.version = h.version - 1
-    WHERE c.account_id = $1 AND h.created_at >= CAST($2 AS bigint) * 86400000`;
+    WHERE h.created_at >= CAST($2 AS bigint) * 86400000`;
 
 /** What the entries `h` (each from the one before, `p`) changed, per day. */
 const HISTORY_DELTAS = `SELECT h.created_at / 86400000 AS day, ${statusSum('critical')} AS critical,
@@ -291,11 +301,10 @@ export function trendInputsSql(segment: string | null): string {
     SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(score_micros)
     FROM score_days WHERE account_id = $1 AND day >= $2 GROUP BY day`;
   }
-  return `${NOW}
-    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
-    WHERE c.account_id = $1 ${segment}
+  return `${segmentCustomers(segment)}
+    ${NOW} FROM seg c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
     UNION ALL
-    ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW} ${segment}
+    ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW}
     GROUP BY h.created_at / 86400000`;
 }
 
@@ -315,22 +324,22 @@ export function trendByLifecycleSql(segment: string, lifecycle: string): string 
   const lifecycleThen = `COALESCE(${changes('DESC', '<', 'to_lifecycle')}, ${changes('ASC', '>=', 'from_lifecycle')}, c.lifecycle)`;
   const sign = `CASE WHEN k.to_lifecycle = ${lifecycle} THEN 1 ELSE -1 END`;
   const status = (name: string) => `SUM(${sign} * CASE WHEN v.status = '${name}' THEN 1 ELSE 0 END)`;
-  return `${NOW}
-    FROM customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
-    WHERE c.account_id = $1 AND c.lifecycle = ${lifecycle} ${segment}
+  return `${segmentCustomers(segment)}
+    ${NOW} FROM seg c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id
+    WHERE c.lifecycle = ${lifecycle}
     UNION ALL
     SELECT day, SUM(critical), SUM(at_risk), SUM(healthy), SUM(micros) FROM (
-      ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW} ${segment} AND ${lifecycleThen} = ${lifecycle}
+      ${HISTORY_DELTAS} ${HISTORY_IN_WINDOW} AND ${lifecycleThen} = ${lifecycle}
       GROUP BY h.created_at / 86400000
       UNION ALL
       SELECT k.at / 86400000 AS day, ${status('critical')} AS critical, ${status('at_risk')} AS at_risk,
         ${status('healthy')} AS healthy, SUM(${sign} * ${microsOf('v')}) AS micros
-      FROM customers c
+      FROM seg c
       JOIN lifecycle_changes k ON k.account_id = c.account_id AND k.customer_id = c.id
       JOIN score_history v ON v.account_id = k.account_id AND v.customer_id = k.customer_id
         AND v.version = (SELECT MAX(x.version) FROM score_history x
           WHERE x.account_id = k.account_id AND x.customer_id = k.customer_id AND x.created_at <= k.at)
-      WHERE c.account_id = $1 ${segment} AND k.at >= CAST($2 AS bigint) * 86400000
+      WHERE k.at >= CAST($2 AS bigint) * 86400000
         AND (k.to_lifecycle = ${lifecycle}) <> (k.from_lifecycle = ${lifecycle})
       GROUP BY k.at / 86400000
     ) d GROUP BY day`;
