@@ -5,16 +5,22 @@ import { AGGREGATES } from '../domain/rules.ts';
 import { STATUSES } from '../domain/scoring.ts';
 import { oneOf, Timestamp } from './common.ts';
 import { GateStatus } from './factor-rules.ts';
-import { HistoryEntry } from './health-scores.ts';
+import { HistoryEntry, VersionNumber } from './health-scores.ts';
 import { MAX_REASON } from './limits.ts';
 
 export const ExplanationQuery = Type.Object(
   {
     version: Type.Optional(
       Type.Integer({
-        minimum: 1,
-        maximum: 2_147_483_647,
+        ...VersionNumber,
         description: 'A version of the history; the current one unless given.',
+      }),
+    ),
+    since: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          '`change` measures from the version that stood at this instant (ISO 8601 with a time zone), not the version before: the first version when it is earlier, the version explained when it is later.',
       }),
     ),
   },

@@ -63,10 +63,18 @@ export const HealthScore = Type.Object(
   { $id: 'HealthScore' },
 );
 
+/**
+ * A version number as a request names one: any integer a version can be. Versions are 32-bit
+ * integers in storage (PostgreSQL integer): a larger one names no version. Backfilled versions are
+ * numbered below a customer's first, counting down (0, −1, …), so 0 and below are versions too
+ * (docs/api.md, "Health scores", History).
+ */
+export const VersionNumber = { minimum: -2_147_483_648, maximum: 2_147_483_647 } as const;
+
 export const HistoryEntry = Type.Object({
   version: Type.Integer({
     description:
-      'Starts at 1 and grows by one with every change of this score; a backfill numbers the past below the first, counting down (0, −1, …).',
+      'Grows by one with every change of this score, from 1; versions backfilled from before it are numbered below it, counting down.',
   }),
   health_score: Type.Number(),
   status: Type.String(),
@@ -93,12 +101,7 @@ export const HistoryQuery = Type.Object(
   {
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(
-      // Versions are 32-bit integers in storage (PostgreSQL integer): a larger bound is no version.
-      Type.Integer({
-        minimum: 1,
-        maximum: 2_147_483_647,
-        description: 'A version: the page starts just below it.',
-      }),
+      Type.Integer({ ...VersionNumber, description: 'A version: the page starts just below it.' }),
     ),
   },
   { additionalProperties: false },

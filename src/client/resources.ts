@@ -128,7 +128,10 @@ export class HealthScores {
     return this.#http.get(path`/customers/${customerId}/health-score`);
   }
 
-  /** Why the score (the current version, or `version`) is what it is, and what moved it from the one before. */
+  /**
+   * Why the score (the current version, or `version`) is what it is, and what moved it from the one
+   * before, or with `since` (an ISO instant) from the one that stood then.
+   */
   explain(customerId: string, params: ExplanationParams = {}): Promise<Explanation> {
     return this.#http.get(path`/customers/${customerId}/health-score/explanation`, params);
   }

@@ -130,7 +130,7 @@ export type PortfolioEntry = Omit<
 export type Explanation = Static<typeof ExplanationSchema, { Override: TUnsafe<Override> }>;
 /** One factor of an explanation: its score, effective weight, contribution and where it came from. */
 export type ExplainedFactor = Explanation['factors'][number];
-/** What moved the score from the version before (null on version 1). */
+/** What moved the score from the version before, or the one standing at `since` (null when none came before). */
 export type ScoreChange = NonNullable<Explanation['change']>;
 export type ExplanationParams = Static<typeof ExplanationQuery>;
 /** An override to set: the score to show, why, and when it ends (default in 30 days). */

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { errorResponses, CustomerParams as IdParams } from '../api/common.ts';
 import { ExplanationQuery, OverrideBody } from '../api/explanations.ts';
-import { healthScoreJson, toOverride } from '../api/health-scores.ts';
+import { healthScoreJson, toOverride, VersionNumber } from '../api/health-scores.ts';
 import { notFound } from '../domain/errors.ts';
 import { contributionChanges, effectiveWeights, explainFactors } from '../domain/explain.ts';
 import { computedOf, gatesOf, overrideEnded, type ScoreRecord, withoutOverride } from '../domain/health.ts';
@@ -104,7 +104,8 @@ function explain(app: App, { store, now }: Deps): void {
     {
       schema: {
         tags: ['health scores'],
-        summary: 'Why a version of the score is what it is, and what moved it from the version before',
+        summary:
+          'Why a version of the score is what it is, and what moved it from the version before (or the one standing at `since`)',
         params: IdParams,
         querystring: ExplanationQuery,
         response: { 200: Type.Ref('Explanation'), ...errorResponses(400, 401, 404) },
@@ -112,12 +113,18 @@ function explain(app: App, { store, now }: Deps): void {
     },
     async (req) => {
       const { customer_id } = req.params;
+      const since = req.query.since === undefined ? undefined : instantOf(req.query.since, 'since');
       const clock = now();
       const current = await currentScore(store, req.accountId, customer_id);
       const version = req.query.version ?? current.version;
       if (version > current.version) throw notFound.version(customer_id, version);
+      const from = await comparedWith(store, req.accountId, customer_id, version, since);
       const [rows, rules] = await Promise.all([
-        store.explainedVersions(req.accountId, customer_id, version > 1 ? [version, version - 1] : [version]),
+        store.explainedVersions(
+          req.accountId,
+          customer_id,
+          from === undefined || from === version ? [version] : [version, from],
+        ),
         store.listFactorRules(req.accountId),
       ]);
       const gates = gatesOf(rules);
@@ -129,10 +136,30 @@ function explain(app: App, { store, now }: Deps): void {
       const settings =
         ended || rows.some((r) => r.weights === null) ? await store.getSettings(req.accountId) : null;
       if (ended && settings) at = withoutOverride(at, { thresholds: settings.thresholds, gates });
-      const before = rows.find((r) => r.version === version - 1);
+      // Compared with itself (a `since` at or after it), the version is as shown: no change.
+      const before = from === version ? at : rows.find((r) => r.version === from);
       return explanation(customer_id, at, before, settings?.weights ?? {}, gates);
     },
   );
+}
+
+/**
+ * The version `change` measures from (docs/api.md, "Explanations and overrides"): without `since`,
+ * the one before; with it, the one that stood at `since` (store.versionAt: the first version when
+ * `since` is earlier), never later than the version explained, so a `since` after it, the future
+ * included, compares the version with itself. Undefined: none (below the lowest version a request
+ * can name, which no version is).
+ */
+async function comparedWith(
+  store: Store,
+  accountId: string,
+  customerId: string,
+  version: number,
+  since: number | undefined,
+): Promise<number | undefined> {
+  if (since === undefined) return version > VersionNumber.minimum ? version - 1 : undefined;
+  const stood = await store.versionAt(accountId, customerId, since);
+  return stood === null ? version : Math.min(stood, version);
 }
 
 function setOverride(app: App, { store, now }: Deps): void {

@@ -65,6 +65,12 @@ export interface ScoreReads {
     customerId: string,
     versions: readonly number[],
   ): Promise<ExplainedVersion[]>;
+  /**
+   * The version of a customer's score that stood at `at`: the highest with `created_at` ≤ `at`
+   * (a change at that very instant counts as before, as the movers' baseline), else the first one
+   * (the lowest: backfilled versions are numbered below it, docs/api.md); null without history.
+   */
+  versionAt(accountId: string, customerId: string, at: number): Promise<number | null>;
   /** Counts of current scores per status band. */
   countScoresByStatus(accountId: string): Promise<Record<Status, number>>;
 }
@@ -146,6 +152,27 @@ export async function explainedVersions(
     p.list,
   );
   return rows.map(toExplained);
+}
+
+export async function versionAt(
+  db: Driver,
+  accountId: string,
+  customerId: string,
+  at: number,
+): Promise<number | null> {
+  if (hasNul(customerId)) return null;
+  // Two walks of the (account, customer, version) index, newest first and oldest first, as the
+  // movers' baseline reads it (sqlite/portfolio.ts, postgres/portfolio.ts).
+  const row = await db.get(
+    `SELECT COALESCE(
+       (SELECT version FROM score_history WHERE account_id = $1 AND customer_id = $2 AND created_at <= $3
+        ORDER BY version DESC LIMIT 1),
+       (SELECT version FROM score_history WHERE account_id = $1 AND customer_id = $2
+        ORDER BY version LIMIT 1)) AS version`,
+    [accountId, customerId, at],
+  );
+  const version = row?.version;
+  return version === null || version === undefined ? null : Number(version);
 }
 
 export async function countScoresByStatus(db: Driver, accountId: string): Promise<Record<Status, number>> {

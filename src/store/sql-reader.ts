@@ -108,6 +108,10 @@ export class SqlReader implements Reader {
     return scores.explainedVersions(this.db, accountId, customerId, versions);
   }
 
+  versionAt(accountId: string, customerId: string, at: number): Promise<number | null> {
+    return scores.versionAt(this.db, accountId, customerId, at);
+  }
+
   countScoresByStatus(accountId: string): Promise<Record<Status, number>> {
     return scores.countScoresByStatus(this.db, accountId);
   }

@@ -5,7 +5,7 @@
 // import and export: 0 printed, 1 refused by the server (an unknown customer, version, …), 2 a
 // usage mistake.
 import type { ExplainedFactor, Explanation, ScoreChange } from '../client/index.ts';
-import { connect, positive, run, serverUrl, UsageError } from './commands.ts';
+import { connect, run, serverUrl, UsageError } from './commands.ts';
 
 export interface ExplainArgs {
   customerId: string | undefined;
@@ -14,7 +14,11 @@ export interface ExplainArgs {
   key: string | undefined;
 }
 
-/** A version is a 32-bit integer in storage (as the API's own bound). */
+/**
+ * A version is a 32-bit integer in storage (as the API's own bounds), any of them: a backfill
+ * numbers versions below the first, counting down (docs/api.md, "Health scores", History).
+ */
+const MIN_VERSION = -2_147_483_648;
 const MAX_VERSION = 2_147_483_647;
 const MINUS = '\u2212';
 const ARROW = '\u2192';
@@ -22,12 +26,21 @@ const ARROW = '\u2192';
 export const runExplain = (args: ExplainArgs) =>
   run('explain', serverUrl(args), async () => {
     if (!args.customerId) throw new UsageError('give the id of the customer to explain');
-    const version = positive(args.version, 'version', MAX_VERSION);
+    const version = versionOf(args.version);
     const client = connect(args);
     const explanation = await client.healthScores.explain(args.customerId, { version });
     process.stdout.write(formatExplanation(explanation));
     return 0;
   });
+
+/** `--version N`: a whole number in a version's range; undefined unless given. */
+function versionOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < MIN_VERSION || n > MAX_VERSION)
+    throw new UsageError(`--version must be a whole number from ${MIN_VERSION} to ${MAX_VERSION}`);
+  return n;
+}
 
 /** The explanation as lines of text, columns aligned (ends with a newline). */
 export function formatExplanation(e: Explanation): string {

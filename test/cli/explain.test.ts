@@ -158,6 +158,11 @@ test('refusals: the server’s message on stderr, exit 1; a usage mistake, exit 
     [['explain', 'unscored'], undefined, 1, /404 health_score_not_found: /],
     [['explain', 'acme_corp', '--version', '99'], undefined, 1, /404 version_not_found: .*version 99/],
     [['explain', 'acme_corp', '--version', 'x'], undefined, 2, /--version must be a whole number/],
+    [['explain', 'acme_corp', '--version', '1.5'], undefined, 2, /--version must be a whole number/],
+    [['explain', 'acme_corp', '--version=-2147483649'], undefined, 2, /--version must be a whole number/],
+    // Any integer names a version (a backfill numbers them below 1): asked of the server.
+    [['explain', 'acme_corp', '--version', '0'], undefined, 1, /404 version_not_found: .*version 0/],
+    [['explain', 'acme_corp', '--version=-3'], undefined, 1, /404 version_not_found: .*version -3/],
     [['explain', 'acme_corp'], {}, 2, /give an API key with --key or in VITALS_API_KEY/],
     [['explain', 'acme_corp', '--key', 'vk_wrong'], {}, 1, /401 api_key_invalid/],
     [['explain'], undefined, 2, /Usage: vitals/],

@@ -85,6 +85,26 @@ test('explain: each factor with its weight and contribution, what moved since th
   );
 });
 
+test('explain with since: what moved from the version that stood then, as one change', async () => {
+  const client = await withCustomer('acme');
+  const before = new Date(Date.now() - DAY).toISOString();
+  await client.healthScores.set('acme', { usage: 0.9, support: 0.5 });
+  await client.healthScores.set('acme', { usage: 0.7, support: 0.5 });
+  await client.healthScores.set('acme', { usage: 0.5, support: 0.5 });
+  const sinceYesterday: Explanation = await client.healthScores.explain('acme', { since: before });
+  assert.equal(sinceYesterday.version, 3);
+  assert.deepEqual(sinceYesterday.change, {
+    from_version: 1,
+    previous_score: 0.75,
+    previous_computed_score: 0.75,
+    delta: -0.25,
+    factors: [{ factor: 'usage', previous_contribution: 0.5625, contribution: 0.3125, delta: -0.25 }],
+  });
+  const later = new Date(Date.now() + DAY).toISOString();
+  const fromTwo = await client.healthScores.explain('acme', { version: 2, since: later });
+  assert.deepEqual([fromTwo.change?.from_version, fromTwo.change?.delta], [2, 0]);
+});
+
 test('explain names the metric a derived factor comes from', async () => {
   const client = await withCustomer('acme');
   await client.settings.putFactorRule('billing', {
@@ -191,10 +211,21 @@ test('refusals are VitalsErrors with the status, code and param', async () => {
     code: 'version_not_found',
     param: 'version',
   });
+  // Any integer names a version (a backfill numbers them below 1); none is here.
   await assert.rejects(hs.explain('acme', { version: 0 }), {
+    status: 404,
+    code: 'version_not_found',
+    param: 'version',
+  });
+  await assert.rejects(hs.explain('acme', { version: 1.5 }), {
     status: 400,
     code: 'parameter_invalid',
     param: 'version',
+  });
+  await assert.rejects(hs.explain('acme', { since: 'last month' }), {
+    status: 400,
+    code: 'parameter_invalid',
+    param: 'since',
   });
   await assert.rejects(hs.explain('nobody'), { status: 404, code: 'customer_not_found' });
   await assert.rejects(hs.explain('unscored'), { status: 404, code: 'health_score_not_found' });

@@ -1,7 +1,8 @@
 // Explanations and overrides in Chromium (docs/scoring.md, "Why this score" and "Overrides"): the
 // customer page's "Why this score" panel draws each factor's contribution as a bar, names a
-// derived factor's metric and says in words what moved since the version before; a row of the
-// score history shows that version in the panel. An editor pins the score through the form (the
+// derived factor's metric and says in words what moved since the version before, or since what
+// stood 7 or 30 days ago or on a day (the picker, kept in the page's URL); a row of the score
+// history shows that version in the panel. An editor pins the score through the form (the
 // pin then marks the score on the customer page and in the portfolio's list), sees the server's
 // refusals next to the field they name, and removes the pin after a confirmation; a viewer sees
 // the pin and no form. Data is set up and checked through the API; every view is saved as a
@@ -129,6 +130,71 @@ describe('explanations and overrides in Chromium', { skip: skipReason(), timeout
       "usage's contribution fell from 0.450 to 0.250 (−0.200)",
     ]);
     await dashboard.shoot('explanation');
+  });
+
+  test('"Compared with" 7 days ago measures from what stood then; the choice is in the URL and survives a reload', async () => {
+    const picker = page.getByLabel('Compared with');
+    assert.equal(await picker.inputValue(), '', 'the version before, unless chosen');
+    await picker.selectOption({ label: '7 days ago' });
+    // Every version was made minutes ago: 7 days ago came before the first, so from version 1.
+    const sinceWeek = 'Score 0.750 → 0.500 (−0.250) in the last 7 days, from version 1 to version 4.';
+    await page.getByTestId('why-change').filter({ hasText: sinceWeek }).waitFor();
+    assert.equal(new URL(page.url()).search, '?since=7d');
+    const weekMoves = [
+      "usage's contribution fell from 0.563 to 0.250 (−0.313)",
+      "engagement's contribution rose from 0.000 to 0.100 (+0.100)",
+      "support's contribution fell from 0.188 to 0.150 (−0.038)",
+    ];
+    assert.deepEqual(await panel().locator('ul.moves li').allTextContents(), weekMoves);
+    // The figures are the API's for that instant.
+    const api = await call('GET', `${SCORE}/explanation?since=${encodeURIComponent(daysAgo(7))}`);
+    assert.deepEqual(
+      [api.change.from_version, api.change.previous_score, api.change.delta],
+      [1, 0.75, -0.25],
+    );
+    await dashboard.shoot('explanation-since');
+
+    // An earlier version: from what stood 7 days ago up to it.
+    const rows = page.locator('section[aria-labelledby="history-title"] tbody tr');
+    await rows.nth(2).locator('td').nth(1).click();
+    await page
+      .getByTestId('why-change')
+      .filter({ hasText: 'Score 0.750 → 0.660 (−0.090) in the last 7 days, from version 1 to version 2.' })
+      .waitFor();
+    await panel().getByRole('button', { name: 'Back to the current score' }).click();
+    await page.getByTestId('why-change').filter({ hasText: sinceWeek }).waitFor();
+
+    await page.reload();
+    await page.getByTestId('why-change').filter({ hasText: sinceWeek }).waitFor();
+    assert.equal(await page.getByLabel('Compared with').inputValue(), '7d');
+
+    // A day: the first of this month to start with, then any day up to today.
+    await page.getByLabel('Compared with').selectOption({ label: 'A day…' });
+    const day = page.getByLabel('Since the start of');
+    const first = `${localDay(0).slice(0, 8)}01`;
+    await page.waitForURL((url) => url.search === `?since=${first}`);
+    assert.equal(await day.inputValue(), first);
+    assert.equal(await day.getAttribute('max'), localDay(0));
+    await day.fill(localDay(0));
+    await page.waitForURL((url) => url.search === `?since=${localDay(0)}`);
+    const today = new Intl.DateTimeFormat('en', { dateStyle: 'medium' }).format(new Date());
+    await page
+      .getByTestId('why-change')
+      .filter({ hasText: `Score 0.750 → 0.500 (−0.250) since ${today}, from version 1 to version 4.` })
+      .waitFor();
+    assert.deepEqual(await panel().locator('ul.moves li').allTextContents(), weekMoves);
+    await dashboard.shoot('explanation-since-day');
+
+    // Back goes to the window before; "The version before" is the page as it was.
+    await page.goBack();
+    await page.waitForURL((url) => url.search === `?since=${first}`);
+    await page.getByLabel('Compared with').selectOption({ label: 'The version before' });
+    await page.waitForURL((url) => url.search === '');
+    await page
+      .getByTestId('why-change')
+      .filter({ hasText: 'Score 0.700 → 0.500 (−0.200) since version 3 (factors updated).' })
+      .waitFor();
+    assert.equal(await page.getByLabel('Since the start of').count(), 0);
   });
 
   test('a row of the score history shows its version in the panel, by pointer or keyboard, and the way back', async () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RescoreJob } from '../../src/rescore-job.ts';
 import { buildTestApp, customerBody, type TestApp, TestClock } from '../helpers/app.ts';
+import { onDatabase } from '../helpers/database.ts';
 import { refusedWithoutChange } from '../helpers/refusals.ts';
 
 const DAY = 86_400_000;
@@ -165,13 +166,16 @@ describe('explanations', () => {
       'version_not_found',
       'version',
     );
-    await refusedWithoutChange(
-      history,
-      () => explain('ex_r', '?version=0'),
-      400,
-      'parameter_invalid',
-      'version',
-    );
+    // Any integer names a version (a backfill numbers versions below the first): none here.
+    for (const version of ['0', '-3']) {
+      await refusedWithoutChange(
+        history,
+        () => explain('ex_r', `?version=${version}`),
+        404,
+        'version_not_found',
+        'version',
+      );
+    }
     await refusedWithoutChange(
       history,
       () => explain('ex_r', '?version=1.5'),
@@ -189,6 +193,250 @@ describe('explanations', () => {
     await refusedWithoutChange(history, () => explain('ex_r', '?at=1'), 400, 'parameter_unknown', 'at');
     await refusedWithoutChange(history, () => explain('nobody'), 404, 'customer_not_found', undefined);
     await refusedWithoutChange(history, () => explain('ex_none'), 404, 'health_score_not_found', undefined);
+  });
+});
+
+describe('explanations since an instant', () => {
+  // ex_s: usage falls 0.9 → 0.7 → 0.5 → 0.3 in versions 10 days apart, support staying 0.5:
+  // scores 0.75, 0.625, 0.5 and 0.375 (usage weighs 0.625, support 0.375).
+  /** When versions 1 to 4 were made, at made[0] to made[3]. */
+  let made: [number, number, number, number] = [0, 0, 0, 0];
+  const iso = (ms: number) => new Date(ms).toISOString();
+  before(async () => {
+    await customer('ex_s', { usage: 0.9, support: 0.5 });
+    for (const usage of [0.7, 0.5, 0.3]) {
+      clock.advance(10 * DAY);
+      const res = await t.api.post('/api/customers/ex_s/health-score', { factors: { usage, support: 0.5 } });
+      assert.equal(res.status, 200, res.raw);
+    }
+    const history = (await t.api.get('/api/customers/ex_s/health-score/history')).body.data;
+    assert.equal(history.length, 4);
+    made = history.reverse().map((h: { created_at: string }) => Date.parse(h.created_at)) as typeof made;
+  });
+  const since = (ms: number, extra = '') => explain('ex_s', `?since=${encodeURIComponent(iso(ms))}${extra}`);
+
+  test('change measures from the version that stood then: "why did it drop this month" in one call', async () => {
+    const plain = (await explain('ex_s')).body;
+    assert.equal(plain.change.from_version, 3, 'without since: the version before');
+    const res = await since(made[1] + 5 * DAY);
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual(res.body.change, {
+      from_version: 2,
+      previous_score: 0.625,
+      previous_computed_score: 0.625,
+      delta: -0.25,
+      factors: [{ factor: 'usage', previous_contribution: 0.4375, contribution: 0.1875, delta: -0.25 }],
+    });
+    assert.deepEqual({ ...res.body, change: null }, { ...plain, change: null }, 'the rest is the same');
+    // A change at that very instant counts as before it; a millisecond earlier, it had not happened.
+    assert.equal((await since(made[2])).body.change.from_version, 3);
+    assert.equal((await since(made[2] - 1)).body.change.from_version, 2);
+    // The same instant at another offset is the same instant.
+    const offset = new Date(made[1] + 5 * DAY + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+    const shifted = await explain('ex_s', `?since=${encodeURIComponent(offset)}`);
+    assert.equal(shifted.status, 200, shifted.raw);
+    assert.deepEqual(shifted.body, res.body);
+  });
+
+  test('before the first version: measured from the first; in the future: the version itself, no change', async () => {
+    const first = (await since(made[0] - 365 * DAY)).body.change;
+    assert.equal(first.from_version, 1);
+    assert.equal(first.previous_score, 0.75);
+    assert.equal(first.delta, -0.375);
+    assert.deepEqual(
+      first.factors.map((f: { factor: string; delta: number }) => [f.factor, f.delta]),
+      [['usage', -0.375]],
+    );
+    const future = (await since(clock.ms + 365 * DAY)).body;
+    assert.deepEqual(future.change, {
+      from_version: 4,
+      previous_score: 0.375,
+      previous_computed_score: 0.375,
+      delta: 0,
+      factors: [],
+    });
+  });
+
+  test('with version: from what stood at since up to that version, never from after it', async () => {
+    const third = (await since(made[0] - DAY, '&version=3')).body;
+    assert.equal(third.version, 3);
+    assert.equal(third.change.from_version, 1);
+    assert.equal(third.change.delta, -0.25);
+    // since after version 2 (versions 3 and 4 stood by then): version 2 against itself.
+    const second = (await since(made[3], '&version=2')).body;
+    assert.equal(second.version, 2);
+    assert.deepEqual([second.change.from_version, second.change.delta, second.change.factors], [2, 0, []]);
+    // The first version has a change too once since is given: none.
+    const one = (await since(made[0] - DAY, '&version=1')).body;
+    assert.deepEqual([one.change.from_version, one.change.delta], [1, 0]);
+  });
+
+  test('the OpenAPI document lists since, and any 32-bit integer as a version', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).body;
+    const params = (path: string) =>
+      Object.fromEntries(
+        doc.paths[path].get.parameters.map((p: { name: string; schema: unknown }) => [p.name, p.schema]),
+      );
+    const explained = params('/api/customers/{customer_id}/health-score/explanation');
+    assert.equal(explained.since.type, 'string');
+    for (const schema of [
+      explained.version,
+      params('/api/customers/{customer_id}/health-score/history').starting_after,
+    ]) {
+      assert.deepEqual([schema.type, schema.minimum, schema.maximum], ['integer', -2147483648, 2147483647]);
+    }
+  });
+
+  test('refusals: since that is no instant, too long or repeated; unknown customer or score', async () => {
+    await customer('ex_s_none');
+    const history = async () => (await t.api.get('/api/customers/ex_s/health-score/history')).body;
+    for (const bad of ['yesterday', '2026-03-01', '2026-03-01T12:00:00', '2026-02-30T12:00:00Z', '', '1']) {
+      await refusedWithoutChange(
+        history,
+        () => explain('ex_s', `?since=${encodeURIComponent(bad)}`),
+        400,
+        'parameter_invalid',
+        'since',
+      );
+    }
+    const long = `2026-03-01T12:00:00.${'0'.repeat(60)}Z`;
+    await refusedWithoutChange(
+      history,
+      () => explain('ex_s', `?since=${long}`),
+      400,
+      'parameter_invalid',
+      'since',
+    );
+    const at = encodeURIComponent(iso(clock.ms));
+    await refusedWithoutChange(
+      history,
+      () => explain('ex_s', `?since=${at}&since=${at}`),
+      400,
+      'parameter_invalid',
+      'since',
+    );
+    // A malformed since is refused before the customer is looked up.
+    await refusedWithoutChange(
+      history,
+      () => explain('nobody', '?since=x'),
+      400,
+      'parameter_invalid',
+      'since',
+    );
+    await refusedWithoutChange(
+      history,
+      () => explain('nobody', `?since=${at}`),
+      404,
+      'customer_not_found',
+      undefined,
+    );
+    await refusedWithoutChange(
+      history,
+      () => explain('ex_s_none', `?since=${at}`),
+      404,
+      'health_score_not_found',
+      undefined,
+    );
+  });
+});
+
+describe('versions numbered below the first (a backfill)', () => {
+  // ex_back: versions 1 and 2 as the API writes them, then versions 0 and −1 as a backfill writes
+  // them, 2 and 4 days before version 1, with no weights kept (the account's current ones explain them).
+  let first = 0;
+  before(async () => {
+    await customer('ex_back', { usage: 0.9, support: 0.5 });
+    clock.advance(DAY);
+    await t.api.post('/api/customers/ex_back/health-score', { factors: { usage: 0.7, support: 0.5 } });
+    first = Date.parse(
+      (await t.api.get('/api/customers/ex_back/health-score/history?starting_after=2')).body.data[0]
+        .created_at,
+    );
+    const backfill = (json: (text: string) => string) =>
+      [
+        [0, 0.5, '{"usage":0.5,"support":0.5}', 2],
+        [-1, 0.375, '{"usage":0.3,"support":0.5}', 4],
+      ]
+        .map(
+          ([version, score, factors, days]) =>
+            `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
+             SELECT account_id, customer_id, ${version}, ${score}, 'at_risk', ${json(String(factors))},
+               'factors_updated', created_at - ${Number(days) * DAY}
+             FROM score_history WHERE customer_id = 'ex_back' AND version = 1;`,
+        )
+        .join('\n');
+    await onDatabase(t, {
+      sqlite: backfill((f) => `'${f}'`),
+      postgres: backfill((f) => `CAST('${f}' AS json)`),
+    });
+  });
+  const versions = async (query = '') =>
+    (await t.api.get(`/api/customers/ex_back/health-score/history${query}`)).body;
+
+  test('the history lists them below the first, and starting_after pages through any integer', async () => {
+    assert.deepEqual(
+      (await versions()).data.map((h: { version: number }) => h.version),
+      [2, 1, 0, -1],
+    );
+    assert.deepEqual(
+      (await versions('?starting_after=1')).data.map((h: { version: number }) => h.version),
+      [0, -1],
+    );
+    const page = await versions('?starting_after=0&limit=1');
+    assert.deepEqual([page.data.map((h: { version: number }) => h.version), page.has_more], [[-1], false]);
+    assert.deepEqual(await versions('?starting_after=-1'), { data: [], has_more: false });
+    assert.deepEqual(await versions('?starting_after=-2147483648'), { data: [], has_more: false });
+  });
+
+  test('version 1 explains its move from version 0; the lowest has nothing before it', async () => {
+    const one = (await explain('ex_back', '?version=1')).body;
+    assert.deepEqual([one.change.from_version, one.change.previous_score, one.change.delta], [0, 0.5, 0.25]);
+    const zero = (await explain('ex_back', '?version=0')).body;
+    assert.equal(zero.version, 0);
+    assert.equal(zero.health_score, 0.5);
+    assert.equal(zero.updated_at, new Date(first - 2 * DAY).toISOString());
+    assert.equal(zero.change.from_version, -1);
+    const lowest = (await explain('ex_back', '?version=-1')).body;
+    assert.equal(lowest.version, -1);
+    assert.equal(lowest.change, null);
+  });
+
+  test('since before them all measures from the lowest version; between, from the one that stood', async () => {
+    const since = async (ms: number) =>
+      (await explain('ex_back', `?since=${new Date(ms).toISOString()}`)).body.change;
+    const all = await since(first - 30 * DAY);
+    assert.deepEqual([all.from_version, all.previous_score], [-1, 0.375]);
+    assert.equal((await since(first - DAY)).from_version, 0);
+    assert.equal((await since(first)).from_version, 1);
+  });
+
+  test('a version below them all is not found; past 32 bits, or no integer, it is refused', async () => {
+    const history = () => versions('?limit=100');
+    for (const version of ['-3', '-2147483648']) {
+      await refusedWithoutChange(
+        history,
+        () => explain('ex_back', `?version=${version}`),
+        404,
+        'version_not_found',
+        'version',
+      );
+    }
+    for (const version of ['-2147483649', '2147483648', '-1.5', '-', '0.5', '--1']) {
+      await refusedWithoutChange(
+        history,
+        () => explain('ex_back', `?version=${version}`),
+        400,
+        'parameter_invalid',
+        'version',
+      );
+      await refusedWithoutChange(
+        history,
+        () => t.api.get(`/api/customers/ex_back/health-score/history?starting_after=${version}`),
+        400,
+        'parameter_invalid',
+        'starting_after',
+      );
+    }
   });
 });
 
@@ -277,6 +525,15 @@ describe('overrides', () => {
     assert.equal(shown.health_score, 0.8, 'the override ended: the computed score shows');
     assert.equal(shown.override, null);
     assert.equal((await explain('ov_end')).body.health_score, 0.8);
+    // Compared with itself (since in the future), the version is as shown: no change.
+    const since = encodeURIComponent(new Date(clock.ms + DAY).toISOString());
+    assert.deepEqual((await explain('ov_end', `?since=${since}`)).body.change, {
+      from_version: 2,
+      previous_score: 0.8,
+      previous_computed_score: 0.8,
+      delta: 0,
+      factors: [],
+    });
     const job = new RescoreJob({ store: t.store, intervalMs: 3_600_000, log: quiet, now: clock.now });
     await job.runOnce();
     const history = (await t.api.get('/api/customers/ov_end/health-score/history')).body.data;

@@ -606,9 +606,15 @@ describe('health scores: history', () => {
     );
   });
 
-  test('starting_after=1 gives an empty last page; limit 1 and 100 are accepted', async () => {
+  test('starting_after=1 (or below) gives an empty last page; limit 1 and 100 are accepted', async () => {
     const last = await t.api.get('/api/customers/cus_hist/health-score/history?starting_after=1');
     assert.deepEqual(last.body, { data: [], has_more: false });
+    // Versions below 1 are versions too (a backfill numbers them so): none here, so empty pages.
+    for (const below of ['0', '-3']) {
+      const res = await t.api.get(`/api/customers/cus_hist/health-score/history?starting_after=${below}`);
+      assert.equal(res.status, 200, res.raw);
+      assert.deepEqual(res.body, { data: [], has_more: false });
+    }
     assert.equal(
       (await t.api.get('/api/customers/cus_hist/health-score/history?limit=1')).body.data.length,
       1,

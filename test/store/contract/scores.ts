@@ -151,6 +151,28 @@ export function scoresContract(c: ContractContext): void {
       assert.equal(last.hasMore, false);
     });
 
+    test('versionAt: the version standing at an instant, the first before any; null without history', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const b = await c.account();
+      await seedCustomers(store, a, ['va', 'va_none']);
+      // Versions 1, 2 and 3 written at T0 + 10, + 20 and + 30 ms.
+      for (let v = 1; v <= 3; v++) {
+        const written = score('va', v / 10, v, { updatedAt: T0 + 10 * v });
+        await transaction(store, (tx) => tx.writeScores(a, [written], 'factors_updated'));
+      }
+      const at = (ms: number) => store.versionAt(a, 'va', ms);
+      assert.equal(await at(T0), 1, 'before the first: the first');
+      assert.equal(await at(T0 + 10), 1, 'a change at that very instant counts as before');
+      assert.equal(await at(T0 + 29), 2);
+      assert.equal(await at(T0 + 30), 3);
+      assert.equal(await at(T0 + 10 ** 12), 3);
+      assert.equal(await store.versionAt(a, 'va_none', T0 + 30), null);
+      assert.equal(await store.versionAt(a, 'nobody', T0 + 30), null);
+      assert.equal(await store.versionAt(a, 'va\0', T0 + 30), null);
+      assert.equal(await store.versionAt(b, 'va', T0 + 30), null, "another account's customer");
+    });
+
     test('portfolio: by band, then score, then customer id byte-wise; a status filter; a cursor that crosses bands', async () => {
       const store = c.store();
       const a = await c.account();

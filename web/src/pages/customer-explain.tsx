@@ -1,14 +1,72 @@
-// "Why this score" on the customer page (docs/scoring.md, "Why this score"): a version of the
-// score explained by the server, each factor's contribution (weight × score) as a bar, and what
-// moved since the version before in words. The history's rows choose the version shown.
+// "Why this score" on the customer page (docs/scoring.md, "Why this score"; docs/dashboard.md,
+// "Customer page"): a version of the score explained by the server, each factor's contribution
+// (weight × score) as a bar, and what moved in words: since the version before, or since what
+// stood 7 or 30 days ago or on a day (the API's `since`). The history's rows choose the version
+// shown; the period is the page's `since` query parameter, so it survives a reload and Back.
 import type { Ref } from 'preact';
 import { api, customerPath, type ExplainedFactor, type Explanation, query } from '../api.ts';
 import { count, date, REASON_LABEL, score, signed, when } from '../format.ts';
+import { navigate, paths, useSearch } from '../router.tsx';
 import { aggregateWords, cappedWords, plain } from '../rules.ts';
 import { ErrorMessage, Loading, PinnedBadge, StatusBadge, useLoad } from '../ui.tsx';
 
 /** Contributions are rounded to 6 places each: a pin is told from rounding by more than this. */
 const SAME = 1e-5;
+const DAY_MS = 86_400_000;
+
+/**
+ * What "What changed" compares with, as the URL keeps it: '' the version before (the default),
+ * '7d' and '30d' what stood that many days ago (counted back from each load, so a bookmark stays
+ * "the last 7 days"), or a day YYYY-MM-DD: what stood at its start, in the browser's time zone.
+ */
+type Period = '' | '7d' | '30d' | `${number}-${number}-${number}`;
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const RELATIVE = { '7d': 7, '30d': 30 } as const;
+
+const ymd = (d: Date) =>
+  `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+
+/** The start of a day YYYY-MM-DD in the browser's time zone; null unless it is a day that exists. */
+function startOf(day: string): number | null {
+  const m = DAY.exec(day);
+  if (!m) return null;
+  const at = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return ymd(at) === day ? at.getTime() : null;
+}
+
+/** The period a query string names; anything else is the default. */
+function periodOf(search: string): Period {
+  const value = new URLSearchParams(search).get('since') ?? '';
+  if (value === '7d' || value === '30d') return value;
+  // A day to come has nothing to compare yet: the default, as for anything else.
+  const start = startOf(value);
+  return start === null || start > Date.now() ? '' : (value as Period);
+}
+
+/** The instant a period starts at, as of `now`; null for the version before. */
+function startOfPeriod(period: Period, now: number): number | null {
+  if (period === '') return null;
+  if (period === '7d' || period === '30d') return now - RELATIVE[period] * DAY_MS;
+  return startOf(period);
+}
+
+/** "in the last 7 days", "since Mar 1, 2026" */
+function during(period: Period, at: number): string {
+  return period === '7d' || period === '30d' ? `in the last ${RELATIVE[period]} days` : `since ${date(at)}`;
+}
+
+/** "more than 7 days ago", "before Mar 1, 2026" */
+function madeBefore(period: Period, at: number): string {
+  return period === '7d' || period === '30d'
+    ? `more than ${RELATIVE[period]} days ago`
+    : `before ${date(at)}`;
+}
+
+/** What the explanation compared with: the period and the instant it started at when loaded. */
+interface Compared {
+  period: Period;
+  at: number;
+}
 
 export function WhyPanel(props: {
   customerId: string;
@@ -20,16 +78,22 @@ export function WhyPanel(props: {
   headingRef: Ref<HTMLHeadingElement>;
 }) {
   const { customerId, version } = props;
+  const period = periodOf(useSearch());
   const loaded = useLoad(
-    (signal) =>
-      api.get<Explanation>(
-        `${customerPath(customerId)}/health-score/explanation${query({ version })}`,
+    async (signal) => {
+      const at = startOfPeriod(period, Date.now());
+      const since = at === null ? undefined : new Date(at).toISOString();
+      const explanation = await api.get<Explanation>(
+        `${customerPath(customerId)}/health-score/explanation${query({ version, since })}`,
         signal,
-      ),
-    [customerId, version, props.round],
+      );
+      return { explanation, compared: at === null ? null : { period, at } };
+    },
+    [customerId, version, props.round, period],
   );
   // While the next version loads, the one before stays (dimmed), so the page does not jump.
-  const e = loaded.data;
+  const e = loaded.data?.explanation;
+  const compare = (next: Period) => navigate(`${paths.customer(customerId)}${query({ since: next })}`);
   return (
     <section
       aria-labelledby="why-title"
@@ -83,8 +147,11 @@ export function WhyPanel(props: {
           <GateWords explanation={e} />
           <h3 id="why-factors-title">What each factor adds</h3>
           <Contributions explanation={e} />
-          <h3 id="why-change-title">What changed</h3>
-          <ChangeWords explanation={e} />
+          <div class="section-head change-head">
+            <h3 id="why-change-title">What changed</h3>
+            <PeriodPicker period={period} onPeriod={compare} />
+          </div>
+          <ChangeWords explanation={e} compared={loaded.data?.compared ?? null} current={version === null} />
         </div>
       )}
     </section>
@@ -173,12 +240,86 @@ function Contributions({ explanation: e }: { explanation: Explanation }) {
   );
 }
 
-/** What moved since the version before, in words: the score shown, the computed one under a pin, each contribution. */
-function ChangeWords({ explanation: e }: { explanation: Explanation }) {
+/**
+ * What "What changed" compares with: the version before, what stood 7 or 30 days ago, or at the
+ * start of a day. Choosing "A day…" starts at the first of this month ("why did it drop this
+ * month?"); the day's field then changes it.
+ */
+function PeriodPicker({ period, onPeriod }: { period: Period; onPeriod: (w: Period) => void }) {
+  const day = DAY.test(period);
+  const today = ymd(new Date());
+  return (
+    <div class="period-picker">
+      <div class="inline-field">
+        <label for="why-since">Compared with</label>
+        <select
+          id="why-since"
+          value={day ? 'day' : period}
+          onChange={(ev) => {
+            const chosen = ev.currentTarget.value;
+            onPeriod(chosen === 'day' ? (`${today.slice(0, 8)}01` as Period) : (chosen as Period));
+          }}
+        >
+          <option value="">The version before</option>
+          <option value="7d">7 days ago</option>
+          <option value="30d">30 days ago</option>
+          <option value="day">A day…</option>
+        </select>
+      </div>
+      {day && (
+        <div class="inline-field">
+          <label for="why-since-day">Since the start of</label>
+          <input
+            id="why-since-day"
+            type="date"
+            max={today}
+            value={period}
+            onChange={(ev) => {
+              const value = ev.currentTarget.value;
+              if (startOf(value) !== null) onPeriod(value as Period);
+            }}
+          />
+        </div>
+      )}
+    </div>
+  );
+}
+
+/**
+ * What moved, in words: the score shown, the computed one under a pin, each contribution; since
+ * the version before, or since what stood when `compared` began (the API's `since`).
+ */
+function ChangeWords({
+  explanation: e,
+  compared,
+  current,
+}: {
+  explanation: Explanation;
+  compared: Compared | null;
+  current: boolean;
+}) {
   const change = e.change;
   if (!change)
     return <p data-testid="why-change">Version {e.version} is the first score: nothing came before it.</p>;
+  if (compared && change.from_version === e.version) {
+    const words = during(compared.period, compared.at);
+    // Compared with itself: the version already stood when the period began, or it is the first.
+    const older = Date.parse(e.updated_at) <= compared.at;
+    return (
+      <p data-testid="why-change">
+        {!older
+          ? `Version ${e.version} is the first score, made ${words}: nothing came before it.`
+          : current
+            ? `No new version ${words}: version ${e.version} stood throughout.`
+            : `Version ${e.version} was made ${madeBefore(compared.period, compared.at)}: nothing ${words} led to it.`}
+      </p>
+    );
+  }
   const reason = REASON_LABEL[e.reason] ?? e.reason;
+  // The span compared: since the version before (and why this version came), or over the period.
+  const span = compared
+    ? `${during(compared.period, compared.at)}, from version ${change.from_version} to version ${e.version}`
+    : `since version ${change.from_version} (${reason})`;
   const previousComputed = change.previous_computed_score;
   const moved = e.computed_score - previousComputed;
   const pinnedBefore = Math.abs(change.previous_score - previousComputed) > SAME;
@@ -190,8 +331,7 @@ function ChangeWords({ explanation: e }: { explanation: Explanation }) {
       <p class="change-summary" data-testid="why-change">
         {Math.abs(change.delta) < SAME ? (
           <>
-            Score unchanged at <strong>{score(e.health_score)}</strong> since version {change.from_version} (
-            {reason}).
+            Score unchanged at <strong>{score(e.health_score)}</strong> {span}.
           </>
         ) : (
           <>
@@ -199,7 +339,7 @@ function ChangeWords({ explanation: e }: { explanation: Explanation }) {
             <strong>
               {score(change.previous_score)} → {score(e.health_score)}
             </strong>{' '}
-            ({signed(change.delta)}) since version {change.from_version} ({reason}).
+            ({signed(change.delta)}) {span}.
           </>
         )}
       </p>
