@@ -78,6 +78,7 @@ export const HistoryEntry = Type.Object({
     Type.Literal('override_set'),
     Type.Literal('override_removed'),
     Type.Literal('override_expired'),
+    Type.Literal('backfill'),
   ]),
   created_at: Timestamp,
 });

@@ -29,7 +29,23 @@ export type ScoreReason =
   | 'time_passed'
   | 'override_set'
   | 'override_removed'
-  | 'override_expired';
+  | 'override_expired'
+  | 'backfill';
+
+/**
+ * The reasons of versions that record a change of the settings (or a backfill of the past), not
+ * of the customer (docs/api.md, "Segments, trends and movers"): they move no one among the
+ * movers, and a drop alert's peak starts again from them (docs/scoring.md, "Drop alerts").
+ */
+export const SETTINGS_REASONS = [
+  'weights_changed',
+  'thresholds_changed',
+  'rules_changed',
+  'backfill',
+] as const satisfies readonly ScoreReason[];
+
+/** SETTINGS_REASONS as a list of SQL literals, for `reason IN (…)`. */
+export const SETTINGS_REASONS_SQL = SETTINGS_REASONS.map((r) => `'${r}'`).join(', ');
 
 export interface HistoryRecord {
   version: number;
