@@ -131,7 +131,10 @@ export const MoversAnswer = Type.Object({
       baseline_score: Type.Number({
         description: 'The score as it stood `days` ago (or its first score since).',
       }),
-      change: Type.Number({ description: 'health_score − baseline_score, to 6 places.' }),
+      change: Type.Number({
+        description:
+          "What the customer's own versions of the last `days` days moved its score by, to 6 places: versions of a settings change or a backfill move no one, so it need not be health_score − baseline_score.",
+      }),
     }),
   ),
 });

@@ -19,8 +19,9 @@ export interface DropRule {
 export interface DropWatch {
   /**
    * The highest score it had within the window: the score it stood at when the window opened
-   * and every score since, but none from before its latest weights change (a recomputation
-   * rescales scores, so older ones are not comparable). Null before its first score.
+   * and every score since, but none from before its latest version of a settings change or a
+   * backfill (docs/scoring.md, "Drop alerts": a weights or rules change rescales scores, so older
+   * ones are not comparable). Null before its first score.
    */
   peak: number | null;
   /** When it was last alerted, or null. */

@@ -138,7 +138,7 @@ function moversRoute(app: App, { store, now }: Deps): void {
           health_score: m.score,
           status: m.status,
           baseline_score: m.baseline,
-          change: round6(m.score - m.baseline),
+          change: round6(m.change),
         })),
       };
     },

@@ -58,13 +58,19 @@ export interface GroupTally extends ArrTally {
 /** What the summary groups by: a metadata key's values, or the owners (lower-cased: compared ignoring case). */
 export type GroupBy = { metadata: string } | 'owner';
 
-/** A customer whose score moved over a window: where it stood when the window opened, and now. */
+/**
+ * A customer whose score moved over a window: where it stood when the window opened, now, and
+ * what the customer's own versions in the window moved it by (docs/api.md, "Segments, trends and
+ * movers"): `change` leaves out the versions of settings changes and backfills, so it need not be
+ * `score − baseline`.
+ */
 export interface Mover {
   customerId: string;
   name: string;
   score: number;
   status: Status;
   baseline: number;
+  change: number;
 }
 
 /** Position in the portfolio order (band, then score ascending, then customer id). */
@@ -105,9 +111,11 @@ export interface PortfolioReads {
     segment?: Segment,
   ): Promise<{ now: Tally; days: DayDelta[] }>;
   /**
-   * The customers whose score changed after `since`, each with the score it stood at then (or
-   * its first score after, when it had none): the `limit` biggest drops (`down`) or rises (`up`)
-   * by the change rounded to 6 places, ties by customer id. Unchanged customers are left out.
+   * The customers whose own versions after `since` moved their score, each with the score it
+   * stood at then (or its first score after, when it had none) and the sum of those versions'
+   * moves (SETTINGS_REASONS' versions and a first version move nothing): the `limit` biggest
+   * drops (`down`) or rises (`up`) by that sum to 6 places, ties by customer id. A customer whose
+   * sum is 0 is left out.
    */
   movers(
     accountId: string,
@@ -420,12 +428,12 @@ export function trendInputsFrom(rows: readonly TrendRow[]): { now: Tally; days: 
 export const MOVER_SLACK = 100;
 
 /**
- * Movers as the API lists them, from rows a query ordered by the raw change and read with some
- * to spare: ordered by the change rounded to 6 places (as answered), ties by customer id.
+ * Movers as the API lists them, from rows a query ordered by the change in millionths and read
+ * with some to spare: ordered by the change rounded to 6 places (as answered), ties by customer id.
  */
 export function moversFrom(rows: Mover[], opts: { direction: 'down' | 'up'; limit: number }): Mover[] {
   const sign = opts.direction === 'down' ? 1 : -1;
-  const change = (m: Mover) => round6(m.score - m.baseline);
+  const change = (m: Mover) => round6(m.change);
   return rows
     .sort((a, b) => sign * (change(a) - change(b)) || (a.customerId < b.customerId ? -1 : 1))
     .slice(0, opts.limit);

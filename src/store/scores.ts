@@ -32,6 +32,30 @@ export type ScoreReason =
   | 'override_expired'
   | 'backfill';
 
+/**
+ * The reasons of versions that record a change of the settings (or a backfill of the past), not
+ * of the customer (docs/api.md, "Segments, trends and movers"): they move no one among the
+ * movers, and a drop alert's peak starts again from them (docs/scoring.md, "Drop alerts").
+ */
+export const SETTINGS_REASONS = [
+  'weights_changed',
+  'thresholds_changed',
+  'rules_changed',
+  'backfill',
+] as const satisfies readonly ScoreReason[];
+
+/** SETTINGS_REASONS as a list of SQL literals, for `reason IN (…)`. */
+export const SETTINGS_REASONS_SQL = SETTINGS_REASONS.map((r) => `'${r}'`).join(', ');
+
+/**
+ * The versions a drop alert's peak starts again from: those that moved the score by a change of
+ * the settings, or a backfill. A thresholds change moves no score, only bands: a customer at 0.9
+ * re-banded at 0.75 that then falls to 0.6 has fallen 0.3 (docs/scoring.md, "Drop alerts").
+ */
+export const PEAK_RESET_REASONS_SQL = SETTINGS_REASONS.filter((r) => r !== 'thresholds_changed')
+  .map((r) => `'${r}'`)
+  .join(', ');
+
 export interface HistoryRecord {
   version: number;
   score: number;

@@ -1,6 +1,6 @@
 // Drop alerts (docs/scoring.md, "Drop alerts"): the setting, and customer.health_score.dropped
 // exactly once per window, never on a first score, never for a band move alone, and measured
-// against scores comparable with the current weights. The clock is the test's.
+// against a peak that starts again at every settings change. The clock is the test's.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { buildTestApp, type Client, customerBody, type TestApp, TestClock } from '../helpers/app.ts';
@@ -198,6 +198,27 @@ describe('drop alerts: customer.health_score.dropped', () => {
     assert.deepEqual(
       (await drops(api)).map((d) => [d.peak_score, d.change]),
       [[0.22, -0.22]],
+    );
+  });
+
+  test('a thresholds change does not start the peak again: it moves bands, not scores', async () => {
+    await customer(api, 't');
+    await score(api, 't', { usage: 0.9 });
+    clock.advance(DAY);
+    await score(api, 't', { usage: 0.75 }); // 0.15 below the peak
+    const thresholds = await api.patch('/api/settings/health-score/thresholds', { healthy: 0.8 });
+    assert.equal(thresholds.status, 200, thresholds.raw);
+    const history = await api.get('/api/customers/t/health-score/history?limit=1');
+    assert.deepEqual(
+      history.body.data.map((v: { reason: string; health_score: number }) => [v.reason, v.health_score]),
+      [['thresholds_changed', 0.75]],
+      're-banded to at_risk: a version of the settings, not of the customer',
+    );
+    clock.advance(DAY);
+    await score(api, 't', { usage: 0.6 }); // 0.3 below the 0.9 it stood at: the customer fell
+    assert.deepEqual(
+      (await drops(api)).map((d) => [d.peak_score, d.change]),
+      [[0.9, -0.3]],
     );
   });
 

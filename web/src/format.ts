@@ -43,6 +43,7 @@ export const REASON_LABEL: Record<string, string> = {
   override_set: 'override set',
   override_removed: 'override removed',
   override_expired: 'override ended',
+  backfill: 'backfilled',
 };
 
 /** A change of a score or contribution, its sign always written: +0.200, −0.140 (a minus sign), ±0.000. */

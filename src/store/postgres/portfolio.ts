@@ -7,6 +7,7 @@ import { isWhole } from '../customers.ts';
 import { beforeNul, type Row } from '../driver.ts';
 import { type ListScoresOptions, MOVER_SLACK, moversFrom, toEntry } from '../portfolio.ts';
 import { bandOf, statusOf } from '../rows.ts';
+import { microsOf, PEAK_RESET_REASONS_SQL, SETTINGS_REASONS_SQL } from '../scores.ts';
 import type { Mover, PortfolioEntry, Segment } from '../store.ts';
 import type { Queryable } from './connection.ts';
 import { pgArray } from './text.ts';
@@ -41,29 +42,40 @@ export async function movers(
   opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
 ): Promise<Mover[]> {
   const down = opts.direction === 'down';
-  // Only a customer whose score was written after `since` can have moved; its baseline is the
-  // latest history entry up to `since`, else its first one after. LATERAL computes it once per
-  // candidate (as a subquery in the select list it would run again for the filter and the order), and
-  // names are read for the listed few only.
+  // Only a customer whose score was written after `since` can have moved. Its window opens on the
+  // latest version up to `since`, else on its first version (b). Its change, in millionths (exact),
+  // adds up the moves of its versions after b, each from the one before it (lag, in one walk of the
+  // primary key from b), but those of SETTINGS_REASONS: versions are stamped in their order
+  // (nextTimestamp), so those after b are those made after `since`, and a customer's first version
+  // has none before it and moves nothing (docs/api.md, "Segments, trends and movers"). LATERAL
+  // computes each once per candidate (as a subquery in the select list it would run again for the
+  // filter and the order), and names are read for the listed few only.
   const segment = !isWhole(opts.segment)
     ? sql`AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = s.account_id AND c.id = s.customer_id
         ${segmentWhere(sql, opts.segment)})`
     : sql``;
+  const micros = sql.unsafe(microsOf('h'));
   const rows = await sql<
-    { customer_id: string; name: string; score: number; band: number; baseline: number }[]
+    { customer_id: string; name: string; score: number; band: number; baseline: number; change: string }[]
   >`
-    SELECT m.customer_id, c.name, m.score, m.band, m.baseline FROM (
-      SELECT s.customer_id, s.score, s.band, b.baseline
+    SELECT m.customer_id, c.name, m.score, m.band, m.baseline, m.change FROM (
+      SELECT s.customer_id, s.score, s.band, b.score AS baseline, w.change
       FROM health_scores s CROSS JOIN LATERAL (
-        SELECT COALESCE(
-          (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-             AND h.customer_id = s.customer_id AND h.created_at <= ${opts.since} ORDER BY h.version DESC LIMIT 1),
-          (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-             AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
-        OFFSET 0) b
+        (SELECT h.version, h.score FROM score_history h WHERE h.account_id = s.account_id
+           AND h.customer_id = s.customer_id AND h.created_at <= ${opts.since} ORDER BY h.version DESC LIMIT 1)
+        UNION ALL
+        (SELECT h.version, h.score FROM score_history h WHERE h.account_id = s.account_id
+           AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)
+        LIMIT 1) b
+      CROSS JOIN LATERAL (
+        SELECT COALESCE(SUM(x.move), 0) AS change FROM (
+          SELECT h.version, h.reason, ${micros} - lag(${micros}) OVER (ORDER BY h.version) AS move
+          FROM score_history h WHERE h.account_id = s.account_id AND h.customer_id = s.customer_id
+            AND h.version >= b.version) x
+        WHERE x.version > b.version AND x.reason NOT IN (${sql.unsafe(SETTINGS_REASONS_SQL)})) w
       WHERE s.account_id = ${accountId} AND s.updated_at > ${opts.since} ${segment}
-        AND ${down ? sql`s.score < b.baseline` : sql`s.score > b.baseline`}
-      ORDER BY s.score - b.baseline ${down ? sql`ASC` : sql`DESC`}, s.customer_id
+        AND ${down ? sql`w.change < 0` : sql`w.change > 0`}
+      ORDER BY w.change ${down ? sql`ASC` : sql`DESC`}, s.customer_id
       LIMIT ${opts.limit + MOVER_SLACK}
     ) m JOIN customers c ON c.account_id = ${accountId} AND c.id = m.customer_id`;
   return moversFrom(
@@ -73,6 +85,7 @@ export async function movers(
       score: r.score,
       status: statusOf(r.band),
       baseline: r.baseline,
+      change: Number(r.change) / 1e6,
     })),
     opts,
   );
@@ -119,7 +132,9 @@ export async function dropWatch(
        WHERE h.account_id = ${accountId} AND h.customer_id = i.id AND h.version >= COALESCE(
          (SELECT MAX(h2.version) FROM score_history h2
           WHERE h2.account_id = ${accountId} AND h2.customer_id = i.id
-            AND (h2.created_at <= ${since} OR h2.reason IN ('weights_changed', 'rules_changed'))), 0)) AS peak,
+            AND (h2.created_at <= ${since} OR h2.reason IN (${sql.unsafe(PEAK_RESET_REASONS_SQL)}))),
+         (SELECT MIN(h2.version) FROM score_history h2
+          WHERE h2.account_id = ${accountId} AND h2.customer_id = i.id))) AS peak,
       (SELECT a.alerted_at FROM drop_alerts a WHERE a.account_id = ${accountId} AND a.customer_id = i.id)
         AS alerted_at
     FROM unnest(${pgArray(ids as string[])}::text[]) AS i(id)

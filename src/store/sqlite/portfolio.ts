@@ -11,6 +11,7 @@ import {
   toEntry,
 } from '../portfolio.ts';
 import { bandOf, statusOf } from '../rows.ts';
+import { microsOf, PEAK_RESET_REASONS_SQL, SETTINGS_REASONS_SQL } from '../scores.ts';
 import type { Mover, PortfolioEntry, Segment } from '../store.ts';
 import type { Connection } from './connection.ts';
 
@@ -44,27 +45,49 @@ export function segmentWhere(segment: Segment | undefined): { sql: string; param
 const SCORES_WITH_CUSTOMERS =
   'health_scores s CROSS JOIN customers c ON c.account_id = s.account_id AND c.id = s.customer_id';
 
+/**
+ * A mover's change in millionths, exact (docs/api.md, "Segments, trends and movers"): the moves of
+ * the versions `h` of candidate `s` after its version `from`, each from the version before it
+ * (`p`, in the history's index), but those of SETTINGS_REASONS. Versions are stamped in their
+ * order (nextTimestamp: never before the one they follow), so the versions after the one standing
+ * at `since` are those made after it; a customer's first version has no `p` and moves nothing.
+ */
+const moverChange = (from: string) => `
+  SELECT COALESCE(SUM(${microsOf('h')} - ${microsOf('p')}), 0) FROM score_history h
+  JOIN score_history p ON p.account_id = h.account_id AND p.customer_id = h.customer_id
+    AND p.version = h.version - 1
+  WHERE h.account_id = s.account_id AND h.customer_id = s.customer_id AND h.version > ${from}
+    AND h.reason NOT IN (${SETTINGS_REASONS_SQL})`;
+
 export function movers(
   conn: Connection,
   accountId: string,
   opts: { since: number; direction: 'down' | 'up'; limit: number; segment?: Segment },
 ): Mover[] {
   const seg = segmentWhere(opts.segment);
-  // Only a customer whose score was written after `since` can have moved; its baseline is the
-  // latest history entry up to `since`, else its first one after. Names are read for the few
-  // that make the list, not for every candidate.
+  const down = opts.direction === 'down';
+  // Only a customer whose score was written after `since` can have moved. Its window opens on the
+  // latest version up to `since`, else on its first version (`from`); its change adds up the moves
+  // of its versions after that one (moverChange), walking the history's index from `from`. Each
+  // is computed once per candidate: an OFFSET keeps SQLite from flattening a subquery into the one
+  // around it, which would compute them again for the filter, the order and the answer. The
+  // baseline's score and the names are read for the few that make the list, not for every candidate.
   const rows = conn.all(
-    `SELECT m.customer_id, c.name, m.score, m.band, m.baseline FROM (
-       SELECT customer_id, score, band, baseline FROM (
-         SELECT s.customer_id, s.score, s.band, COALESCE(
-           (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-              AND h.customer_id = s.customer_id AND h.created_at <= ? ORDER BY h.version DESC LIMIT 1),
-           (SELECT h.score FROM score_history h WHERE h.account_id = s.account_id
-              AND h.customer_id = s.customer_id ORDER BY h.version LIMIT 1)) AS baseline
-         FROM ${seg.sql ? SCORES_WITH_CUSTOMERS : 'health_scores s'}
-         WHERE s.account_id = ? AND s.updated_at > ?${seg.sql})
-       WHERE ${opts.direction === 'down' ? 'score < baseline' : 'score > baseline'}
-       ORDER BY score - baseline ${opts.direction === 'down' ? 'ASC' : 'DESC'}, customer_id LIMIT ?) m
+    `SELECT m.customer_id, c.name, m.score, m.band, m.change, (SELECT h.score FROM score_history h
+         WHERE h.account_id = c.account_id AND h.customer_id = m.customer_id AND h.version = m.from_version)
+         AS baseline FROM (
+       SELECT customer_id, score, band, from_version, change FROM (
+         SELECT s.customer_id, s.score, s.band, s.from_version, (${moverChange('s.from_version')}) AS change
+         FROM (
+           SELECT s.account_id, s.customer_id, s.score, s.band, COALESCE(
+             (SELECT h.version FROM score_history h WHERE h.account_id = s.account_id
+                AND h.customer_id = s.customer_id AND h.created_at <= ? ORDER BY h.version DESC LIMIT 1),
+             (SELECT MIN(h.version) FROM score_history h WHERE h.account_id = s.account_id
+                AND h.customer_id = s.customer_id)) AS from_version
+           FROM ${seg.sql ? SCORES_WITH_CUSTOMERS : 'health_scores s'}
+           WHERE s.account_id = ? AND s.updated_at > ?${seg.sql} LIMIT -1 OFFSET 0) s LIMIT -1 OFFSET 0)
+       WHERE ${down ? 'change < 0' : 'change > 0'}
+       ORDER BY change ${down ? 'ASC' : 'DESC'}, customer_id LIMIT ?) m
      CROSS JOIN customers c ON c.account_id = ? AND c.id = m.customer_id`,
     opts.since,
     accountId,
@@ -80,6 +103,7 @@ export function movers(
       score: r.score as number,
       status: statusOf(r.band as number),
       baseline: r.baseline as number,
+      change: Number(r.change) / 1e6,
     })),
     opts,
   );
@@ -109,12 +133,17 @@ export function listScores(conn: Connection, accountId: string, opts: ListScores
     .map(toEntry);
 }
 
-/** dropWatch's two reads for one customer ($1 account, $2 customer, $3 where the window opens). */
+/**
+ * A customer's peak for dropWatch ($1 account, $2 customer, $3 where the window opens): the highest
+ * score from the version standing at $3, or the latest of PEAK_RESET_REASONS if later, else from its
+ * first version (backfilled ones are numbered below 1).
+ */
 const PEAK = `
   SELECT MAX(score) AS peak FROM score_history
   WHERE account_id = $1 AND customer_id = $2 AND version >= COALESCE(
     (SELECT MAX(version) FROM score_history WHERE account_id = $1 AND customer_id = $2
-       AND (created_at <= $3 OR reason IN ('weights_changed', 'rules_changed'))), 0)`;
+       AND (created_at <= $3 OR reason IN (${PEAK_RESET_REASONS_SQL}))),
+    (SELECT MIN(version) FROM score_history WHERE account_id = $1 AND customer_id = $2))`;
 
 export function dropWatch(
   conn: Connection,

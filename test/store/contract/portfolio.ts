@@ -5,11 +5,16 @@
 //   day 1, 01:00  a falls to 0.3 critical
 //   day 2, 01:00  c is deleted
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, test } from 'node:test';
+import postgres from 'postgres';
 import { DAY_MS, dayOf } from '../../../src/domain/portfolio.ts';
-import type { Store } from '../../../src/store/store.ts';
+import { DEFAULT_THRESHOLDS, statusFor } from '../../../src/domain/scoring.ts';
+import type { ScoreReason, Store } from '../../../src/store/store.ts';
+import type { TestDatabase } from '../../helpers/stores.ts';
 import { transaction } from '../../helpers/transaction.ts';
-import { type ContractContext, customer, score, T0 } from './context.ts';
+import { type ContractContext, customer, score, seedCustomers, T0 } from './context.ts';
 
 const HOUR = 3_600_000;
 const DAY0 = dayOf(T0);
@@ -38,6 +43,60 @@ async function timeline(store: Store, accountId: string): Promise<void> {
     tx.writeScores(accountId, [score('a', 0.3, 2, { updatedAt: at(1) })], 'factors_updated'),
   );
   await transaction(store, (tx) => tx.deleteCustomer(accountId, 'c'));
+}
+
+/**
+ * Writes a customer's versions one at a time, each `[score, day, reason]` (days after T0) the next
+ * version after the stored one, as the write paths do.
+ */
+export async function versions(
+  store: Store,
+  accountId: string,
+  id: string,
+  list: [number, number, ScoreReason][],
+): Promise<void> {
+  let version = 0;
+  for (const [value, day, reason] of list) {
+    version++;
+    const record = score(id, value, version, { updatedAt: T0 + day * DAY_MS });
+    await transaction(store, (tx) => tx.writeScores(accountId, [record], reason));
+  }
+}
+
+/**
+ * History versions numbered 0, −1, −2… below a customer's first, reason `backfill`, each
+ * `[score, day]` (the latest first), written beside the store as a backfill of the past does.
+ */
+export async function backfilled(db: TestDatabase, accountId: string, id: string, list: [number, number][]) {
+  const rows = list.map(([value, day], i) => [
+    accountId,
+    id,
+    -i,
+    value,
+    statusFor(value, DEFAULT_THRESHOLDS),
+    JSON.stringify({ usage: value }),
+    'backfill',
+    T0 + day * DAY_MS,
+  ]);
+  const insert = `INSERT INTO score_history (account_id, customer_id, version, score, status, factors, reason, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
+  if (db.backend === 'sqlite') {
+    const raw = new DatabaseSync(join(db.dir, 'vitals.db'));
+    try {
+      raw.exec('PRAGMA busy_timeout = 5000');
+      const statement = raw.prepare(insert.replaceAll(/\$\d/g, '?'));
+      for (const row of rows) statement.run(...(row as (string | number)[]));
+    } finally {
+      raw.close();
+    }
+    return;
+  }
+  const sql = postgres(db.url as string, { max: 1 });
+  try {
+    for (const row of rows) await sql.unsafe(insert, row as (string | number)[]);
+  } finally {
+    await sql.end();
+  }
 }
 
 const counts = (critical: number, at_risk: number, healthy: number) => ({ healthy, at_risk, critical });
@@ -149,7 +208,14 @@ export function portfolioContract(c: ContractContext): void {
       const store = c.store();
       const a = await c.account();
       await timeline(store, a);
-      const alpha = { customerId: 'a', name: 'Alpha', score: 0.3, status: 'critical', baseline: 0.9 };
+      const alpha = {
+        customerId: 'a',
+        name: 'Alpha',
+        score: 0.3,
+        status: 'critical',
+        baseline: 0.9,
+        change: -0.6,
+      };
       const since = T0 + 12 * HOUR;
       assert.deepEqual(await store.movers(a, { since, direction: 'down', limit: 10 }), [alpha]);
       assert.deepEqual(await store.movers(a, { since, direction: 'up', limit: 10 }), []);
@@ -165,6 +231,62 @@ export function portfolioContract(c: ContractContext): void {
         }),
         [],
       );
+    });
+
+    test('movers: the sum of the versions after `since` but those of settings and backfills; versions below 1 too', async (t) => {
+      const { db, store, account } = await c.isolated(t);
+      const a = await account();
+      await seedCustomers(store, a, ['a', 'b', 'c']);
+      // a falls 0.3 on day 2; a weights, a thresholds and a rules change follow.
+      await versions(store, a, 'a', [
+        [0.9, 0, 'factors_updated'],
+        [0.6, 2, 'factors_updated'],
+        [0.7, 3, 'weights_changed'],
+        [0.7, 3.5, 'thresholds_changed'],
+        [0.5, 4, 'rules_changed'],
+      ]);
+      // b: backfilled at 0.3 (day 0) and 0.8 (day 1.5), then 0.5 and 0.4 of its own.
+      await versions(store, a, 'b', [
+        [0.5, 2, 'factors_updated'],
+        [0.4, 3, 'factors_updated'],
+      ]);
+      await backfilled(db, a, 'b', [
+        [0.8, 1.5],
+        [0.3, 0],
+      ]);
+      // c: every version after day 1, its first ever a backfilled 0.2, then 0.9, then 0.7 of its own.
+      await versions(store, a, 'c', [[0.7, 2, 'factors_updated']]);
+      await backfilled(db, a, 'c', [
+        [0.9, 1.4],
+        [0.2, 1.2],
+      ]);
+      const mover = (id: string, value: number, baseline: number, change: number) => ({
+        customerId: id,
+        name: `Customer ${id}`,
+        score: value,
+        status: statusFor(value, DEFAULT_THRESHOLDS),
+        baseline,
+        change,
+      });
+      const since = T0 + DAY_MS;
+      // b opens on its backfilled 0.3: 0.5 − 0.8 and 0.4 − 0.5 are its own, the backfilled rise is not.
+      // c opens on its first version ever (−1); only 0.7 − 0.9 is its own.
+      assert.deepEqual(await store.movers(a, { since, direction: 'down', limit: 10 }), [
+        mover('b', 0.4, 0.3, -0.4),
+        mover('a', 0.5, 0.9, -0.3),
+        mover('c', 0.7, 0.2, -0.2),
+      ]);
+      assert.deepEqual(await store.movers(a, { since, direction: 'up', limit: 10 }), []);
+      assert.deepEqual(await store.movers(a, { since, direction: 'down', limit: 2 }), [
+        mover('b', 0.4, 0.3, -0.4),
+        mover('a', 0.5, 0.9, -0.3),
+      ]);
+      // From day 2.5: a has only settings versions since, c nothing; b fell 0.1.
+      const later = T0 + 2.5 * DAY_MS;
+      assert.deepEqual(await store.movers(a, { since: later, direction: 'down', limit: 10 }), [
+        mover('b', 0.4, 0.5, -0.1),
+      ]);
+      assert.deepEqual(await store.movers(a, { since: later, direction: 'up', limit: 10 }), []);
     });
   });
 }

@@ -8,6 +8,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import { DAY_MS } from '../../../src/domain/portfolio.ts';
 import { transaction } from '../../helpers/transaction.ts';
 import { anEvent, type ContractContext, customer, score, seedCustomers, T0, webhook } from './context.ts';
+import { backfilled, versions } from './portfolio.ts';
 
 export function remainingContract(c: ContractContext): void {
   describe('the rest of the store', () => {
@@ -97,6 +98,43 @@ export function remainingContract(c: ContractContext): void {
         (await transaction(store, (tx) => tx.dropWatch(b, ['w1'], since))).get('w1')?.peak ?? null,
         null,
       );
+    });
+
+    test('dropWatch: the peak starts again at a weights or rules change or a backfill, not a thresholds change; backfilled versions below 1 count', async (t) => {
+      const { db, store, account } = await c.isolated(t);
+      const a = await account();
+      await seedCustomers(store, a, ['t1', 't2', 't3', 't4']);
+      // t1: 0.9 before the window, 0.75 in it, then re-banded by a thresholds change (no new peak).
+      await versions(store, a, 't1', [
+        [0.9, 0, 'factors_updated'],
+        [0.75, 2, 'factors_updated'],
+        [0.75, 3, 'thresholds_changed'],
+      ]);
+      // t2: backfilled 0.95 and 0.7 inside the window, then 0.6 of its own.
+      await versions(store, a, 't2', [[0.6, 3, 'factors_updated']]);
+      await backfilled(db, a, 't2', [
+        [0.7, 2],
+        [0.95, 1.5],
+      ]);
+      // t3: backfilled 0.95 and 0.8 before the window, then 0.6 in it.
+      await versions(store, a, 't3', [[0.6, 2, 'factors_updated']]);
+      await backfilled(db, a, 't3', [
+        [0.8, 0.5],
+        [0.95, 0],
+      ]);
+      // t4: a rules change in the window, then a fall below it.
+      await versions(store, a, 't4', [
+        [0.9, 0, 'factors_updated'],
+        [0.8, 2, 'rules_changed'],
+        [0.7, 3, 'factors_updated'],
+      ]);
+      const watch = await transaction(store, (tx) => tx.dropWatch(a, ['t1', 't2', 't3', 't4'], T0 + DAY_MS));
+      assert.deepEqual([...watch].map(([id, w]) => [id, w.peak]).sort(), [
+        ['t1', 0.9],
+        ['t2', 0.7],
+        ['t3', 0.8],
+        ['t4', 0.8],
+      ]);
     });
 
     test('appendAudits: entries written in the transaction of their change, or not at all', async () => {
