@@ -242,9 +242,14 @@ for (const backend of ALL_BACKENDS) {
       );
       const done: string[] = [];
       let written = 0;
-      for (const customer of ids) {
+      for (const [i, customer] of ids.entries()) {
         const versions = await backfilled(reader, accountId, customer);
-        if (versions.length === 0) continue;
+        if (versions.length === 0) {
+          // Untouched: its one posted version, or nothing at all, not even a score.
+          assert.equal((await historyOf(reader, accountId, customer)).length, i % 2 === 0 ? 1 : 0);
+          if (i % 2 === 1) assert.equal(await reader.getScore(accountId, customer), null);
+          continue;
+        }
         assert.deepEqual(versions, want.get(customer), `${customer} backfilled whole`);
         done.push(customer);
         written += versions.length;
