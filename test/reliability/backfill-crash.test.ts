@@ -207,7 +207,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 for (const backend of ALL_BACKENDS) {
-  describe(`backfill through a crash on ${backend}`, { timeout: 90_000, skip: backendSkip(backend) }, () => {
+  describe(`backfill through a crash on ${backend}`, { timeout: 240_000, skip: backendSkip(backend) }, () => {
     test('SIGKILLed mid-way: each customer whole or untouched; a second server takes it over and ends it as one run would', async () => {
       const db = await createTestDatabase(backend);
       cleanup.push(() => db.drop());
