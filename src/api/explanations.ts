@@ -11,8 +11,9 @@ import { MAX_REASON } from './limits.ts';
 export const ExplanationQuery = Type.Object(
   {
     version: Type.Optional(
+      // Any 32-bit integer: a backfill numbers the past 0, −1, … (docs/api.md, "Backfill").
       Type.Integer({
-        minimum: 1,
+        minimum: -2_147_483_648,
         maximum: 2_147_483_647,
         description: 'A version of the history; the current one unless given.',
       }),

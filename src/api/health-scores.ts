@@ -94,8 +94,10 @@ export const HistoryQuery = Type.Object(
     limit: Type.Optional(Limit),
     starting_after: Type.Optional(
       // Versions are 32-bit integers in storage (PostgreSQL integer): a larger bound is no version.
+      // A backfill numbers the past below a customer's first version (0, −1, …; docs/api.md,
+      // "Backfill"), so a page may start below 1.
       Type.Integer({
-        minimum: 1,
+        minimum: -2_147_483_648,
         maximum: 2_147_483_647,
         description: 'A version: the page starts just below it.',
       }),

@@ -116,8 +116,11 @@ function explain(app: App, { store, now }: Deps): void {
       const current = await currentScore(store, req.accountId, customer_id);
       const version = req.query.version ?? current.version;
       if (version > current.version) throw notFound.version(customer_id, version);
+      // The version before may be 0 or below: a backfill numbers the past 0, −1, … (docs/api.md,
+      // "Backfill"). Below the least 32-bit integer there is none.
+      const versions = version > -2_147_483_648 ? [version, version - 1] : [version];
       const [rows, rules] = await Promise.all([
-        store.explainedVersions(req.accountId, customer_id, version > 1 ? [version, version - 1] : [version]),
+        store.explainedVersions(req.accountId, customer_id, versions),
         store.listFactorRules(req.accountId),
       ]);
       const gates = gatesOf(rules);

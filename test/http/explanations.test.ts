@@ -165,9 +165,17 @@ describe('explanations', () => {
       'version_not_found',
       'version',
     );
+    // 0 may name a version (a backfill's, docs/api.md "Backfill"); this customer has none.
     await refusedWithoutChange(
       history,
       () => explain('ex_r', '?version=0'),
+      404,
+      'version_not_found',
+      'version',
+    );
+    await refusedWithoutChange(
+      history,
+      () => explain('ex_r', '?version=2147483648'),
       400,
       'parameter_invalid',
       'version',

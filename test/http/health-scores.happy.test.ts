@@ -606,9 +606,11 @@ describe('health scores: history', () => {
     );
   });
 
-  test('starting_after=1 gives an empty last page; limit 1 and 100 are accepted', async () => {
-    const last = await t.api.get('/api/customers/cus_hist/health-score/history?starting_after=1');
-    assert.deepEqual(last.body, { data: [], has_more: false });
+  test('starting_after=1 (or below: 0, −1, …) gives an empty last page; limit 1 and 100 are accepted', async () => {
+    for (const below of [1, 0, -1]) {
+      const last = await t.api.get(`/api/customers/cus_hist/health-score/history?starting_after=${below}`);
+      assert.deepEqual(last.body, { data: [], has_more: false });
+    }
     assert.equal(
       (await t.api.get('/api/customers/cus_hist/health-score/history?limit=1')).body.data.length,
       1,
