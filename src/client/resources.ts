@@ -4,6 +4,8 @@ import { paginate, path, type Transport } from './client.ts';
 import type {
   AlertsChange,
   AlertsSettings,
+  Backfill,
+  BackfillCreate,
   Calibration,
   CalibrationParams,
   Customer,
@@ -203,6 +205,25 @@ export class HealthScores {
   /** Sets (or, with `merge: true`, merges) up to 1,000 factor sets in order; each item has its own result. */
   batch(items: ScoreBatchItem[], opts?: WriteOptions): Promise<ScoresBatch> {
     return this.#http.post('/health-scores/batch', { scores: items }, opts);
+  }
+
+  /**
+   * Starts a backfill: each customer's score as of the end of each day from `from` to the day before
+   * its history, from the metrics kept and today's rules and weights. It runs in the background:
+   * follow it with getBackfill. 409 backfill_running while another runs.
+   */
+  backfill(params: BackfillCreate, opts?: WriteOptions): Promise<Backfill> {
+    return this.#http.post('/health-scores/backfill', params, opts);
+  }
+
+  /** A backfill's progress: `customers_done` of `customers_total`, until `done` or `failed`. */
+  getBackfill(id: string): Promise<Backfill> {
+    return this.#http.get(path`/health-scores/backfill/${id}`);
+  }
+
+  /** The account's last 20 backfills, newest first (a running one, if any, is the first). */
+  async listBackfills(): Promise<Backfill[]> {
+    return (await this.#http.get<{ data: Backfill[] }>('/health-scores/backfill')).data;
   }
 }
 

@@ -4,6 +4,7 @@
 // since Static alone reads a $ref as `unknown`. Only what no schema says is written here by hand
 // (docs/client.md, "Types").
 import type { Static, TObject, TUnsafe } from 'typebox';
+import type { Backfill as BackfillSchema, CreateBackfillBody } from '../api/backfill.ts';
 import type {
   CustomerItem,
   CustomerResult,
@@ -144,6 +145,13 @@ export type TrendParams = Static<typeof TrendQuery> & SegmentParams;
 export type Trend = Static<typeof TrendAnswer>;
 export type MoversParams = Static<typeof MoversQuery> & SegmentParams;
 export type Movers = Static<typeof MoversAnswer>;
+/**
+ * A backfill (docs/api.md, "Backfill"): past scores computed from the metrics kept, `running` in
+ * the background until `done` or `failed`, with its progress.
+ */
+export type Backfill = Static<typeof BackfillSchema>;
+/** A backfill to start: from which UTC day (YYYY-MM-DD, at most 730 days back), for which customers (default all). */
+export type BackfillCreate = Static<typeof CreateBackfillBody>;
 export type AlertsChange = Static<typeof AlertsBody>;
 export type AlertsSettings = Static<typeof AlertsAnswer>;
 

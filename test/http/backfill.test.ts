@@ -115,6 +115,40 @@ describe('backfill', () => {
     assert.deepEqual(await history('b'), []);
   });
 
+  test('the history pages down through the backfilled versions; each explains, from the one before', async () => {
+    const whole = await history('a');
+    const paged: number[] = [];
+    let after: number | undefined;
+    for (;;) {
+      const res = await t.api.get(
+        `/api/customers/a/health-score/history?limit=3${after === undefined ? '' : `&starting_after=${after}`}`,
+      );
+      assert.equal(res.status, 200, res.raw);
+      paged.push(...res.body.data.map((h: { version: number }) => h.version));
+      if (!res.body.has_more) break;
+      after = paged.at(-1);
+    }
+    assert.deepEqual(
+      paged,
+      whole.map((h) => h.version),
+    );
+    const explain = async (version: number) => {
+      const res = await t.api.get(`/api/customers/a/health-score/explanation?version=${version}`);
+      assert.equal(res.status, 200, res.raw);
+      return res.body;
+    };
+    const first = await explain(1);
+    assert.equal(first.change.from_version, 0);
+    assert.equal(first.change.previous_score, 1);
+    const zero = await explain(0);
+    assert.equal(zero.health_score, 1);
+    assert.deepEqual([zero.change.from_version, zero.change.previous_score], [-1, 0.857143]);
+    assert.equal((await explain(-6)).change, null);
+    const below = await t.api.get('/api/customers/a/health-score/explanation?version=-7');
+    assert.equal(below.status, 404, below.raw);
+    assert.equal(below.body.error.code, 'version_not_found');
+  });
+
   test('a customer with no history gets its last backfilled version as its score', async () => {
     const e = await history('e');
     assert.deepEqual(
