@@ -27,6 +27,8 @@ const USAGE = `Usage: vitals <command>
                                  send a CSV or NDJSON file (- for stdin) to a running Vitals in
                                  batches; refused rows go to FILE.rejected.ndjson
         [--merge]                  scores: merge factors instead of replacing them
+        [--backfill]               metrics: then compute the past scores from the earliest point's
+                                   day (at most 730 days back), with the run's progress
         [--batch-size N] [--concurrency N]   rows per request (1000), requests in flight (4)
   export customers|scores|metrics|outcomes [FILE]
                                  write every customer, score, metric point or outcome as CSV or
@@ -66,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
       key: { type: 'string' },
       format: { type: 'string' },
       merge: { type: 'boolean' },
+      backfill: { type: 'boolean' },
       'batch-size': { type: 'string' },
       concurrency: { type: 'string' },
       version: { type: 'string' },
@@ -95,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
         key: values.key,
         format: values.format,
         merge: values.merge ?? false,
+        backfill: values.backfill ?? false,
         batchSize: values['batch-size'],
         concurrency: values.concurrency,
       };

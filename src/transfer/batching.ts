@@ -24,6 +24,8 @@ export interface ItemResult {
   customer_id: string | null;
   status: number;
   error?: ItemError | undefined;
+  /** A metric write's instant, as the server stored it. */
+  at?: string | undefined;
 }
 
 export interface SenderOptions {

@@ -5,10 +5,11 @@
 import { createReadStream, createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { VitalsClient, VitalsError } from '../client/index.ts';
+import { backfillAfterImport } from './backfill.ts';
 import { detectFormat } from './detect.ts';
 import { exportRows } from './export.ts';
 import { importRows, type Refusal } from './import.ts';
-import { progress } from './progress.ts';
+import { backfillProgress, progress } from './progress.ts';
 import { type Format, formatOf } from './read.ts';
 import type { Kind } from './rows.ts';
 
@@ -19,6 +20,8 @@ export interface TransferArgs {
   key: string | undefined;
   format: string | undefined;
   merge: boolean;
+  /** Import metrics: then backfill from the earliest point's day (./backfill.ts). */
+  backfill: boolean;
   batchSize: string | undefined;
   concurrency: string | undefined;
 }
@@ -122,6 +125,7 @@ export const runImport = (args: TransferArgs) =>
     const file = args.file;
     if (!file) throw new UsageError('give the file to import, or - for standard input');
     if (args.merge && kind !== 'scores') throw new UsageError('--merge is for scores');
+    if (args.backfill && kind !== 'metrics') throw new UsageError('--backfill is for metrics');
     const batchSize = positive(args.batchSize, 'batch-size', 1000);
     const concurrency = positive(args.concurrency, 'concurrency', 16);
     const stdin = file === '-';
@@ -170,21 +174,33 @@ export const runImport = (args: TransferArgs) =>
             : `${summary.updated} scored`;
     const where = summary.refused > 0 ? ` (${rejectedPath ? `see ${rejectedPath}` : 'listed above'})` : '';
     const source = stdin ? 'standard input' : file;
+    let status: number;
     // A file that stops being readable before its first row (a misspelt header): that, once.
     if (summary.fileError && summary.rows === 0) {
       console.error(`vitals import: ${source}: ${summary.fileError.message}. Nothing was imported.`);
-      return 1;
-    }
-    console.error(
-      `Imported ${kind}: ${summary.rows} rows in ${seconds.toFixed(1)} s (${rate} rows/s): ${applied}, ${summary.refused} refused${where}.`,
-    );
-    if (summary.fileError) {
+      status = 1;
+    } else {
       console.error(
-        `vitals import: ${source}: ${summary.fileError.message}. The ${summary.rows} rows before it were imported; nothing after it was read.`,
+        `Imported ${kind}: ${summary.rows} rows in ${seconds.toFixed(1)} s (${rate} rows/s): ${applied}, ${summary.refused} refused${where}.`,
       );
-      return 1;
+      if (summary.fileError) {
+        console.error(
+          `vitals import: ${source}: ${summary.fileError.message}. The ${summary.rows} rows before it were imported; nothing after it was read.`,
+        );
+      }
+      status = summary.fileError || summary.refused > 0 ? 1 : 0;
     }
-    return summary.refused > 0 ? 1 : 0;
+    if (!args.backfill) return status;
+    // The points that were recorded are backfilled even when some rows were refused: the exit
+    // status still says they were.
+    const backfilled = await backfillAfterImport({
+      client,
+      earliest: summary.earliest,
+      now: Date.now(),
+      progress: () => backfillProgress(process.stderr),
+      say: (line) => console.error(line),
+    });
+    return Math.max(status, backfilled);
   });
 
 export const runExport = (args: TransferArgs) =>

@@ -43,6 +43,8 @@ export interface ImportSummary {
   ms: number;
   /** Set when the file stopped being readable part way: the rows before it were imported. */
   fileError?: FileError;
+  /** Metrics: the earliest instant (ms) of a row recorded, where `--backfill` starts (./backfill.ts). */
+  earliest?: number;
 }
 
 /**
@@ -128,6 +130,9 @@ export async function importRows(opts: ImportOptions): Promise<ImportSummary> {
       done++;
       if (result.status === 201) summary.created++;
       else summary.updated++;
+      const at = result.at === undefined ? Number.NaN : Date.parse(result.at);
+      if (!Number.isNaN(at) && (summary.earliest === undefined || at < summary.earliest))
+        summary.earliest = at;
     },
     onBatch: report,
     inFlight: opts.concurrency,

@@ -103,3 +103,77 @@ function barProgress(
     },
   };
 }
+
+/** A backfill's progress (`vitals import metrics FILE --backfill`): customers done of its total, versions written. */
+export interface BackfillCounts {
+  done: number;
+  total: number;
+  versions: number;
+}
+
+export interface BackfillProgress {
+  update(counts: BackfillCounts): void;
+  stop(): void;
+}
+
+/**
+ * The backfill's own bar, drawn after the import's as the import's is (a bar on a terminal, a plain
+ * line every few seconds otherwise); it goes by customers, the unit the server counts.
+ */
+export function backfillProgress(stream: NodeJS.WriteStream): BackfillProgress {
+  if (!stream.isTTY) {
+    let last = performance.now();
+    return {
+      update(c) {
+        const now = performance.now();
+        if (now - last < PLAIN_EVERY_MS) return;
+        last = now;
+        stream.write(backfillLine(c));
+      },
+      stop() {},
+    };
+  }
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'backfill [{bar}] {percentage}% | {done} of {of} customers | {versions} versions | ETA {left}',
+      stream,
+      fps: 5,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 20,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  const since = performance.now();
+  // By the customers done so far (cli-progress's own ETA reads "NFs" before the first).
+  const left = (c: BackfillCounts) =>
+    c.done === 0 ? Number.NaN : ((performance.now() - since) / 1000) * ((c.total - c.done) / c.done);
+  return {
+    update(c) {
+      const payload = {
+        done: number(c.done),
+        of: number(c.total),
+        versions: number(c.versions),
+        left: eta(left(c)),
+      };
+      // An account without customers has a total of 0: a bar of 1 then, full once done.
+      const total = Math.max(c.total, 1);
+      if (!started) {
+        bar.start(total, 0, payload);
+        started = true;
+      }
+      bar.setTotal(total);
+      bar.update(c.total === 0 ? 1 : c.done, payload);
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}
+
+/** The backfill's line written every few seconds where there is no terminal to draw a bar on. */
+export function backfillLine(c: BackfillCounts): string {
+  const percent = c.total === 0 ? 100 : Math.floor((100 * c.done) / c.total);
+  return `backfill: ${number(c.done)} of ${number(c.total)} customers (${percent}%), ${number(c.versions)} versions\n`;
+}
