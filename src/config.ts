@@ -184,6 +184,12 @@ export const ConfigSchema = Type.Object({
     default: '1000/s',
     description: "requests per API key per window, counted in each process's memory; null when off",
   }),
+  ingestRate: rate({
+    env: 'VITALS_INGEST_RATE',
+    default: '2000/s',
+    description:
+      "messages per Segment source per window at /v1 (docs/sources.md), counted in each process's memory; null when off",
+  }),
   roles: roles({ env: 'VITALS_ROLES', default: 'api,dispatcher', description: 'what this process runs' }),
   eventRetentionMs: keepFor({
     env: 'VITALS_EVENT_RETENTION',

@@ -15,9 +15,12 @@ export const AuditQuery = Type.Object(
 const Entry = Type.Object({
   id: Type.String(),
   actor: Type.Object({
-    type: Type.Union([Type.Literal('key'), Type.Literal('user')]),
+    type: Type.Union([Type.Literal('key'), Type.Literal('user'), Type.Literal('source')]),
     id: Type.String(),
-    label: Type.String({ description: "A key's first characters, or a person's email." }),
+    label: Type.String({
+      description:
+        "A key's first characters, a person's email, or the name of the source whose message made the change.",
+    }),
   }),
   action: Type.String({
     description: 'What was done, e.g. customer.updated, weights.updated, user.created.',
@@ -31,7 +34,7 @@ export const AuditPage = Type.Object({ data: Type.Array(Entry), has_more: Type.B
 /** What the API writes of an entry (the store's AuditEntry has it). */
 export interface AuditFields {
   id: string;
-  actor: { type: 'key' | 'user'; id: string; label: string };
+  actor: { type: 'key' | 'user' | 'source'; id: string; label: string };
   action: string;
   objectId: string | null;
   at: number;

@@ -13,6 +13,8 @@ export const ERRORS = {
   api_key_missing: { status: 401, type: 'authentication_error' },
   api_key_invalid: { status: 401, type: 'authentication_error' },
   credentials_invalid: { status: 401, type: 'authentication_error' },
+  write_key_missing: { status: 401, type: 'authentication_error' },
+  write_key_invalid: { status: 401, type: 'authentication_error' },
   session_missing: { status: 401, type: 'authentication_error' },
   permission_denied: { status: 403, type: 'permission_error' },
   csrf_token_invalid: { status: 403, type: 'permission_error' },

@@ -51,6 +51,7 @@ import { SWAGGER_OPTIONS } from './openapi.ts';
 import { outcomesRoutes } from './outcomes.ts';
 import { portfolioRoutes } from './portfolio.ts';
 import { rollupRoutes } from './rollup.ts';
+import { segmentRoutes } from './segment.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { sourcesRoutes } from './sources.ts';
@@ -74,6 +75,10 @@ export interface AppDeps {
     Partial<Pick<Config, 'backfillLeaseMs'>> & {
       webhook: Pick<Config['webhook'], 'blockPrivate'>;
       rateLimit?: Config['rateLimit'];
+      /** VITALS_INGEST_RATE for /v1 (off unless given). */
+      ingestRate?: Config['ingestRate'];
+      /** VITALS_METRIC_RETENTION: how old a Segment message may be (no bound unless given). */
+      metricRetentionMs?: Config['metricRetentionMs'];
     };
   /** Served at /metrics when given. */
   metrics?: Metrics;
@@ -128,6 +133,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('backfills', runner);
   app.addHook('onClose', () => runner.stop());
   await app.register(apiRoutes(deps, runner), { prefix: '/api' });
+  // The Segment Spec intake at the root, where a library sends when its host is Vitals: a source's
+  // write key, not an API key (docs/sources.md).
+  await app.register(
+    segmentRoutes({
+      store: deps.store,
+      now,
+      rate: deps.config.ingestRate ?? null,
+      retentionMs: deps.config.metricRetentionMs ?? null,
+    }),
+  );
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }

@@ -6,7 +6,7 @@ import { type Page, page } from './rows.ts';
 /** One change in the audit log (docs/people.md, "Audit log"): ids and names, never a secret. */
 export interface AuditEntry {
   id: string;
-  actor: { type: 'key' | 'user'; id: string; label: string };
+  actor: { type: 'key' | 'user' | 'source'; id: string; label: string };
   action: string;
   objectId: string | null;
   at: number;
@@ -42,7 +42,7 @@ const SQL = {
 
 interface AuditRow {
   id: string;
-  actor_type: 'key' | 'user';
+  actor_type: 'key' | 'user' | 'source';
   actor_id: string;
   actor_label: string;
   action: string;

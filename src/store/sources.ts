@@ -10,6 +10,7 @@ import type {
   SourceType,
 } from '../domain/sources.ts';
 import { beforeNul, type Driver, hasNul, Params } from './driver.ts';
+import type { MetricPointRecord } from './metrics.ts';
 import type { Page } from './rows.ts';
 
 export interface SourceRecord {
@@ -69,6 +70,23 @@ export interface SourceWrites {
   ): Promise<Set<string>>;
   /** Remembers these message ids as applied at `at`. */
   rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number): Promise<void>;
+  /** The groups these Segment users were linked to by this source (a user without one is absent). */
+  sourceUserGroups(
+    accountId: string,
+    sourceId: string,
+    userIds: readonly string[],
+  ): Promise<Map<string, string>>;
+  /** Links each user to its group (the last link of a user wins). */
+  linkSourceUsers(
+    accountId: string,
+    sourceId: string,
+    links: readonly { userId: string; groupId: string }[],
+  ): Promise<void>;
+  /**
+   * Adds each count to the customer's stored point of that metric at that instant (a point of 0
+   * when there is none): a day's count of a Segment event, however many requests carried it.
+   */
+  addMetricCounts(accountId: string, counts: readonly MetricPointRecord[]): Promise<void>;
 }
 
 const COLUMNS = `id, type, name, enabled, config, key_hash, secret, received, applied, ignored, refused,
@@ -284,5 +302,59 @@ export async function rememberMessages(
      ON CONFLICT (account_id, source_id, message_id) DO UPDATE SET received_at = excluded.received_at`,
     [...new Set(ids.filter((id) => !hasNul(id)))].map((id) => [accountId, sourceId, id, at]),
     ['text', 'text', 'text', 'int8'],
+  );
+}
+
+export async function sourceUserGroups(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  userIds: readonly string[],
+): Promise<Map<string, string>> {
+  const wanted = [...new Set(userIds.filter((id) => !hasNul(id)))];
+  if (wanted.length === 0) return new Map();
+  const p = new Params(accountId, sourceId);
+  const rows = await db.all<{ user_id: string; group_id: string }>(
+    `SELECT user_id, group_id FROM source_users
+     WHERE account_id = $1 AND source_id = $2 AND user_id ${db.inList(p, wanted)}`,
+    p.list,
+  );
+  return new Map(rows.map((r) => [r.user_id, r.group_id]));
+}
+
+export async function linkSourceUsers(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  links: readonly { userId: string; groupId: string }[],
+): Promise<void> {
+  // One row per user, the last link given: a statement may not change a row twice.
+  const last = new Map<string, string>();
+  for (const l of links) last.set(l.userId, l.groupId);
+  await db.runEach(
+    `INSERT INTO source_users (account_id, source_id, user_id, group_id) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (account_id, source_id, user_id) DO UPDATE SET group_id = excluded.group_id`,
+    [...last].map(([userId, groupId]) => [accountId, sourceId, db.text(userId), db.text(groupId)]),
+    ['text', 'text', 'text', 'text'],
+  );
+}
+
+export async function addMetricCounts(
+  db: Driver,
+  accountId: string,
+  counts: readonly MetricPointRecord[],
+): Promise<void> {
+  // One row per (customer, metric, instant), the counts summed: a statement may not change a row twice.
+  const summed = new Map<string, MetricPointRecord>();
+  for (const c of counts) {
+    const key = JSON.stringify([c.customerId, c.metric, c.at]);
+    const before = summed.get(key);
+    summed.set(key, before ? { ...before, value: before.value + c.value } : c);
+  }
+  await db.runEach(
+    `INSERT INTO metric_points (account_id, customer_id, metric, at, value) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (account_id, customer_id, metric, at) DO UPDATE SET value = metric_points.value + excluded.value`,
+    [...summed.values()].map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
+    ['text', 'text', 'text', 'int8', 'float8'],
   );
 }

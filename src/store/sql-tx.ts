@@ -238,6 +238,23 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return sources.rememberMessages(this.db, accountId, sourceId, ids, at);
   }
 
+  sourceUserGroups(accountId: string, sourceId: string, userIds: readonly string[]) {
+    return sources.sourceUserGroups(this.db, accountId, sourceId, userIds);
+  }
+
+  linkSourceUsers(
+    accountId: string,
+    sourceId: string,
+    links: readonly { userId: string; groupId: string }[],
+  ) {
+    return sources.linkSourceUsers(this.db, accountId, sourceId, links);
+  }
+
+  async addMetricCounts(accountId: string, counts: readonly MetricPointRecord[]): Promise<void> {
+    this.lockAccount(accountId, 'shared');
+    await sources.addMetricCounts(this.db, accountId, counts);
+  }
+
   abstract writeBackfill(
     accountId: string,
     customerId: string,

@@ -12,6 +12,7 @@ import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
+import { segmentIntake } from './segment.ts';
 import { createSource, deleteSource, updateSource } from './sources.ts';
 import { createView, deleteView } from './views.ts';
 import {
@@ -60,4 +61,5 @@ export const WRITES: WriteRegistry = registry([
   createSource,
   updateSource,
   deleteSource,
+  segmentIntake,
 ] as unknown as Write<unknown[], unknown>[]);

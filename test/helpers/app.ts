@@ -35,6 +35,10 @@ export interface TestAppOptions {
   blockPrivate?: boolean;
   /** VITALS_RATE_LIMIT (off unless given). */
   rateLimit?: { max: number; windowMs: number };
+  /** VITALS_INGEST_RATE for /v1 (off unless given). */
+  ingestRate?: { max: number; windowMs: number };
+  /** VITALS_METRIC_RETENTION (no bound unless given). */
+  metricRetentionMs?: number;
   /** VITALS_KEY_CACHE_TTL in ms (0 unless given). */
   keyCacheTtlMs?: number;
   /** Where the built dashboard is (default dist/web). */
@@ -129,6 +133,8 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       logLevel: 'info',
       webhook: { blockPrivate },
       rateLimit: opts.rateLimit ?? null,
+      ingestRate: opts.ingestRate ?? null,
+      metricRetentionMs: opts.metricRetentionMs ?? null,
     },
     logStream: stream,
     metrics,

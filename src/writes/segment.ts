@@ -1,0 +1,269 @@
+// The Segment intake's write (docs/sources.md, "Segment"): one request's messages, in order, in
+// one transaction with the log entry and the counters of each. A group goes through the customer
+// writes' own rules (newCustomer, changedCustomer, their events) with an audit entry naming the
+// source; a track adds 1 to its metric's point of the day; the customers whose new points a rule
+// reads are rescored once, after every point is in (as a metric write does).
+import { customerObject } from '../api/customers.ts';
+import { ApiError } from '../domain/errors.ts';
+import { event } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { dayOf, PROTECTED_METADATA, type SegmentMessage } from '../domain/segment.ts';
+import {
+  DEDUPE_MS,
+  metricOfEvent,
+  type SegmentConfig,
+  SOURCE_LOG_KEEP,
+  type SourceLogEntry,
+  type SourceResult,
+} from '../domain/sources.ts';
+import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } from '../store/store.ts';
+import { write } from '../store/write.ts';
+import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
+import { settleAll } from './pipeline.ts';
+import { rederive } from './rules.ts';
+
+interface Outcome {
+  result: SourceResult;
+  customerId: string | null;
+  reason: string | null;
+}
+
+const refused = (customerId: string | null, reason: string): Outcome => ({
+  result: 'refused',
+  customerId,
+  reason,
+});
+const ignored = (customerId: string | null, reason: string): Outcome => ({
+  result: 'ignored',
+  customerId,
+  reason,
+});
+const applied = (customerId: string | null): Outcome => ({ result: 'applied', customerId, reason: null });
+
+/** What one request's messages share while they are applied in order. */
+class Intake {
+  /** Customers read (or made) by this request: null when there is none. */
+  readonly customers = new Map<string, CustomerRecord | null>();
+  /** Users linked to a group by this request, or read. */
+  readonly users = new Map<string, string | null>();
+  readonly links: { userId: string; groupId: string }[] = [];
+  readonly counts: MetricPointRecord[] = [];
+  readonly audits: AuditEntry[] = [];
+
+  readonly tx: Tx;
+  readonly accountId: string;
+  readonly source: SourceRecord;
+  readonly config: SegmentConfig;
+  readonly requestId: string;
+  readonly now: number;
+
+  constructor(tx: Tx, accountId: string, source: SourceRecord, requestId: string, now: number) {
+    this.tx = tx;
+    this.accountId = accountId;
+    this.source = source;
+    this.config = source.config.type === 'segment' ? source.config.segment : { trusted: false, events: {} };
+    this.requestId = requestId;
+    this.now = now;
+  }
+
+  async customer(id: string): Promise<CustomerRecord | null> {
+    if (!this.customers.has(id)) this.customers.set(id, await this.tx.getCustomer(this.accountId, id));
+    return this.customers.get(id) ?? null;
+  }
+
+  async groupOfUser(userId: string): Promise<string | null> {
+    if (!this.users.has(userId)) {
+      const found = await this.tx.sourceUserGroups(this.accountId, this.source.id, [userId]);
+      this.users.set(userId, found.get(userId) ?? null);
+    }
+    return this.users.get(userId) ?? null;
+  }
+
+  link(userId: string, groupId: string): void {
+    this.users.set(userId, groupId);
+    this.links.push({ userId, groupId });
+  }
+
+  audit(action: string, customerId: string, at: number): void {
+    this.audits.push({
+      id: newId.audit(),
+      actor: { type: 'source', id: this.source.id, label: this.source.name },
+      action,
+      objectId: customerId,
+      at,
+      requestId: this.requestId,
+    });
+  }
+
+  async apply(m: SegmentMessage): Promise<Outcome> {
+    if (m.refused !== null) return refused(m.groupId, m.refused);
+    switch (m.kind) {
+      case 'group':
+        return this.group(m);
+      case 'track':
+        return this.track(m);
+      case 'identify':
+        if (m.groupId !== null && m.userId !== null) {
+          this.link(m.userId, m.groupId);
+          return applied(m.groupId);
+        }
+        return ignored(
+          m.groupId,
+          m.userId === null
+            ? 'identify: without a userId there is no user to link to context.groupId'
+            : 'identify: Vitals reads an identify only to link its user to context.groupId, which it lacks',
+        );
+      default:
+        return ignored(null, `${m.kind}: Vitals does not use ${m.kind} messages`);
+    }
+  }
+
+  async group(m: SegmentMessage): Promise<Outcome> {
+    const id = m.groupId as string;
+    const change = m.change ?? { fields: {}, metadata: {} };
+    const given = Object.keys(change.fields);
+    const current = await this.customer(id);
+    if (!this.config.trusted) {
+      const guarded = [
+        ...given,
+        ...PROTECTED_METADATA.filter((k) => change.metadata[k] !== undefined).map((k) => `metadata ${k}`),
+      ];
+      if (guarded.length > 0) {
+        return refused(
+          id,
+          `not_trusted: this source is not trusted to set ${guarded.join(', ')} (only a trusted source's key may)`,
+        );
+      }
+      if (!current) {
+        return refused(
+          id,
+          `not_trusted: no customer '${id}', and this source is not trusted to create customers`,
+        );
+      }
+    }
+    const hasMetadata = Object.keys(change.metadata).length > 0;
+    const input: CustomerInput = {
+      customerId: id,
+      ...(change.fields as Omit<CustomerInput, 'customerId'>),
+      ...(hasMetadata ? { metadata: change.metadata } : {}),
+    };
+    try {
+      if (!current) {
+        if (typeof change.fields.email !== 'string') {
+          return refused(
+            id,
+            `customer_not_found: no customer '${id}', and the group has no traits.email to create it with`,
+          );
+        }
+        const customer = newCustomer({ ...input, name: (change.fields.name as string) ?? id }, this.now);
+        if (!(await this.tx.insertCustomer(this.accountId, customer))) {
+          return refused(id, `customer_exists: customer '${id}' was created meanwhile; send the group again`);
+        }
+        await this.tx.insertEvents(this.accountId, [
+          event('customer.created', customerObject(customer), this.now),
+        ]);
+        this.customers.set(id, customer);
+        this.audit('customer.created', id, this.now);
+      } else if (given.length > 0 || hasMetadata) {
+        const next = changedCustomer(current, input, this.now);
+        await this.tx.updateCustomer(this.accountId, next);
+        await this.tx.insertEvents(this.accountId, [
+          event('customer.updated', customerObject(next), next.updatedAt),
+        ]);
+        this.customers.set(id, next);
+        this.audit('customer.updated', id, next.updatedAt);
+      }
+    } catch (err) {
+      // The API's own refusal (metadata too large, a renewal out of range…), in its words.
+      if (err instanceof ApiError) return refused(id, `${err.code}: ${err.message}`);
+      throw err;
+    }
+    if (m.userId !== null) this.link(m.userId, id);
+    return applied(id);
+  }
+
+  async track(m: SegmentMessage): Promise<Outcome> {
+    const name = m.event as string;
+    const renamed = Object.hasOwn(this.config.events, name) ? this.config.events[name] : undefined;
+    const groupId = m.groupId ?? (m.userId === null ? null : await this.groupOfUser(m.userId));
+    if (groupId === null) {
+      return refused(
+        null,
+        m.userId === null
+          ? 'no_group: the track has no context.groupId and no userId'
+          : `no_group: the track has no context.groupId, and user '${m.userId}' was never linked to a group (a group call with its userId links it)`,
+      );
+    }
+    if (renamed === null) return ignored(groupId, `event_ignored: this source ignores '${name}'`);
+    const metric = renamed ?? metricOfEvent(name);
+    if (metric === null) {
+      return refused(groupId, `event_name_invalid: '${name}' has no letter or digit to name a metric with`);
+    }
+    if (!(await this.customer(groupId)))
+      return refused(groupId, `customer_not_found: no customer '${groupId}'`);
+    this.counts.push({ customerId: groupId, metric, at: dayOf(m.at), value: 1 });
+    return applied(groupId);
+  }
+
+  /** The day counts added, and the customers whose new points a rule reads rescored once. */
+  async finish(): Promise<void> {
+    const sent: Promise<unknown>[] = [];
+    if (this.links.length > 0) sent.push(this.tx.linkSourceUsers(this.accountId, this.source.id, this.links));
+    if (this.audits.length > 0) sent.push(this.tx.appendAudits(this.accountId, this.audits));
+    await settleAll(sent);
+    if (this.counts.length === 0) return;
+    const ids = [...new Set(this.counts.map((c) => c.customerId))];
+    // Locks the customers' scores at once, in one order, before the points are written (as a metric write does).
+    const [known, settings, rules] = await Promise.all([
+      this.tx.scoresForUpdate(this.accountId, ids),
+      this.tx.getSettings(this.accountId),
+      this.tx.listFactorRules(this.accountId),
+    ]);
+    const read = new Set(rules.map((r) => r.metric));
+    const moved = [...new Set(this.counts.filter((c) => read.has(c.metric)).map((c) => c.customerId))];
+    await this.tx.addMetricCounts(this.accountId, this.counts);
+    if (moved.length > 0) {
+      await rederive(this.tx, this.accountId, moved, rules, settings, 'metrics_updated', this.now, known);
+    }
+  }
+}
+
+/**
+ * POST /v1/*: the messages of one request applied in order, each logged with its result. false
+ * when the source is gone, disabled or no longer a Segment source (401, nothing recorded).
+ */
+export const segmentIntake = write(async function segmentIntake(
+  tx: Tx,
+  accountId: string,
+  sourceId: string,
+  messages: readonly SegmentMessage[],
+  requestId: string,
+  now: number,
+): Promise<boolean> {
+  const source = await tx.getSourceForUpdate(accountId, sourceId);
+  if (!source?.enabled || source.config.type !== 'segment') return false;
+  const intake = new Intake(tx, accountId, source, requestId, now);
+  const ids = messages.flatMap((m) => (m.messageId === null || m.refused !== null ? [] : [m.messageId]));
+  const seen = await tx.seenMessages(accountId, sourceId, ids, now - DEDUPE_MS);
+  const entries: SourceLogEntry[] = [];
+  const remembered: string[] = [];
+  for (const m of messages) {
+    let outcome: Outcome;
+    if (m.refused === null && m.messageId !== null && seen.has(m.messageId)) {
+      outcome = ignored(m.groupId, `duplicate: message '${m.messageId}' was applied within the last 7 days`);
+    } else {
+      outcome = await intake.apply(m);
+      if (outcome.result === 'applied' && m.messageId !== null) {
+        seen.add(m.messageId);
+        remembered.push(m.messageId);
+      }
+    }
+    entries.push({ id: newId.sourceMessage(), receivedAt: now, kind: m.kind, ...outcome });
+  }
+  await intake.finish();
+  await settleAll([
+    tx.rememberMessages(accountId, sourceId, remembered, now),
+    tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP),
+  ]);
+  return true;
+});
