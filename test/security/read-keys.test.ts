@@ -30,6 +30,8 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/events?limit=100',
     `/api/webhooks/${ids.webhook_id}/deliveries?limit=100`,
     '/api/users',
+    '/api/sources',
+    '/api/health-scores/backfill',
     `/api/customers/${ids.customer_id}/outcomes?limit=100`,
     `/api/customers/${ids.customer_id}/health-score/history?limit=100`,
   ];
@@ -63,6 +65,13 @@ before(async () => {
   ids.outcome_id = (
     await api.post(`/api/customers/${ids.customer_id}/outcomes`, { outcome: 'retained' })
   ).body.id;
+  ids.source_id = (await api.post('/api/sources', { type: 'segment', name: 'Product events' })).body.id;
+  const backfill = await api.post('/api/health-scores/backfill', {
+    from: new Date().toISOString().slice(0, 10),
+  });
+  assert.equal(backfill.status, 202, backfill.raw);
+  ids.backfill_id = backfill.body.id;
+  await t.app.backfills.settled(backfill.body.id);
   ids.factor = 'engagement';
   const rule = { metric: 'logins', aggregate: 'sum', scale: { type: 'linear', from: 0, to: 10 } };
   assert.equal(
