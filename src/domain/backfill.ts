@@ -11,18 +11,13 @@ import {
   summarize,
   windowStart,
 } from './rules.ts';
-import type { Factors } from './scoring.ts';
+import { sameFactors } from './scoring.ts';
 
 /** The most days a backfill reaches back (docs/api.md, "Backfill"). */
 export const BACKFILL_MAX_DAYS = 730;
 
 /** The last instant of UTC day `day` (days since the epoch): a backfilled version's `updated_at`. */
 export const endOfDay = (day: number): number => (day + 1) * DAY_MS - 1;
-
-const sameFactors = (a: Factors, b: Factors): boolean => {
-  const names = Object.keys(a);
-  return names.length === Object.keys(b).length && names.every((n) => b[n] === a[n]);
-};
 
 /**
  * The customer's versions for the days `fromDay`…`lastDay` (inclusive), numbered 1, 2, … in time

@@ -17,6 +17,12 @@ export const FACTOR_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 export const MAX_FACTORS = 50;
 export const WEIGHT_SUM_TOLERANCE = 1e-6;
 
+/** Whether two factor sets are the same names with the same scores. */
+export const sameFactors = (a: Factors, b: Factors): boolean => {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((n) => b[n] === a[n]);
+};
+
 export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0; // + 0 turns -0 into 0
 
 /**

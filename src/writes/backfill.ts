@@ -90,6 +90,12 @@ export const claimBackfill = write(async function claimBackfill(
   return true;
 });
 
+/** The run, locked, while it runs and `owner` holds it; null when it was taken over or has ended. */
+async function heldRun(tx: Tx, accountId: string, id: string, owner: string): Promise<BackfillRecord | null> {
+  const run = await tx.backfillForUpdate(accountId, id);
+  return run?.status === 'running' && run.leaseOwner === owner ? run : null;
+}
+
 /** A run's step: `lost` when `owner` no longer holds it (taken over, or finished). */
 export type BackfillStep = { lost: true } | { lost: false; run: BackfillRecord };
 
@@ -106,8 +112,8 @@ export const backfillNext = write(async function backfillNext(
   now: number,
   leaseMs: number,
 ): Promise<BackfillStep> {
-  const run = await tx.backfillForUpdate(accountId, id);
-  if (run?.status !== 'running' || run.leaseOwner !== owner) return { lost: true };
+  const run = await heldRun(tx, accountId, id, owner);
+  if (!run) return { lost: true };
   const next = run.customerIds
     ? run.customerIds.find((c) => run.cursor === null || c > run.cursor)
     : (await tx.customerIdsAfter(accountId, run.cursor, 1))[0];
@@ -137,8 +143,8 @@ export const failBackfill = write(async function failBackfill(
   error: string,
   now: number,
 ): Promise<void> {
-  const run = await tx.backfillForUpdate(accountId, id);
-  if (run?.status !== 'running' || run.leaseOwner !== owner) return;
+  const run = await heldRun(tx, accountId, id, owner);
+  if (!run) return;
   await tx.updateBackfill(accountId, { ...run, status: 'failed', error, finishedAt: now });
 });
 

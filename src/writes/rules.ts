@@ -24,7 +24,7 @@ import {
   type PointSummary,
   scaleScore,
 } from '../domain/rules.ts';
-import type { Factors } from '../domain/scoring.ts';
+import { type Factors, sameFactors } from '../domain/scoring.ts';
 import { nextTimestamp } from '../domain/time.ts';
 import type { AuditEntry, RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
@@ -51,11 +51,6 @@ export interface Derived {
   /** `inputs` are those `current` stores (ScoreRecord.inputsKept). */
   inputsKept?: boolean;
 }
-
-const sameFactors = (a: Factors, b: Factors): boolean => {
-  const names = Object.keys(a);
-  return names.length === Object.keys(b).length && names.every((n) => b[n] === a[n]);
-};
 
 /**
  * Derives these customers' factors again as the rules give them now — each one's posted factors
