@@ -12,6 +12,8 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   'customer.health_score.updated',
   'customer.status.changed',
   'customer.health_score.dropped',
+  'task.created',
+  'task.updated',
 ] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 

@@ -95,6 +95,8 @@ export const newId = {
   backfill: monotonic('bf_'),
   source: monotonic('src_'),
   sourceMessage: monotonic('msg_'),
+  task: monotonic('task_'),
+  note: monotonic('note_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

@@ -31,6 +31,12 @@ const ACTIONS: Record<string, string> = {
   'PATCH /api/sources/:source_id': 'source.updated',
   'DELETE /api/sources/:source_id': 'source.deleted',
   'POST /api/health-scores/backfill': 'backfill.started',
+  'POST /api/customers/:customer_id/tasks': 'task.created',
+  'PATCH /api/tasks/:task_id': 'task.updated',
+  'DELETE /api/tasks/:task_id': 'task.deleted',
+  'POST /api/customers/:customer_id/notes': 'note.created',
+  'PATCH /api/notes/:note_id': 'note.updated',
+  'DELETE /api/notes/:note_id': 'note.deleted',
   'POST /api/webhooks': 'webhook.created',
   'PATCH /api/webhooks/:webhook_id': 'webhook.updated',
   'DELETE /api/webhooks/:webhook_id': 'webhook.deleted',
@@ -72,6 +78,8 @@ function objectOf(req: FastifyRequest, payload: unknown): string | null {
     params?.user_id ??
     params?.webhook_id ??
     params?.source_id ??
+    params?.task_id ??
+    params?.note_id ??
     params?.customer_id ??
     params?.factor;
   if (id !== undefined) return id;

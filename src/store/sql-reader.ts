@@ -40,6 +40,7 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
@@ -209,6 +210,22 @@ export class SqlReader implements Reader {
 
   listViews(accountId: string, userId: string): Promise<ViewRecord[]> {
     return views.listViews(this.db, accountId, userId);
+  }
+
+  getTask(accountId: string, id: string) {
+    return tasks.getTask(this.db, accountId, id);
+  }
+
+  listTasks(accountId: string, query: tasks.TaskQuery) {
+    return tasks.listTasks(this.db, accountId, query);
+  }
+
+  getNote(accountId: string, id: string) {
+    return tasks.getNote(this.db, accountId, id);
+  }
+
+  listNotes(accountId: string, customerId: string, opts: { after?: string | undefined; limit: number }) {
+    return tasks.listNotes(this.db, accountId, customerId, opts);
   }
 
   getBackfill(accountId: string, id: string) {

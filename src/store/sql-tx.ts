@@ -33,6 +33,7 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
@@ -177,6 +178,34 @@ export abstract class SqlTx extends SqlReader implements Tx {
 
   deleteView(accountId: string, userId: string, id: string): Promise<boolean> {
     return views.deleteView(this.db, accountId, userId, id);
+  }
+
+  insertTask(accountId: string, task: tasks.TaskRecord): Promise<boolean> {
+    return tasks.insertTask(this.db, accountId, task);
+  }
+
+  updateTask(accountId: string, task: tasks.TaskRecord): Promise<void> {
+    return tasks.updateTask(this.db, accountId, task);
+  }
+
+  deleteTask(accountId: string, id: string): Promise<boolean> {
+    return tasks.deleteTask(this.db, accountId, id);
+  }
+
+  openTaskOf(accountId: string, playbookId: string, customerId: string, except: string) {
+    return tasks.openTaskOf(this.db, accountId, playbookId, customerId, except);
+  }
+
+  insertNote(accountId: string, note: tasks.NoteRecord): Promise<void> {
+    return tasks.insertNote(this.db, accountId, note);
+  }
+
+  updateNote(accountId: string, note: tasks.NoteRecord): Promise<void> {
+    return tasks.updateNote(this.db, accountId, note);
+  }
+
+  deleteNote(accountId: string, id: string): Promise<boolean> {
+    return tasks.deleteNote(this.db, accountId, id);
   }
 
   insertBackfill(accountId: string, b: BackfillRecord): Promise<boolean> {

@@ -18,6 +18,7 @@ import type { Retention } from './retention.ts';
 import type { ScoreReads, ScoreWrites } from './scores.ts';
 import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
 import type { SourceReads, SourceWrites } from './sources.ts';
+import type { TaskReads, TaskWrites } from './tasks.ts';
 import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
@@ -60,6 +61,7 @@ export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
 export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
+export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
 
@@ -76,7 +78,8 @@ export interface Reader
     WebhookReads,
     ViewReads,
     BackfillReads,
-    SourceReads {}
+    SourceReads,
+    TaskReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
@@ -92,6 +95,7 @@ export interface Tx
     ViewWrites,
     BackfillWrites,
     SourceWrites,
+    TaskWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

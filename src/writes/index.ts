@@ -14,6 +14,7 @@ import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 import { segmentIntake } from './segment.ts';
 import { createSource, deleteSource, updateSource } from './sources.ts';
+import { createNote, createTask, deleteNote, deleteTask, updateNote, updateTask } from './tasks.ts';
 import { createView, deleteView } from './views.ts';
 import {
   createWebhook,
@@ -62,4 +63,10 @@ export const WRITES: WriteRegistry = registry([
   updateSource,
   deleteSource,
   segmentIntake,
+  createTask,
+  updateTask,
+  deleteTask,
+  createNote,
+  updateNote,
+  deleteNote,
 ] as unknown as Write<unknown[], unknown>[]);

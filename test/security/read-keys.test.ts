@@ -32,6 +32,8 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/users',
     '/api/sources',
     '/api/health-scores/backfill',
+    '/api/tasks?status=all&include_snoozed=true&limit=100',
+    `/api/customers/${ids.customer_id}/notes?limit=100`,
     `/api/customers/${ids.customer_id}/outcomes?limit=100`,
     `/api/customers/${ids.customer_id}/health-score/history?limit=100`,
   ];
@@ -65,6 +67,8 @@ before(async () => {
   ids.outcome_id = (
     await api.post(`/api/customers/${ids.customer_id}/outcomes`, { outcome: 'retained' })
   ).body.id;
+  ids.task_id = (await api.post(`/api/customers/${ids.customer_id}/tasks`, { title: 'Call them' })).body.id;
+  ids.note_id = (await api.post(`/api/customers/${ids.customer_id}/notes`, { body: 'Happy' })).body.id;
   ids.source_id = (await api.post('/api/sources', { type: 'segment', name: 'Product events' })).body.id;
   const backfill = await api.post('/api/health-scores/backfill', {
     from: new Date().toISOString().slice(0, 10),

@@ -564,4 +564,52 @@ MIGRATIONS.push(
     PRIMARY KEY (account_id, source_id, user_id)
   );
   `,
+  /* 30: tasks and notes (docs/tasks.md), with their customer (foreign keys). `sort` is a task's
+     place in an inbox (domain/tasks.ts, sortOf); the three indexes are the inbox of a person, of a
+     customer and of the team. `assignee_key` is the assignee lower-cased: emails are compared
+     ignoring case. tasks_open_per_playbook holds one open task per playbook and customer, and
+     tasks_per_trigger one task per playbook, customer and trigger key (a renewal date), whichever
+     process opens it. */ `
+  CREATE TABLE tasks (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    title text NOT NULL,
+    body text NOT NULL,
+    status text COLLATE "C" NOT NULL,
+    assignee text,
+    assignee_key text COLLATE "C",
+    due_at bigint,
+    snoozed_until bigint,
+    playbook_id text COLLATE "C",
+    trigger_key text COLLATE "C",
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    done_at bigint,
+    created_by text NOT NULL,
+    sort bigint NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX tasks_by_assignee ON tasks (account_id, assignee_key, status, sort, id);
+  CREATE INDEX tasks_by_customer ON tasks (account_id, customer_id, status, sort, id);
+  CREATE INDEX tasks_by_status ON tasks (account_id, status, sort, id);
+  CREATE UNIQUE INDEX tasks_open_per_playbook ON tasks (account_id, playbook_id, customer_id)
+    WHERE status = 'open' AND playbook_id IS NOT NULL;
+  CREATE UNIQUE INDEX tasks_per_trigger ON tasks (account_id, playbook_id, customer_id, trigger_key)
+    WHERE trigger_key IS NOT NULL;
+  CREATE TABLE notes (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    body text NOT NULL,
+    author text NOT NULL,
+    author_id text COLLATE "C" NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX notes_by_customer ON notes (account_id, customer_id, id);
+  `,
 );

@@ -663,3 +663,55 @@ MIGRATIONS.push(`
     PRIMARY KEY (account_id, source_id, user_id)
   ) WITHOUT ROWID, STRICT;
 `);
+
+/**
+ * 30: tasks and notes (docs/tasks.md), with their customer (foreign keys). `sort` is a task's
+ * place in an inbox (domain/tasks.ts, sortOf); the three indexes are the inbox of a person, of a
+ * customer and of the team. `assignee_key` is the assignee lower-cased: emails are compared
+ * ignoring case. tasks_open_per_playbook holds one open task per playbook and customer, and
+ * tasks_per_trigger one task per playbook, customer and trigger key (a renewal date), whichever
+ * process opens it.
+ */
+MIGRATIONS.push(`
+  CREATE TABLE tasks (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    assignee TEXT,
+    assignee_key TEXT,
+    due_at INTEGER,
+    snoozed_until INTEGER,
+    playbook_id TEXT,
+    trigger_key TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    done_at INTEGER,
+    created_by TEXT NOT NULL,
+    sort INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) STRICT;
+  CREATE INDEX tasks_by_assignee ON tasks (account_id, assignee_key, status, sort, id);
+  CREATE INDEX tasks_by_customer ON tasks (account_id, customer_id, status, sort, id);
+  CREATE INDEX tasks_by_status ON tasks (account_id, status, sort, id);
+  CREATE UNIQUE INDEX tasks_open_per_playbook ON tasks (account_id, playbook_id, customer_id)
+    WHERE status = 'open' AND playbook_id IS NOT NULL;
+  CREATE UNIQUE INDEX tasks_per_trigger ON tasks (account_id, playbook_id, customer_id, trigger_key)
+    WHERE trigger_key IS NOT NULL;
+  CREATE TABLE notes (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    author TEXT NOT NULL,
+    author_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) STRICT;
+  CREATE INDEX notes_by_customer ON notes (account_id, customer_id, id);
+`);
