@@ -9,10 +9,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import { IntervalJob } from './interval-job.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
+import { playbookPass, type Walks } from './writes/playbooks.ts';
 import { rescoreDue } from './writes/rules.ts';
 
 export interface RescoreJobOptions {
-  store: Pick<Store, 'dueForRederive' | 'run'>;
+  store: Pick<Store, 'dueForRederive' | 'run' | 'playbookAccounts'>;
   intervalMs: number;
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
   /** Where a failed account is counted (vitals_job_failures_total{job="rescore"}). */
@@ -33,10 +34,14 @@ export interface RescorePass {
   checked: number;
   /** Of those, the ones whose score got a new version. */
   rescored: number;
+  /** Tasks the playbooks opened as time passed (renewals within reach, metric triggers that started to hold). */
+  opened: number;
 }
 
 export class RescoreJob extends IntervalJob<RescorePass> {
   readonly #o: Required<Omit<RescoreJobOptions, 'metrics'>>;
+  /** Where each account's metric playbooks' walks through its customers stand, in this process. */
+  readonly #walks = new Map<string, Walks>();
 
   constructor(opts: RescoreJobOptions) {
     super('rescore', 'rescore', opts.log, opts.metrics);
@@ -48,7 +53,7 @@ export class RescoreJob extends IntervalJob<RescorePass> {
   }
 
   protected async pass(): Promise<RescorePass> {
-    const pass: RescorePass = { checked: 0, rescored: 0 };
+    const pass: RescorePass = { checked: 0, rescored: 0, opened: 0 };
     const now = this.#o.now();
     const { batch, parallel } = this.#o;
     /** Accounts whose transaction failed in this pass: their customers stay due, for the next pass. */
@@ -88,7 +93,23 @@ export class RescoreJob extends IntervalJob<RescorePass> {
       // the next pass takes what is left. An account failed: the next page leaves it out.
       if (due.length < batch * parallel || (checked === 0 && failed.size === failures)) break;
     }
+    // The playbooks that time alone triggers, after the scores they read have moved (docs/playbooks.md).
+    if (!this.stopped) pass.opened = await this.#playbooks(now);
     if (pass.rescored > 0) this.#o.log.info(pass, 'rescore: derived factors moved as time passed');
     return pass;
+  }
+
+  /** One playbookPass per account with such playbooks; answers the tasks opened. */
+  async #playbooks(now: number): Promise<number> {
+    let opened = 0;
+    for (const accountId of await this.#o.store.playbookAccounts()) {
+      if (this.stopped) break;
+      await this.isolated({ accountId }, async () => {
+        const done = await this.#o.store.run(playbookPass, accountId, this.#walks.get(accountId) ?? {}, now);
+        this.#walks.set(accountId, done.walks);
+        opened += done.opened;
+      });
+    }
+    return opened;
   }
 }

@@ -36,6 +36,7 @@ export const ERRORS = {
   source_not_found: { status: 404, type: 'invalid_request_error' },
   task_not_found: { status: 404, type: 'invalid_request_error' },
   note_not_found: { status: 404, type: 'invalid_request_error' },
+  playbook_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   customer_exists: { status: 409, type: 'invalid_request_error' },
   user_exists: { status: 409, type: 'invalid_request_error' },
@@ -102,6 +103,7 @@ export const notFound = {
   source: (id: string) => new ApiError('source_not_found', `No source with id '${id}'.`),
   task: (id: string) => new ApiError('task_not_found', `No task with id '${id}'.`),
   note: (id: string) => new ApiError('note_not_found', `No note with id '${id}'.`),
+  playbook: (id: string) => new ApiError('playbook_not_found', `No playbook with id '${id}'.`),
   version: (id: string, version: number) =>
     new ApiError('version_not_found', `Customer '${id}' has no health score version ${version}.`, 'version'),
 };

@@ -97,6 +97,7 @@ export const newId = {
   sourceMessage: monotonic('msg_'),
   task: monotonic('task_'),
   note: monotonic('note_'),
+  playbook: monotonic('pb_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

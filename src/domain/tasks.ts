@@ -1,4 +1,4 @@
-// Tasks and notes (docs/tasks.md): the work a score opens and the account's story a person keeps.
+// Tasks and notes (docs/playbooks.md): the work a score opens and the account's story a person keeps.
 // What a task is, the order an inbox shows, and the limits. Pure.
 
 export const TASK_STATUSES = ['open', 'done'] as const;

@@ -55,6 +55,7 @@ import { segmentRoutes } from './segment.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { sourcesRoutes } from './sources.ts';
+import { playbooksRoutes } from './playbooks.ts';
 import { tasksRoutes } from './tasks.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
@@ -342,6 +343,7 @@ function apiRoutes(deps: AppDeps, runner: BackfillRunner): FastifyPluginAsync {
     await api.register(auditRoutes(deps.store));
     await api.register(sourcesRoutes(deps.store, now));
     await api.register(tasksRoutes(deps.store, now));
+    await api.register(playbooksRoutes(deps.store, now));
     await api.register(backfillRoutes({ store: deps.store, now, runner, leaseMs: runner.leaseMs }));
   };
 }

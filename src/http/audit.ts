@@ -37,6 +37,9 @@ const ACTIONS: Record<string, string> = {
   'POST /api/customers/:customer_id/notes': 'note.created',
   'PATCH /api/notes/:note_id': 'note.updated',
   'DELETE /api/notes/:note_id': 'note.deleted',
+  'POST /api/playbooks': 'playbook.created',
+  'PATCH /api/playbooks/:playbook_id': 'playbook.updated',
+  'DELETE /api/playbooks/:playbook_id': 'playbook.deleted',
   'POST /api/webhooks': 'webhook.created',
   'PATCH /api/webhooks/:webhook_id': 'webhook.updated',
   'DELETE /api/webhooks/:webhook_id': 'webhook.deleted',
@@ -80,6 +83,7 @@ function objectOf(req: FastifyRequest, payload: unknown): string | null {
     params?.source_id ??
     params?.task_id ??
     params?.note_id ??
+    params?.playbook_id ??
     params?.customer_id ??
     params?.factor;
   if (id !== undefined) return id;

@@ -40,6 +40,7 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import * as playbooks from './playbooks.ts';
 import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
@@ -210,6 +211,18 @@ export class SqlReader implements Reader {
 
   listViews(accountId: string, userId: string): Promise<ViewRecord[]> {
     return views.listViews(this.db, accountId, userId);
+  }
+
+  listPlaybooks(accountId: string) {
+    return playbooks.listPlaybooks(this.db, accountId);
+  }
+
+  playbookAccounts() {
+    return playbooks.playbookAccounts(this.db);
+  }
+
+  getPlaybook(accountId: string, id: string) {
+    return playbooks.getPlaybook(this.db, accountId, id);
   }
 
   getTask(accountId: string, id: string) {

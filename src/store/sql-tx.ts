@@ -33,6 +33,8 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import type { PlaybookRecord } from '../domain/playbooks.ts';
+import * as playbooks from './playbooks.ts';
 import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
@@ -178,6 +180,42 @@ export abstract class SqlTx extends SqlReader implements Tx {
 
   deleteView(accountId: string, userId: string, id: string): Promise<boolean> {
     return views.deleteView(this.db, accountId, userId, id);
+  }
+
+  insertPlaybook(accountId: string, p: PlaybookRecord, limit: number): Promise<boolean> {
+    return playbooks.insertPlaybook(this.db, accountId, p, limit);
+  }
+
+  updatePlaybook(accountId: string, p: PlaybookRecord, triggerChanged: boolean): Promise<void> {
+    return playbooks.updatePlaybook(this.db, accountId, p, triggerChanged);
+  }
+
+  deletePlaybook(accountId: string, id: string): Promise<boolean> {
+    return playbooks.deletePlaybook(this.db, accountId, id);
+  }
+
+  enabledPlaybooks(accountId: string) {
+    return playbooks.enabledPlaybooks(this.db, accountId);
+  }
+
+  playbookTargets(accountId: string, ids: readonly string[]) {
+    return playbooks.playbookTargets(this.db, accountId, ids);
+  }
+
+  renewalsWithoutTask(...args: Parameters<Tx['renewalsWithoutTask']>) {
+    return playbooks.renewalsWithoutTask(this.db, ...args);
+  }
+
+  activeCustomersAfter(accountId: string, after: string | null, limit: number) {
+    return playbooks.activeCustomersAfter(this.db, accountId, after, limit);
+  }
+
+  heldBefore(accountId: string, playbookId: string, ids: readonly string[]) {
+    return playbooks.heldBefore(this.db, accountId, playbookId, ids);
+  }
+
+  setHeld(accountId: string, playbookId: string, ids: readonly string[], holds: boolean) {
+    return playbooks.setHeld(this.db, accountId, playbookId, ids, holds);
   }
 
   insertTask(accountId: string, task: tasks.TaskRecord): Promise<boolean> {

@@ -12,6 +12,7 @@ import type { MetricReads, MetricWrites } from './metrics.ts';
 import type { DeliveryQueue, EventReads, EventWrites } from './outbox.ts';
 import type { OutcomeReads, OutcomeWrites } from './outcomes.ts';
 import type { People } from './people.ts';
+import type { PlaybookReads, PlaybookWrites } from './playbooks.ts';
 import type { PortfolioReads } from './portfolio.ts';
 import type { RederiveReads, RederiveWrites } from './rederive.ts';
 import type { Retention } from './retention.ts';
@@ -61,6 +62,7 @@ export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
 export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
+export type { PlaybookReads, PlaybookWrites } from './playbooks.ts';
 export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
@@ -79,6 +81,7 @@ export interface Reader
     ViewReads,
     BackfillReads,
     SourceReads,
+    PlaybookReads,
     TaskReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
@@ -96,6 +99,7 @@ export interface Tx
     BackfillWrites,
     SourceWrites,
     TaskWrites,
+    PlaybookWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

@@ -1,4 +1,4 @@
-// Tasks and notes (docs/tasks.md), written once for both backends: a customer's work to do and the
+// Tasks and notes (docs/playbooks.md), written once for both backends: a customer's work to do and the
 // notes people keep on it. The writes run in a write of src/writes/tasks.ts, under the customer's
 // lock (customersForUpdate), so a check of the open tasks and the change it allows are one step;
 // both go with their customer (the tables' foreign keys, migration 30).

@@ -19,6 +19,7 @@ import {
   type Tree,
 } from './customers.ts';
 import { applyFactorUpdates, type FactorUpdate } from './factor-updates.ts';
+import { actOn } from './playbooks.ts';
 
 /** An item as the route passes it on: checked and ready, or already refused (its result's JSON). */
 export type Entry<T> = { item: T } | { result: string };
@@ -93,7 +94,7 @@ export const customerBatch = write(async function customerBatch(
   for (const id of touched) (created.has(id) ? inserts : updates).push(current.get(id) as CustomerRecord);
   const taken = await tx.saveCustomers(accountId, inserts, updates);
   if (taken.length > 0) throw new CustomerTaken(`customers created meanwhile: ${taken.length}`);
-  await tx.insertEvents(accountId, events);
+  await tx.insertEvents(accountId, await actOn(tx, accountId, events, now));
   const body = `{"results":[${results.join(',')}]}`;
   await recordAnswer(tx, accountId, claim, body);
   return body;

@@ -19,6 +19,7 @@ import { INSTANT_RULE, nextTimestamp, parseInstant } from '../domain/time.ts';
 import type { CustomerRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
+import { actOn } from './playbooks.ts';
 
 /**
  * A customer as given: its id, and for a new customer its name and email. The book fields as the
@@ -182,7 +183,10 @@ export const createCustomer = write(async function createCustomer(
       'customer_id',
     );
   }
-  await tx.insertEvents(accountId, [event('customer.created', customerObject(customer), now)]);
+  await tx.insertEvents(
+    accountId,
+    await actOn(tx, accountId, [event('customer.created', customerObject(customer), now)], now),
+  );
   const body = customerJson(customer);
   await recordAnswer(tx, accountId, claim, body, 201);
   return body;
@@ -203,7 +207,8 @@ export const updateCustomer = write(async function updateCustomer(
     await checkParent(storedTree(tx, accountId), next.id, next.parentId);
   }
   await tx.updateCustomer(accountId, next);
-  await tx.insertEvents(accountId, [event('customer.updated', customerObject(next), next.updatedAt)]);
+  const updated = [event('customer.updated', customerObject(next), next.updatedAt)];
+  await tx.insertEvents(accountId, await actOn(tx, accountId, updated, next.updatedAt));
   return next;
 });
 

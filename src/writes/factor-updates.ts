@@ -10,6 +10,7 @@ import { type Factors, MAX_FACTORS, mergeFactors } from '../domain/scoring.ts';
 import type { AuditEntry, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { settleAll } from './pipeline.ts';
+import { actOn } from './playbooks.ts';
 import { postedOf } from './rules.ts';
 
 /**
@@ -163,7 +164,9 @@ export const applyFactorUpdates = write(
     // The rest sent at once (on PostgreSQL one round trip, not one each).
     const sent: Promise<unknown>[] = [];
     const all = events.flat();
-    if (all.length > 0) sent.push(tx.insertEvents(accountId, all));
+    // The playbooks' triggers open their tasks with these events (docs/playbooks.md).
+    if (all.length > 0)
+      sent.push(actOn(tx, accountId, all, now).then((acted) => tx.insertEvents(accountId, acted)));
     if (alerted.length > 0) sent.push(tx.recordDropAlerts(accountId, alerted));
     const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
     if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));

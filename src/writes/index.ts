@@ -10,6 +10,7 @@ import { applyFactorUpdates } from './factor-updates.ts';
 import { applyMetricWrites, metricBatch } from './metrics.ts';
 import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
+import { createPlaybook, deletePlaybook, playbookPass, updatePlaybook } from './playbooks.ts';
 import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 import { segmentIntake } from './segment.ts';
@@ -69,4 +70,8 @@ export const WRITES: WriteRegistry = registry([
   createNote,
   updateNote,
   deleteNote,
+  createPlaybook,
+  updatePlaybook,
+  deletePlaybook,
+  playbookPass,
 ] as unknown as Write<unknown[], unknown>[]);

@@ -11,6 +11,7 @@ import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
 import { answerItems, appliedTogether, type Entry } from './batches.ts';
 import { settleAll } from './pipeline.ts';
+import { actOnPoints } from './playbooks.ts';
 import { rederive } from './rules.ts';
 
 /** One customer's values at one instant, as plain data (it may cross to the SQLite writer thread). */
@@ -93,6 +94,11 @@ export async function applyMetricUpdates(
     }
     pending = later;
   }
+  // The metric triggers of the playbooks on what was written (docs/playbooks.md).
+  const points = items.flatMap((item, i) =>
+    results[i]?.ok ? Object.keys(item.values).map((metric) => ({ customerId: item.customerId, metric })) : [],
+  );
+  await actOnPoints(tx, accountId, points, now);
   return results;
 }
 

@@ -14,6 +14,7 @@ import {
 import { DAY_MS } from '../domain/rules.ts';
 import type { ScoreReason, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
+import { actOn } from './playbooks.ts';
 
 /** How long an override stands when no end is given. */
 export const DEFAULT_OVERRIDE_DAYS = 30;
@@ -72,7 +73,7 @@ async function writeOverride(
   const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
   const { record, events } = overrideVersion(current, override, { ...settings, gates: gatesOf(rules) }, now);
   await tx.writeScores(accountId, [record], reason);
-  if (events.length > 0) await tx.insertEvents(accountId, events);
+  if (events.length > 0) await tx.insertEvents(accountId, await actOn(tx, accountId, events, now));
   return record;
 }
 

@@ -29,6 +29,7 @@ import { nextTimestamp } from '../domain/time.ts';
 import type { AuditEntry, RederiveTarget, ScoreReason, ScoreRecord, Settings, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { pages, pipelined, settleAll, turn } from './pipeline.ts';
+import { actOn } from './playbooks.ts';
 import { auditIn, countChange, type Preview, RESCORE_PAGE } from './rescore.ts';
 
 /** The most rules an account may have. */
@@ -84,7 +85,7 @@ export async function rederive(
   const plan = planRederived(factors, { ...settings, gates: gatesOf(rules) }, reason, watch, now);
   // The due times (when time alone may next move these customers' derived factors: the rescore
   // job's list) go out with the versions: on PostgreSQL in the same round trip.
-  await settleAll([persistRederived(tx, accountId, plan), tx.setRederiveDue(accountId, due)]);
+  await settleAll([persistRederived(tx, accountId, plan, now), tx.setRederiveDue(accountId, due)]);
   return plan.written;
 }
 
@@ -202,11 +203,16 @@ function planRederived(
  * process to send the next one. A page of a pipelined rescore reads in one statement
  * (rederiveTargets), so nothing of the next page waits between them.
  */
-async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan): Promise<void> {
+async function persistRederived(tx: Tx, accountId: string, plan: RederivedPlan, now: number): Promise<void> {
   const writes: Promise<unknown>[] = [];
   if (plan.changed.length > 0) writes.push(tx.writeScores(accountId, plan.changed, plan.reason));
   if (plan.expired.length > 0) writes.push(tx.writeScores(accountId, plan.expired, 'override_expired'));
-  if (plan.events.length > 0) writes.push(tx.insertEvents(accountId, plan.events));
+  if (plan.events.length > 0) {
+    // A rules change is a settings change: it opens no task; a customer's own signals may (docs/playbooks.md).
+    const acting =
+      plan.reason === 'rules_changed' ? Promise.resolve(plan.events) : actOn(tx, accountId, plan.events, now);
+    writes.push(acting.then((events) => tx.insertEvents(accountId, events)));
+  }
   if (plan.alerted.length > 0) writes.push(tx.recordDropAlerts(accountId, plan.alerted));
   await settleAll(writes);
 }
@@ -341,7 +347,7 @@ async function rescoreForRule(
       settleAll([
         tx.setRederiveDue(accountId, page.due, { earlierOnly: true }),
         tx.setRederiveDue(accountId, page.wholeDue),
-        persistRederived(tx, accountId, plan),
+        persistRederived(tx, accountId, plan, now),
       ]),
   );
 }

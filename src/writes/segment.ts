@@ -20,6 +20,7 @@ import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } 
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
 import { settleAll } from './pipeline.ts';
+import { actOn, actOnPoints } from './playbooks.ts';
 import { rederive } from './rules.ts';
 
 interface Outcome {
@@ -159,17 +160,15 @@ class Intake {
         if (!(await this.tx.insertCustomer(this.accountId, customer))) {
           return refused(id, `customer_exists: customer '${id}' was created meanwhile; send the group again`);
         }
-        await this.tx.insertEvents(this.accountId, [
-          event('customer.created', customerObject(customer), this.now),
-        ]);
+        const created = [event('customer.created', customerObject(customer), this.now)];
+        await this.tx.insertEvents(this.accountId, await actOn(this.tx, this.accountId, created, this.now));
         this.customers.set(id, customer);
         this.audit('customer.created', id, this.now);
       } else if (given.length > 0 || hasMetadata) {
         const next = changedCustomer(current, input, this.now);
         await this.tx.updateCustomer(this.accountId, next);
-        await this.tx.insertEvents(this.accountId, [
-          event('customer.updated', customerObject(next), next.updatedAt),
-        ]);
+        const updated = [event('customer.updated', customerObject(next), next.updatedAt)];
+        await this.tx.insertEvents(this.accountId, await actOn(this.tx, this.accountId, updated, this.now));
         this.customers.set(id, next);
         this.audit('customer.updated', id, next.updatedAt);
       }
@@ -225,6 +224,7 @@ class Intake {
     if (moved.length > 0) {
       await rederive(this.tx, this.accountId, moved, rules, settings, 'metrics_updated', this.now, known);
     }
+    await actOnPoints(this.tx, this.accountId, this.counts, this.now);
   }
 }
 

@@ -330,7 +330,7 @@ describe('gates and the rescore job', () => {
     const gated = await score(t, 'aging');
     assert.deepEqual([gated.status, gated.gated_by], ['critical', ['invoice_overdue']]);
     clock.advance(DAY + 1);
-    assert.deepEqual(await job.runOnce(), { checked: 1, rescored: 1 });
+    assert.deepEqual(await job.runOnce(), { checked: 1, rescored: 1, opened: 0 });
     const lifted = await score(t, 'aging');
     assert.deepEqual([lifted.factors, lifted.status, lifted.gated_by], [{ usage: 1 }, 'healthy', []]);
     const [latest] = await history(t, 'aging');

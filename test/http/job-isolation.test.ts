@@ -87,7 +87,7 @@ describe('the rescore job: one account failing leaves the others their time_pass
     });
     clock.advance(DAY + 1);
     const before = await failures(t, 'rescore');
-    assert.deepEqual(await job.runOnce(), { checked: 1, rescored: 1 });
+    assert.deepEqual(await job.runOnce(), { checked: 1, rescored: 1, opened: 0 });
     assert.deepEqual(await reasons(healthy, 'h1'), ['time_passed', 'metrics_updated']);
     assert.deepEqual((await healthy.get('/api/customers/h1/health-score')).body.factors, { usage: 0 });
     for (const id of ['b1', 'b2', 'b3']) assert.deepEqual(await reasons(broken, id), ['metrics_updated'], id);
@@ -108,7 +108,7 @@ describe('the rescore job: one account failing leaves the others their time_pass
       metrics: t.metrics,
     });
     const before = await failures(t, 'rescore');
-    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0 });
+    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0, opened: 0 });
     assert.equal(await failures(t, 'rescore'), before + 1);
     assert.equal(errors[0]?.accountId, brokenId);
     const due = await t.store.dueForRederive(clock.ms, 10);

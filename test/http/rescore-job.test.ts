@@ -55,18 +55,18 @@ describe('the rescore job', () => {
 
   test('nothing is due before a point leaves its window', async () => {
     assert.deepEqual(await factors('sliding'), { usage: 1 });
-    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0 });
+    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0, opened: 0 });
   });
 
   test('a point leaving the window moves the factor, with history reason time_passed, and only the customers due are taken', async () => {
     clock.advance(2 * DAY + 1); // the point of 5 days ago is now 7 days and 1 ms old; other's, 8 days
     const pass = await job.runOnce();
-    assert.deepEqual(pass, { checked: 2, rescored: 2 });
+    assert.deepEqual(pass, { checked: 2, rescored: 2, opened: 0 });
     assert.deepEqual(await factors('sliding'), { usage: 0.4 });
     assert.deepEqual(await factors('other'), { usage: 0 });
     assert.equal((await reasons('sliding'))[0], 'time_passed');
     assert.deepEqual(await factors('aging'), { billing: 1 }, 'not due yet');
-    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0 }, 'a second pass finds nothing due');
+    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0, opened: 0 }, 'a second pass finds nothing due');
   });
 
   test('a newest point older than max_age_days makes the factor absent (a score with no factor left keeps its last version)', async () => {
@@ -110,8 +110,8 @@ describe('the rescore job', () => {
       parallel: 3,
     });
     clock.advance(DAY + 1);
-    assert.deepEqual(await side.runOnce(), { checked: 9, rescored: 9 });
-    assert.deepEqual(await side.runOnce(), { checked: 0, rescored: 0 });
+    assert.deepEqual(await side.runOnce(), { checked: 9, rescored: 9, opened: 0 });
+    assert.deepEqual(await side.runOnce(), { checked: 0, rescored: 0, opened: 0 });
     for (const id of ids) {
       const history = (await own.api.get(`/api/customers/${id}/health-score/history`)).body.data;
       assert.deepEqual(

@@ -33,6 +33,7 @@ async function snapshot(api: Client): Promise<unknown[]> {
     '/api/sources',
     '/api/health-scores/backfill',
     '/api/tasks?status=all&include_snoozed=true&limit=100',
+    '/api/playbooks',
     `/api/customers/${ids.customer_id}/notes?limit=100`,
     `/api/customers/${ids.customer_id}/outcomes?limit=100`,
     `/api/customers/${ids.customer_id}/health-score/history?limit=100`,
@@ -68,6 +69,13 @@ before(async () => {
     await api.post(`/api/customers/${ids.customer_id}/outcomes`, { outcome: 'retained' })
   ).body.id;
   ids.task_id = (await api.post(`/api/customers/${ids.customer_id}/tasks`, { title: 'Call them' })).body.id;
+  ids.playbook_id = (
+    await api.post('/api/playbooks', {
+      name: 'Calls',
+      trigger: { type: 'score_dropped' },
+      task: { title: 'Call' },
+    })
+  ).body.id;
   ids.note_id = (await api.post(`/api/customers/${ids.customer_id}/notes`, { body: 'Happy' })).body.id;
   ids.source_id = (await api.post('/api/sources', { type: 'segment', name: 'Product events' })).body.id;
   const backfill = await api.post('/api/health-scores/backfill', {

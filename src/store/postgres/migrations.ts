@@ -564,12 +564,13 @@ MIGRATIONS.push(
     PRIMARY KEY (account_id, source_id, user_id)
   );
   `,
-  /* 30: tasks and notes (docs/tasks.md), with their customer (foreign keys). `sort` is a task's
+  /* 30: tasks, notes and playbooks (docs/playbooks.md), with their customer (foreign keys). `sort` is a task's
      place in an inbox (domain/tasks.ts, sortOf); the three indexes are the inbox of a person, of a
      customer and of the team. `assignee_key` is the assignee lower-cased: emails are compared
      ignoring case. tasks_open_per_playbook holds one open task per playbook and customer, and
      tasks_per_trigger one task per playbook, customer and trigger key (a renewal date), whichever
-     process opens it. */ `
+     process opens it. playbook_states holds the customers for which a playbook's metric trigger
+     held when last looked at: a task opens when it starts to hold. */ `
   CREATE TABLE tasks (
     account_id text COLLATE "C" NOT NULL,
     id text COLLATE "C" NOT NULL,
@@ -611,5 +612,25 @@ MIGRATIONS.push(
     FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
   );
   CREATE INDEX notes_by_customer ON notes (account_id, customer_id, id);
+  CREATE TABLE playbooks (
+    account_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    name text NOT NULL,
+    enabled boolean NOT NULL,
+    trigger_type text NOT NULL,
+    trigger_json text NOT NULL,
+    task text NOT NULL,
+    assignee text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (account_id, id)
+  );
+  CREATE TABLE playbook_states (
+    account_id text COLLATE "C" NOT NULL,
+    playbook_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (account_id, playbook_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
   `,
 );

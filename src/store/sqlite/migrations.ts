@@ -665,12 +665,13 @@ MIGRATIONS.push(`
 `);
 
 /**
- * 30: tasks and notes (docs/tasks.md), with their customer (foreign keys). `sort` is a task's
+ * 30: tasks, notes and playbooks (docs/playbooks.md), with their customer (foreign keys). `sort` is a task's
  * place in an inbox (domain/tasks.ts, sortOf); the three indexes are the inbox of a person, of a
  * customer and of the team. `assignee_key` is the assignee lower-cased: emails are compared
  * ignoring case. tasks_open_per_playbook holds one open task per playbook and customer, and
  * tasks_per_trigger one task per playbook, customer and trigger key (a renewal date), whichever
- * process opens it.
+ * process opens it. playbook_states holds the customers for which a playbook's metric trigger
+ * held when last looked at: a task opens when it starts to hold.
  */
 MIGRATIONS.push(`
   CREATE TABLE tasks (
@@ -714,4 +715,24 @@ MIGRATIONS.push(`
     FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
   ) STRICT;
   CREATE INDEX notes_by_customer ON notes (account_id, customer_id, id);
+  CREATE TABLE playbooks (
+    account_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    trigger_type TEXT NOT NULL,
+    trigger_json TEXT NOT NULL,
+    task TEXT NOT NULL,
+    assignee TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, id)
+  ) STRICT;
+  CREATE TABLE playbook_states (
+    account_id TEXT NOT NULL,
+    playbook_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    PRIMARY KEY (account_id, playbook_id, customer_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
 `);
