@@ -16,6 +16,7 @@ import * as metricSummaries from './metric-summaries.ts';
 import * as metrics from './metrics.ts';
 import * as outbox from './outbox.ts';
 import * as outcomes from './outcomes.ts';
+import * as playbooks from './playbooks.ts';
 import type { GroupBy, ListScoresOptions, PortfolioEntry } from './portfolio.ts';
 import * as portfolio from './portfolio.ts';
 import * as rederive from './rederive.ts';
@@ -40,7 +41,6 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
-import * as playbooks from './playbooks.ts';
 import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';

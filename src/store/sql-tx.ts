@@ -3,6 +3,7 @@
 // scores and customers in bulk (SQLite statement by statement on its one writer, PostgreSQL in one
 // statement per chunk, with row locks) and events with their deliveries.
 import type { DropRule } from '../domain/alerts.ts';
+import type { PlaybookRecord } from '../domain/playbooks.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Thresholds, Weights } from '../domain/scoring.ts';
 import type { SourceLogEntry } from '../domain/sources.ts';
@@ -15,6 +16,7 @@ import * as idempotency from './idempotency.ts';
 import * as metrics from './metrics.ts';
 import * as outbox from './outbox.ts';
 import * as outcomes from './outcomes.ts';
+import * as playbooks from './playbooks.ts';
 import * as rederive from './rederive.ts';
 import * as scores from './scores.ts';
 import * as settings from './settings.ts';
@@ -33,8 +35,6 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
-import type { PlaybookRecord } from '../domain/playbooks.ts';
-import * as playbooks from './playbooks.ts';
 import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';

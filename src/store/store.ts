@@ -46,6 +46,7 @@ export type {
 } from './outbox.ts';
 export type { JudgedOutcome, OutcomeRecord } from './outcomes.ts';
 export type { People, SessionRecord, UserRecord } from './people.ts';
+export type { PlaybookReads, PlaybookWrites } from './playbooks.ts';
 export type {
   BookCursor,
   GroupBy,
@@ -62,7 +63,6 @@ export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
 export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
-export type { PlaybookReads, PlaybookWrites } from './playbooks.ts';
 export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';

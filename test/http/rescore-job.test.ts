@@ -66,7 +66,11 @@ describe('the rescore job', () => {
     assert.deepEqual(await factors('other'), { usage: 0 });
     assert.equal((await reasons('sliding'))[0], 'time_passed');
     assert.deepEqual(await factors('aging'), { billing: 1 }, 'not due yet');
-    assert.deepEqual(await job.runOnce(), { checked: 0, rescored: 0, opened: 0 }, 'a second pass finds nothing due');
+    assert.deepEqual(
+      await job.runOnce(),
+      { checked: 0, rescored: 0, opened: 0 },
+      'a second pass finds nothing due',
+    );
   });
 
   test('a newest point older than max_age_days makes the factor absent (a score with no factor left keeps its last version)', async () => {
