@@ -165,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
  * Import and export stream, but V8 sizes its heap by allocation rate: on a machine with memory to
  * spare it would grow to about 300 MB where 30 MB is live. The process replaces itself (execve:
  * no parent stays behind) with one whose heap is bounded, unless the user chose the bounds in
- * NODE_OPTIONS or node's own flags (docs/cli.md, "Memory"; BENCHMARKS.md).
+ * NODE_OPTIONS or node's own flags (docs/cli.md, "Memory"; BENCHMARKS.md, "What we learned").
  */
 function boundHeap(): void {
   const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');

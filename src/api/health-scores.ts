@@ -6,7 +6,7 @@
 import { type Static, Type } from 'typebox';
 import { computedOf, gatedByOf, type ScoreRecord } from '../domain/health.ts';
 import { PORTFOLIO_SORTS } from '../domain/portfolio.ts';
-import { type Factors, type Gates, STATUSES } from '../domain/scoring.ts';
+import { type Factors, type Gates, STATUSES, type Status } from '../domain/scoring.ts';
 import { iso } from '../domain/time.ts';
 import { bookParams, Limit, oneOf, segmentParams, Timestamp } from './common.ts';
 import { Customer, type CustomerFields } from './customers.ts';
@@ -77,7 +77,9 @@ export const HistoryEntry = Type.Object({
       'Grows by one with every change of this score, from 1; versions backfilled from before it are numbered below it, counting down.',
   }),
   health_score: Type.Number(),
-  status: Type.String(),
+  status: oneOf(STATUSES, {
+    description: 'The status this version was written with, in the bands of a health score.',
+  }),
   factors: Type.Record(Type.String(), Type.Number()),
   reason: Type.Union([
     Type.Literal('factors_updated'),
@@ -170,7 +172,7 @@ export const toHealthScore = (s: ScoreRecord) => ({
 export interface HistoryFields {
   version: number;
   score: number;
-  status: string;
+  status: Status;
   factors: Factors;
   reason: Static<typeof HistoryEntry>['reason'];
   createdAt: number;

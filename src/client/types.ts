@@ -116,8 +116,7 @@ export type FactorsChange = Static<typeof FactorsPatch>;
 /** An override (docs/scoring.md, "Overrides"): the score pinned, why, until when and by whom. */
 export type Override = Static<typeof OverrideSchema>;
 export type HealthScore = Static<typeof HealthScoreSchema, { Override: TUnsafe<Override> }>;
-// The history's schema gives `status` as a string; the versions are scored into the same bands.
-export type HistoryEntry = Omit<Static<typeof HistoryEntrySchema>, 'status'> & { status: Status };
+export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 export type HistoryParams = Static<typeof HistoryQuery>;
 export type PortfolioParams = Static<typeof PortfolioQuery> & SegmentParams;
 /** An entry of the portfolio's list: a health score with its customer's name, book and metadata. */

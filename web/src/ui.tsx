@@ -206,16 +206,15 @@ export function Field(props: { id: string; label: string; error?: string; childr
 }
 
 /**
- * A Field whose control is a number input. `value` is the text as typed, which the form checks and
- * parses (a half-typed "0." or an emptied field is no number yet, and must stay as the person left
- * it); the input reports each edit with `onValue`. A step of 1 asks a phone for its digits keypad,
- * any other step for the one with a decimal point. The form describes the input as it does its other
- * fields: aria-invalid, and aria-describedby naming its error (shown by the field whose `param` the
- * API refused, docs/dashboard.md) and its hints, which come as `children`, below the input.
+ * A number input. `value` is the text as typed, which the form checks and parses (a half-typed "0."
+ * or an emptied field is no number yet, and must stay as the person left it); the input reports each
+ * edit with `onValue`. A step of 1 asks a phone for its digits keypad, any other step for the one
+ * with a decimal point. The form describes the input as it does its other fields: aria-invalid, and
+ * aria-describedby naming its error (shown by the field whose `param` the API refused,
+ * docs/dashboard.md) and its hints.
  */
-export function NumberField(props: {
+interface NumberInputProps {
   id: string;
-  label: string;
   value: string;
   onValue: (value: string) => void;
   step: number | 'any';
@@ -223,29 +222,67 @@ export function NumberField(props: {
   max?: number;
   placeholder?: string;
   disabled?: boolean;
-  error?: string;
   'aria-invalid'?: boolean | undefined;
   'aria-describedby'?: string | undefined;
-  children?: ComponentChildren;
-}) {
+}
+
+function NumberInput(props: NumberInputProps) {
+  return (
+    <input
+      id={props.id}
+      type="number"
+      inputMode={props.step === 1 ? 'numeric' : 'decimal'}
+      min={props.min}
+      max={props.max}
+      step={props.step}
+      disabled={props.disabled}
+      value={props.value}
+      placeholder={props.placeholder}
+      onInput={(ev) => props.onValue(ev.currentTarget.value)}
+      aria-invalid={props['aria-invalid']}
+      aria-describedby={props['aria-describedby']}
+    />
+  );
+}
+
+/** A Field whose control is a NumberInput; its hints come as `children`, below the input. */
+export function NumberField(
+  props: NumberInputProps & { label: string; error?: string; children?: ComponentChildren },
+) {
   return (
     <Field id={props.id} label={props.label} error={props.error}>
-      <input
-        id={props.id}
-        type="number"
-        inputMode={props.step === 1 ? 'numeric' : 'decimal'}
-        min={props.min}
-        max={props.max}
-        step={props.step}
-        disabled={props.disabled}
-        value={props.value}
-        placeholder={props.placeholder}
-        onInput={(ev) => props.onValue(ev.currentTarget.value)}
-        aria-invalid={props['aria-invalid']}
-        aria-describedby={props['aria-describedby']}
-      />
+      <NumberInput {...props} />
       {props.children}
     </Field>
+  );
+}
+
+/**
+ * A form control in a table cell (a row of a list the person edits): its label is for screen
+ * readers alone, the column's heading naming it to the eye; its error below it, as in a Field.
+ */
+export function CellField(props: { id: string; label: string; error?: string; children: ComponentChildren }) {
+  return (
+    <td>
+      <label for={props.id} class="sr-only">
+        {props.label}
+      </label>
+      {props.children}
+      {props.error && (
+        <p class="field-error" id={`${props.id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </td>
+  );
+}
+
+/** A CellField whose control is a NumberInput. */
+export function NumberCell(props: NumberInputProps & { label: string; error?: string }) {
+  return (
+    <CellField id={props.id} label={props.label} error={props.error}>
+      <NumberInput {...props} />
+    </CellField>
   );
 }
 

@@ -2,7 +2,7 @@
 // curve they draw (docs/scoring.md, "Factors from metrics").
 import { ScaleChart } from '../charts.tsx';
 import { aggregateWords, MAX_STEPS, type Scale } from '../rules.ts';
-import { NumberField } from '../ui.tsx';
+import { NumberCell, NumberField } from '../ui.tsx';
 import { type DraftFields, numberOf, type StepRow, stepRow } from './factor-rules-draft.ts';
 
 /** The scale's type and numbers, and its curve as `scale` reads them (NaN where a number is missing). */
@@ -100,48 +100,26 @@ function StepsTable({ draft, errorOf, described, change }: DraftFields) {
             const scoreError = errorOf(`scale.steps.${i}.score`);
             return (
               <tr key={s.key}>
-                <td>
-                  <label for={minId} class="sr-only">
-                    Step {i + 1} from value
-                  </label>
-                  <input
-                    id={minId}
-                    type="number"
-                    inputMode="decimal"
-                    step="any"
-                    value={s.min}
-                    onInput={(ev) => setStep(s.key, { min: ev.currentTarget.value }, `scale.steps.${i}.min`)}
-                    {...described(`scale.steps.${i}.min`, minId)}
-                  />
-                  {minError && (
-                    <p class="field-error" id={`${minId}-error`}>
-                      {minError}
-                    </p>
-                  )}
-                </td>
-                <td>
-                  <label for={scoreId} class="sr-only">
-                    Step {i + 1} score
-                  </label>
-                  <input
-                    id={scoreId}
-                    type="number"
-                    inputMode="decimal"
-                    min={0}
-                    max={1}
-                    step="any"
-                    value={s.score}
-                    onInput={(ev) =>
-                      setStep(s.key, { score: ev.currentTarget.value }, `scale.steps.${i}.score`)
-                    }
-                    {...described(`scale.steps.${i}.score`, scoreId)}
-                  />
-                  {scoreError && (
-                    <p class="field-error" id={`${scoreId}-error`}>
-                      {scoreError}
-                    </p>
-                  )}
-                </td>
+                <NumberCell
+                  id={minId}
+                  label={`Step ${i + 1} from value`}
+                  error={minError}
+                  step="any"
+                  value={s.min}
+                  onValue={(min) => setStep(s.key, { min }, `scale.steps.${i}.min`)}
+                  {...described(`scale.steps.${i}.min`, minId)}
+                />
+                <NumberCell
+                  id={scoreId}
+                  label={`Step ${i + 1} score`}
+                  error={scoreError}
+                  min={0}
+                  max={1}
+                  step="any"
+                  value={s.score}
+                  onValue={(score) => setStep(s.key, { score }, `scale.steps.${i}.score`)}
+                  {...described(`scale.steps.${i}.score`, scoreId)}
+                />
                 <td>
                   <button
                     type="button"

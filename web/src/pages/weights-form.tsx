@@ -10,7 +10,7 @@ import {
 } from '../../../src/domain/scoring.ts';
 import { api, type Preview, type Summary, type WeightsAnswer } from '../api.ts';
 import { count, when } from '../format.ts';
-import { BandsTable, ErrorMessage, Loading, Notice, useLoad } from '../ui.tsx';
+import { BandsTable, CellField, ErrorMessage, Loading, Notice, NumberCell, useLoad } from '../ui.tsx';
 
 interface Row {
   key: number;
@@ -246,10 +246,7 @@ function WeightRow(props: {
   const weightId = `weight-${r.key}`;
   return (
     <tr class="weight-row">
-      <td>
-        <label for={nameId} class="sr-only">
-          Factor {i + 1} name
-        </label>
+      <CellField id={nameId} label={`Factor ${i + 1} name`} error={e?.name}>
         <input
           id={nameId}
           class="mono"
@@ -262,34 +259,19 @@ function WeightRow(props: {
           aria-invalid={e?.name ? true : undefined}
           aria-describedby={e?.name ? `${nameId}-error` : undefined}
         />
-        {e?.name && (
-          <p class="field-error" id={`${nameId}-error`}>
-            {e.name}
-          </p>
-        )}
-      </td>
-      <td>
-        <label for={weightId} class="sr-only">
-          Weight of factor {i + 1} {r.name}
-        </label>
-        <input
-          id={weightId}
-          type="number"
-          inputMode="decimal"
-          min={0}
-          max={1}
-          step="any"
-          value={r.weight}
-          onInput={(ev) => props.onChange({ weight: ev.currentTarget.value })}
-          aria-invalid={e?.weight ? true : undefined}
-          aria-describedby={e?.weight ? `${weightId}-error` : undefined}
-        />
-        {e?.weight && (
-          <p class="field-error" id={`${weightId}-error`}>
-            {e.weight}
-          </p>
-        )}
-      </td>
+      </CellField>
+      <NumberCell
+        id={weightId}
+        label={`Weight of factor ${i + 1} ${r.name}`}
+        error={e?.weight}
+        min={0}
+        max={1}
+        step="any"
+        value={r.weight}
+        onValue={(weight) => props.onChange({ weight })}
+        aria-invalid={e?.weight ? true : undefined}
+        aria-describedby={e?.weight ? `${weightId}-error` : undefined}
+      />
       <td>
         <button
           type="button"
