@@ -1,7 +1,8 @@
 // The dashboard in a real browser, for the e2e tests: the real `vitals serve` on a temp SQLite
-// data dir, and Debian's Chromium driven by playwright-core, signed out on a blank page. Every
-// page a test saves with shoot() is a screenshot at desktop and phone widths in test-artifacts/,
-// checked by axe-core and, at the phone width, for sideways overflow.
+// data dir (or the database a test's `env` names), and Debian's Chromium driven by playwright-core,
+// signed out on a blank page. Every page a test saves with shoot() is a screenshot at desktop and
+// phone widths (or the test's own) in test-artifacts/, checked by axe-core and, at a phone's width,
+// for sideways overflow.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,12 +19,25 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 375, height: 812 };
+/** Each screenshot's label (its file name's end) and viewport. */
+export type Sizes = readonly (readonly [string, { width: number; height: number }])[];
+const DEFAULT_SIZES: Sizes = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+];
+/** A viewport this narrow is a phone's: the page must not scroll sideways in it. */
+const PHONE_WIDTHS = 480;
 
 /** Chromium is installed by .ci/run; a developer without it gets a skip that says how to get it. */
-export function skipReason(): string | false {
-  if (process.env.VITALS_TEST_BACKEND === 'postgres') return 'the dashboard runs once, on SQLite';
+export function chromiumSkip(): string | false {
   if (existsSync(CHROMIUM) || process.env.CI) return false;
   return `no ${CHROMIUM}: apt-get install -y chromium to run the dashboard tests`;
+}
+
+/** The dashboard's tests run once, on SQLite (a test that must run on both backends uses chromiumSkip). */
+export function skipReason(): string | false {
+  if (process.env.VITALS_TEST_BACKEND === 'postgres') return 'the dashboard runs once, on SQLite';
+  return chromiumSkip();
 }
 
 /** The page's script and stylesheet answer 200 (a server started before the build finished would not serve them). */
@@ -54,8 +68,11 @@ export interface Dashboard {
   call<T = any>(method: string, path: string, body?: unknown): Promise<T>;
   /** axe-core's WCAG 2.1 A and AA rules on the page as it is now; each violation named with its elements. */
   accessibilityViolations(): Promise<string[]>;
-  /** The page at desktop and phone widths, full length, saved and checked (see the top of this file). */
-  shoot(name: string): Promise<void>;
+  /**
+   * The page at desktop and phone widths (or the `sizes` given, each saved as `NAME-LABEL.png`), full
+   * length, saved and checked (see the top of this file).
+   */
+  shoot(name: string, sizes?: Sizes): Promise<void>;
   /** Opens the dashboard, signs in with the key and waits for the portfolio. */
   signIn(): Promise<void>;
   close(): Promise<void>;
@@ -138,21 +155,18 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
     );
   }
 
-  async function shoot(name: string): Promise<void> {
-    for (const [size, viewport] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
+  async function shoot(name: string, sizes: Sizes = DEFAULT_SIZES): Promise<void> {
+    for (const [size, viewport] of sizes) {
       await page.setViewportSize(viewport);
       // Two frames: the charts redraw at the new width (the test's tsconfig has no DOM types, so strings).
       await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
       await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
       assert.deepEqual(await accessibilityViolations(), [], `${name} at the ${size} width`);
-      if (size === 'phone') {
+      if (viewport.width <= PHONE_WIDTHS) {
         const overflow = await page.evaluate<number>(
           'document.documentElement.scrollWidth - window.innerWidth',
         );
-        assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a 375px phone`);
+        assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a ${viewport.width}px phone`);
       }
     }
     await page.setViewportSize(DESKTOP);

@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 export type {
+  Backfill,
   Calibration,
   Customer,
   Delivery,
@@ -139,6 +140,34 @@ export function can(what: 'edit customers' | 'administer'): boolean {
   const role = session.user?.role;
   if (!role) return true;
   return what === 'edit customers' ? role !== 'viewer' : role === 'admin';
+}
+
+/** What each key of this tab turned out to be: may it change the account (a write key) or not (a read key). */
+const keyWrites = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether this session may change the account (start a backfill, say), for controls that a read key
+ * must not be offered. A person: their role, as can() says. A key: the dashboard is not told its
+ * scope, so it asks for the audit log's first entry, which admins and write keys alone may read
+ * (docs/people.md, "Roles"), the same ones who may change the account: a read key is refused it
+ * with 403. Asked once per key; any other failure leaves the control shown (the API decides).
+ */
+export function mayAdminister(): Promise<boolean> {
+  const key = session.key;
+  if (key === null) return Promise.resolve(can('administer'));
+  let known = keyWrites.get(key);
+  if (!known) {
+    known = request('GET', '/api/audit-log?limit=1').then(
+      () => true,
+      (err) => {
+        const refused = err instanceof ApiError && err.status === 403;
+        if (!refused) keyWrites.delete(key);
+        return !refused;
+      },
+    );
+    keyWrites.set(key, known);
+  }
+  return known;
 }
 
 let unauthorized: (err: ApiError) => void = () => {};

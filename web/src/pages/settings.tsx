@@ -1,10 +1,12 @@
 // The settings page: the factor weights (weights-form.tsx), the factor rules (factor-rules.tsx),
-// the status thresholds and the drop alerts (alerts-form.tsx).
+// the status thresholds, the drop alerts (alerts-form.tsx) and the backfill of past scores
+// (backfill-card.tsx), which reads the rules and weights above.
 import { useEffect, useState } from 'preact/hooks';
 import { thresholdsValid } from '../../../src/domain/scoring.ts';
 import { api, type Thresholds } from '../api.ts';
 import { ErrorMessage, Loading, Notice, NumberField, Page, useLoad } from '../ui.tsx';
 import { AlertsForm } from './alerts-form.tsx';
+import { BackfillCard } from './backfill-card.tsx';
 import { FactorRules } from './factor-rules.tsx';
 import { WeightsForm } from './weights-form.tsx';
 
@@ -15,6 +17,7 @@ export function SettingsPage() {
       <FactorRules />
       <ThresholdsForm />
       <AlertsForm />
+      <BackfillCard />
     </Page>
   );
 }
