@@ -55,6 +55,7 @@ import { segmentRoutes } from './segment.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { sourcesRoutes } from './sources.ts';
+import { stripeRoutes } from './stripe.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
@@ -143,6 +144,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       retentionMs: deps.config.metricRetentionMs ?? null,
     }),
   );
+  // The Stripe intake: a source's signing secret, not an API key, authenticates its deliveries.
+  await app.register(stripeRoutes({ store: deps.store, now }));
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }

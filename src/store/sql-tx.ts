@@ -20,6 +20,8 @@ import * as scores from './scores.ts';
 import * as settings from './settings.ts';
 import type { SourceRecord } from './sources.ts';
 import * as sources from './sources.ts';
+import type { StripeSubscriptionRecord } from './stripe.ts';
+import * as stripe from './stripe.ts';
 import { SqlReader } from './sql-reader.ts';
 import type {
   AuditEntry,
@@ -253,6 +255,21 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async addMetricCounts(accountId: string, counts: readonly MetricPointRecord[]): Promise<void> {
     this.lockAccount(accountId, 'shared');
     await sources.addMetricCounts(this.db, accountId, counts);
+  }
+
+  customersByStripeId(accountId: string, stripeCustomerId: string, limit: number) {
+    // Read to act on, as any customer: under the account's lock.
+    this.lockAccount(accountId, 'shared');
+    return stripe.customersByStripeId(this.db, accountId, stripeCustomerId, limit);
+  }
+
+  stripeSubscriptions(accountId: string, customerId: string) {
+    return stripe.stripeSubscriptions(this.db, accountId, customerId);
+  }
+
+  async putStripeSubscription(accountId: string, sub: StripeSubscriptionRecord): Promise<void> {
+    this.lockAccount(accountId, 'shared');
+    await stripe.putStripeSubscription(this.db, accountId, sub);
   }
 
   abstract writeBackfill(

@@ -18,6 +18,7 @@ import type { Retention } from './retention.ts';
 import type { ScoreReads, ScoreWrites } from './scores.ts';
 import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
 import type { SourceReads, SourceWrites } from './sources.ts';
+import type { StripeWrites } from './stripe.ts';
 import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
@@ -60,6 +61,7 @@ export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
 export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
+export type { StripeSubscriptionRecord, StripeWrites } from './stripe.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
 
@@ -92,6 +94,7 @@ export interface Tx
     ViewWrites,
     BackfillWrites,
     SourceWrites,
+    StripeWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

@@ -14,6 +14,7 @@ import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 import { segmentIntake } from './segment.ts';
 import { createSource, deleteSource, updateSource } from './sources.ts';
+import { stripeIntake } from './stripe.ts';
 import { createView, deleteView } from './views.ts';
 import {
   createWebhook,
@@ -62,4 +63,5 @@ export const WRITES: WriteRegistry = registry([
   updateSource,
   deleteSource,
   segmentIntake,
+  stripeIntake,
 ] as unknown as Write<unknown[], unknown>[]);
