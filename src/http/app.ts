@@ -145,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   );
   // The Stripe intake: a source's signing secret, not an API key, authenticates its deliveries.
-  await app.register(stripeRoutes({ store: deps.store, now }));
+  await app.register(stripeRoutes({ store: deps.store, now, rate: deps.config.ingestRate ?? null }));
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }

@@ -6,9 +6,11 @@
 // logged as refused and answered 400 signature_invalid, and changes nothing else. Every other
 // delivery is answered 200 {"received": true} once its log entry is recorded: Stripe retries an
 // answer that is not 2xx, and an event refused once (no customer matches) would be refused again.
+// Each source takes VITALS_INGEST_RATE deliveries a window, as a Segment source takes messages.
 import { Type } from 'typebox';
 import { errorResponses } from '../api/common.ts';
 import { SourceParams } from '../api/sources.ts';
+import type { Config } from '../config.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import {
   kindOf,
@@ -22,10 +24,13 @@ import type { Store } from '../store/store.ts';
 import { stripeIntake } from '../writes/stripe.ts';
 import { parseJsonBody } from './json-body.ts';
 import type { Routes } from './reply.ts';
+import { RateLimiter } from './segment.ts';
 
 export interface StripeDeps {
   store: Store;
   now: () => number;
+  /** VITALS_INGEST_RATE: deliveries per source per window, as for a Segment source; null when off. */
+  rate: Config['ingestRate'];
 }
 
 const disabled = (id: string) =>
@@ -44,8 +49,9 @@ function parsed(raw: Buffer): { body: unknown } | { error: ApiError } {
 const Received = Type.Object({ received: Type.Literal(true) });
 
 export const stripeRoutes =
-  ({ store, now }: StripeDeps): Routes =>
+  ({ store, now, rate }: StripeDeps): Routes =>
   async (app) => {
+    const limiter = rate ? new RateLimiter(rate) : null;
     // The body's bytes as they came, whatever the Content-Type: the signature is over them.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: STRIPE_BODY_MAX }, (_req, body, done) =>
@@ -61,14 +67,23 @@ export const stripeRoutes =
             "Authenticated by the Stripe-Signature header (t=…,v1=…: HMAC-SHA256 of `t.` and the raw body with the source's signing secret, t within 300 s). " +
             'Answered 200 once the event is logged in the source, also when it is ignored or refused there (docs/sources.md, "Stripe").',
           params: SourceParams,
-          response: { 200: Received, ...errorResponses(400, 401, 404) },
+          response: { 200: Received, ...errorResponses(400, 401, 404, 429) },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const id = req.params.source_id;
         const found = await store.sourceById(id);
-        if (!found || found.source.type !== 'stripe') throw notFound.source(id);
+        if (found?.source.type !== 'stripe') throw notFound.source(id);
         if (!found.source.enabled) throw disabled(id);
+        // Before the signature: a flood of forged deliveries is held off before it costs a write each.
+        const wait = limiter?.take(found.source.id, 1, Date.now()) ?? null;
+        if (wait !== null && rate) {
+          reply.header('retry-after', String(wait));
+          throw new ApiError(
+            'rate_limited',
+            `This source received more than ${rate.max} deliveries in ${rate.windowMs / 1000} s (VITALS_INGEST_RATE); retry after the Retry-After header's seconds.`,
+          );
+        }
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const at = now();
         const header = req.headers['stripe-signature'];
@@ -81,7 +96,11 @@ export const stripeRoutes =
         let event: StripeEvent;
         let answer: ApiError | null = null;
         if (problem !== null) {
-          event = refusedEvent(kindOf('body' in json ? json.body : null), `signature_invalid: ${problem}`, at);
+          event = refusedEvent(
+            kindOf('body' in json ? json.body : null),
+            `signature_invalid: ${problem}`,
+            at,
+          );
           answer = new ApiError('signature_invalid', `The Stripe-Signature does not check: ${problem}.`);
         } else if ('error' in json) {
           event = refusedEvent('unknown', `${json.error.code}: ${json.error.message}`, at);

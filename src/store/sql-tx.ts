@@ -20,8 +20,6 @@ import * as scores from './scores.ts';
 import * as settings from './settings.ts';
 import type { SourceRecord } from './sources.ts';
 import * as sources from './sources.ts';
-import type { StripeSubscriptionRecord } from './stripe.ts';
-import * as stripe from './stripe.ts';
 import { SqlReader } from './sql-reader.ts';
 import type {
   AuditEntry,
@@ -35,6 +33,8 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import type { StripeSubscriptionRecord } from './stripe.ts';
+import * as stripe from './stripe.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 

@@ -82,16 +82,6 @@ export async function putStripeSubscription(
      ON CONFLICT (account_id, customer_id, subscription_id) DO UPDATE SET source_id = excluded.source_id,
        status = excluded.status, monthly = excluded.monthly, period_end = excluded.period_end,
        event_at = excluded.event_at, updated_at = excluded.updated_at`,
-    [
-      accountId,
-      s.customerId,
-      s.id,
-      s.sourceId,
-      s.status,
-      s.monthly,
-      s.periodEnd,
-      s.eventAt,
-      s.updatedAt,
-    ],
+    [accountId, s.customerId, s.id, s.sourceId, s.status, s.monthly, s.periodEnd, s.eventAt, s.updatedAt],
   );
 }

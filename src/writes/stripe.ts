@@ -17,7 +17,13 @@ import {
   summarize,
 } from '../domain/stripe.ts';
 import { iso } from '../domain/time.ts';
-import type { AuditEntry, CustomerRecord, SourceRecord, StripeSubscriptionRecord, Tx } from '../store/store.ts';
+import type {
+  AuditEntry,
+  CustomerRecord,
+  SourceRecord,
+  StripeSubscriptionRecord,
+  Tx,
+} from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer } from './customers.ts';
 import { addDayCounts } from './day-counts.ts';
@@ -61,7 +67,14 @@ class Delivery {
   readonly requestId: string;
   readonly now: number;
 
-  constructor(tx: Tx, accountId: string, source: SourceRecord, event: StripeEvent, requestId: string, now: number) {
+  constructor(
+    tx: Tx,
+    accountId: string,
+    source: SourceRecord,
+    event: StripeEvent,
+    requestId: string,
+    now: number,
+  ) {
     this.tx = tx;
     this.accountId = accountId;
     this.source = source;
@@ -77,7 +90,10 @@ class Delivery {
     const metric = COUNTED_EVENTS[kind];
     if (metric !== undefined) return this.count(metric);
     return Promise.resolve(
-      ignored(null, `not_used: Vitals reads no ${kind} events (docs/sources.md, "Stripe", lists those it reads)`),
+      ignored(
+        null,
+        `not_used: Vitals reads no ${kind} events (docs/sources.md, "Stripe", lists those it reads)`,
+      ),
     );
   }
 
@@ -96,7 +112,9 @@ class Delivery {
     }
     // Read for update: the customer is locked until the commit (PostgreSQL).
     const found = ids[0] === undefined ? null : await this.tx.getCustomer(this.accountId, ids[0]);
-    return found ?? refused(null, `customer_not_found: no customer has metadata.stripe_customer_id = ${stripeId}`);
+    return (
+      found ?? refused(null, `customer_not_found: no customer has metadata.stripe_customer_id = ${stripeId}`)
+    );
   }
 
   audit(action: string, objectId: string, at: number): void {
@@ -268,7 +286,7 @@ export const stripeIntake = write(async function stripeIntake(
   now: number,
 ): Promise<StripeIntakeResult> {
   const source = await tx.getSourceForUpdate(accountId, sourceId);
-  if (!source || source.config.type !== 'stripe') return 'gone';
+  if (source?.config.type !== 'stripe') return 'gone';
   if (!source.enabled) return 'disabled';
   const delivery = new Delivery(tx, accountId, source, event, requestId, now);
   let outcome: Outcome;

@@ -67,7 +67,11 @@ const subscription = (id: string, customer: string, status: string, items: Item[
         currency: it.currency ?? 'usd',
         unit_amount: it.amount === undefined ? 4900 : it.amount,
         unit_amount_decimal: it.decimal ?? (it.amount == null ? null : String(it.amount)),
-        recurring: { interval: it.interval ?? 'month', interval_count: it.count ?? 1, usage_type: 'licensed' },
+        recurring: {
+          interval: it.interval ?? 'month',
+          interval_count: it.count ?? 1,
+          usage_type: 'licensed',
+        },
       },
     })),
   },
@@ -301,6 +305,46 @@ describe('the ingest URL', () => {
     assert.equal((await other.get(`/api/sources/${sourceId}/log`)).status, 404);
   });
 
+  test('a body over 1 MiB: 413 body_too_large, nothing recorded', async () => {
+    const before = await snapshot();
+    const logged = await log();
+    const big = JSON.stringify({ ...event(), padding: 'x'.repeat(1024 * 1024) });
+    const res = await deliver(null, { body: big, signature: sign(big) });
+    assert.equal(res.status, 413, res.raw);
+    assert.equal(res.body.error.code, 'body_too_large');
+    assert.deepEqual(await snapshot(), before);
+    assert.deepEqual(await log(), logged);
+  });
+
+  test('past VITALS_INGEST_RATE: 429 with Retry-After, nothing recorded; another source is not held', async () => {
+    const limited = await buildTestApp({ now: clock.now, ingestRate: { max: 2, windowMs: 60_000 } });
+    try {
+      const make = async () =>
+        (await limited.api.post('/api/sources', { type: 'stripe', name: 'S', signing_secret: SECRET })).body
+          .id as string;
+      const [a, b] = [await make(), await make()];
+      const post = (id: string, signature: string | null = null) =>
+        limited.inject({
+          method: 'POST',
+          url: `/ingest/stripe/${id}`,
+          headers: signature === null ? {} : { 'stripe-signature': signature },
+          payload: '{}',
+        });
+      // Counted before the signature is checked: forged deliveries count too.
+      assert.equal((await post(a)).status, 400);
+      assert.equal((await post(a, sign('{}'))).status, 200);
+      const over = await post(a, sign('{}'));
+      assert.equal(over.status, 429, over.raw);
+      assert.equal(over.body.error.code, 'rate_limited');
+      assert.ok(Number(over.headers['retry-after']) >= 1);
+      assert.equal((await post(b, sign('{}'))).status, 200);
+      const stats = (await limited.api.get(`/api/sources/${a}`)).body.stats;
+      assert.deepEqual([stats.received, stats.refused], [2, 2]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('a signed body that is not JSON: 400 invalid_json, logged as refused', async () => {
     const { res, entry } = await judged(null, 400, { body: '{"id": "evt_', signature: sign('{"id": "evt_') });
     assert.equal(res.body.error.code, 'invalid_json');
@@ -310,11 +354,18 @@ describe('the ingest URL', () => {
 
 describe('events that change nothing', () => {
   test('an unmatched Stripe customer: refused customer_not_found, answered 200', async () => {
-    const e = stripeEvent('invoice.payment_failed', { id: 'in_3', object: 'invoice', customer: 'cus_nobody' });
+    const e = stripeEvent('invoice.payment_failed', {
+      id: 'in_3',
+      object: 'invoice',
+      customer: 'cus_nobody',
+    });
     const { res, entry } = await judged(e, 200);
     assert.deepEqual(res.body, { received: true });
     assert.deepEqual([entry.result, entry.customer_id], ['refused', null]);
-    assert.equal(entry.reason, 'customer_not_found: no customer has metadata.stripe_customer_id = cus_nobody');
+    assert.equal(
+      entry.reason,
+      'customer_not_found: no customer has metadata.stripe_customer_id = cus_nobody',
+    );
     const sub = stripeEvent(
       'customer.subscription.created',
       subscription('sub_nobody', 'cus_nobody', 'active', [{}], sec() + 30 * DAY),
@@ -408,7 +459,10 @@ describe('subscriptions', () => {
     assert.equal(acme.metadata.stripe_customer_id, 'cus_acme');
     assert.deepEqual(await points('acme', 'mrr'), [{ metric: 'mrr', value: 98, at: isoOf(e.created) }]);
     const [audit] = (await t.api.get('/api/audit-log?limit=1')).body.data;
-    assert.deepEqual([audit.actor.type, audit.action, audit.object_id], ['source', 'customer.updated', 'acme']);
+    assert.deepEqual(
+      [audit.actor.type, audit.action, audit.object_id],
+      ['source', 'customer.updated', 'acme'],
+    );
   });
 
   test('two subscriptions: arr is the sum, renewal_at the soonest end', async () => {
@@ -538,7 +592,10 @@ describe('subscriptions', () => {
       sec(400),
     );
     const entry = await applied(e);
-    assert.equal(entry.reason, 'price_sub_b2_4: no unit_amount or unit_amount_decimal (a tiered price): left out of arr');
+    assert.equal(
+      entry.reason,
+      'price_sub_b2_4: no unit_amount or unit_amount_decimal (a tiered price): left out of arr',
+    );
     const monthly = (12 * 52) / 12 + 365 / 12 / 2 + 2000 + 10.504 / 12;
     assert.equal((await customer('beta')).arr, Math.round(12 * monthly * 100) / 100);
     assert.equal(await pointAt('beta', 'mrr', e.created), Math.round(monthly * 100) / 100);
@@ -564,11 +621,20 @@ describe('invoices', () => {
   });
 
   test('a factor rule on a counted metric rescores the customer (metrics_updated)', async () => {
-    const rule = { metric: 'stripe_payment_failed', aggregate: 'sum', window_days: 30, scale: { type: 'linear', from: 3, to: 0 } };
+    const rule = {
+      metric: 'stripe_payment_failed',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 3, to: 0 },
+    };
     const put = await t.api.request('PUT', '/api/settings/health-score/factors/billing', rule);
     assert.equal(put.status, 200, put.raw);
     await applied(
-      stripeEvent('invoice.payment_failed', { id: 'in_rule', object: 'invoice', customer: 'cus_delta' }, sec(120)),
+      stripeEvent(
+        'invoice.payment_failed',
+        { id: 'in_rule', object: 'invoice', customer: 'cus_delta' },
+        sec(120),
+      ),
     );
     const score = (await t.api.get('/api/customers/delta/health-score')).body;
     assert.ok(score.factors.billing < 1, JSON.stringify(score));
