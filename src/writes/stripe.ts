@@ -14,6 +14,7 @@ import {
   CUSTOMER_EVENTS,
   type StripeEvent,
   type SubscriptionChange,
+  type SubscriptionSummary,
   summarize,
 } from '../domain/stripe.ts';
 import { iso } from '../domain/time.ts';
@@ -56,6 +57,24 @@ const isOutcome = (v: object): v is Outcome => 'result' in v;
 
 /** Cents, as ARR and MRR are shown. */
 const cents = (amount: number) => Math.round(amount * 100) / 100;
+
+/**
+ * The customer's book after its subscriptions (docs/sources.md, "Subscriptions"): arr from the live
+ * ones, the soonest renewal (left as it was with none live), the event's status in metadata;
+ * churned when the subscription that ended was its last live one, active again when a live one appears.
+ */
+function bookAfter(customer: CustomerRecord, sub: SubscriptionChange, sum: SubscriptionSummary) {
+  const churns = sub.ended && sum.live === 0 && customer.lifecycle !== 'churned';
+  const returns = sum.live > 0 && customer.lifecycle === 'churned';
+  const input: CustomerInput = {
+    customerId: customer.id,
+    arr: cents(12 * sum.monthly),
+    ...(sum.renewalAt === null ? {} : { renewal_at: iso(sum.renewalAt) }),
+    ...(churns ? { lifecycle: 'churned' as const } : returns ? { lifecycle: 'active' as const } : {}),
+    metadata: { stripe_subscription_status: sub.status },
+  };
+  return { input, churns, returns };
+}
 
 /** One delivery's event, applied in the intake's transaction. */
 class Delivery {
@@ -211,16 +230,7 @@ class Delivery {
       updatedAt: this.now,
     };
     const sum = summarize([...subs.filter((s) => s.id !== sub.id), record]);
-    const churns = sub.ended && sum.live === 0 && customer.lifecycle !== 'churned';
-    const returns = sum.live > 0 && customer.lifecycle === 'churned';
-    const input: CustomerInput = {
-      customerId: customer.id,
-      arr: cents(12 * sum.monthly),
-      // With no live subscription the renewal is left as it was: the date the last one would have renewed.
-      ...(sum.renewalAt === null ? {} : { renewal_at: iso(sum.renewalAt) }),
-      ...(churns ? { lifecycle: 'churned' as const } : returns ? { lifecycle: 'active' as const } : {}),
-      metadata: { stripe_subscription_status: sub.status },
-    };
+    const { input, churns, returns } = bookAfter(customer, sub, sum);
     const next = this.changed(customer, input);
     if (isOutcome(next)) return next;
     // A customer the event leaves as it was is not written: no customer.updated for nothing.
@@ -233,17 +243,7 @@ class Delivery {
     await this.tx.putStripeSubscription(this.accountId, record);
     const notes = [...sub.leftOut];
     if (churns) {
-      await this.tx.insertOutcomes(this.accountId, [
-        {
-          id: newId.outcome(),
-          customerId: customer.id,
-          outcome: 'churned',
-          at: created,
-          note: `Stripe subscription ${sub.id} ended (${this.event.kind}); no live subscription is left`,
-          createdAt: this.now,
-        },
-      ]);
-      this.audit('outcome.recorded', customer.id, this.now);
+      await this.churned(customer.id, sub.id);
       notes.push('churned: no live subscription is left');
     }
     if (returns) notes.push(`active again: ${sub.id} is ${sub.status}`);
@@ -254,6 +254,21 @@ class Delivery {
       this.now,
     );
     return applied(customer.id, notes);
+  }
+
+  /** The churned outcome at the event's `created`, its note naming the subscription that ended. */
+  async churned(customerId: string, subscriptionId: string): Promise<void> {
+    await this.tx.insertOutcomes(this.accountId, [
+      {
+        id: newId.outcome(),
+        customerId,
+        outcome: 'churned',
+        at: this.event.created,
+        note: `Stripe subscription ${subscriptionId} ended (${this.event.kind}); no live subscription is left`,
+        createdAt: this.now,
+      },
+    ]);
+    this.audit('outcome.recorded', customerId, this.now);
   }
 
   /** invoice.paid / invoice.payment_failed: 1 more in the metric's point of the event's UTC day. */
