@@ -56,6 +56,7 @@ import { segmentRoutes } from './segment.ts';
 import { registerSessions } from './sessions.ts';
 import { settingsRoutes } from './settings.ts';
 import { sourcesRoutes } from './sources.ts';
+import { stripeRoutes } from './stripe.ts';
 import { tasksRoutes } from './tasks.ts';
 import { bodyRefusal } from './text-rules.ts';
 import { usersRoutes } from './users.ts';
@@ -145,6 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       retentionMs: deps.config.metricRetentionMs ?? null,
     }),
   );
+  // The Stripe intake: a source's signing secret, not an API key, authenticates its deliveries.
+  await app.register(stripeRoutes({ store: deps.store, now, rate: deps.config.ingestRate ?? null }));
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }

@@ -76,6 +76,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /v1/page': 'segmentPage',
   'POST /v1/screen': 'segmentScreen',
   'POST /v1/alias': 'segmentAlias',
+  'POST /ingest/stripe/{source_id}': 'ingestStripeEvent',
   'POST /api/customers/batch': 'upsertCustomersBatch',
   'POST /api/health-scores/batch': 'updateHealthScoresBatch',
   'GET /api/settings/health-score/weights': 'getWeights',

@@ -103,8 +103,8 @@ async function readBody(req: FastifyRequest, payload: Readable): Promise<string>
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A fixed window per source, in this process's memory. */
-class RateLimiter {
+/** A fixed window per source, in this process's memory (the Stripe intake counts its deliveries with it too). */
+export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private readonly rate: NonNullable<Config['ingestRate']>;
   constructor(rate: NonNullable<Config['ingestRate']>) {

@@ -69,6 +69,11 @@ export interface Dialect {
   metadataIs(p: Params, key: string, value: string): string;
   /** Customer `c`'s metadata value at `key`, as JSON text (NULL when absent). */
   metadataJson(p: Params, key: string): string;
+  /**
+   * Customers' metadata.stripe_customer_id as text, spelled exactly as migration 31's index
+   * customers_by_stripe_customer has it (a planner uses an expression index only for its own text).
+   */
+  readonly stripeCustomerId: string;
   /** Customers `c` joined to their scores `s`, walked in the customers' order. */
   readonly customersWithScores: string;
   /** After `FROM deliveries`: the index of pending deliveries by webhook, where the planner must be told. */

@@ -40,6 +40,8 @@ export interface SourceReads {
   ): Promise<Page<SourceLogEntry>>;
   /** The source a key or token hash names, with its account: how an ingest request finds its source. */
   sourceByKey(keyHash: string): Promise<{ accountId: string; source: SourceRecord } | null>;
+  /** The source with this id, with its account: how a Stripe delivery (/ingest/stripe/{id}) finds it. */
+  sourceById(id: string): Promise<{ accountId: string; source: SourceRecord } | null>;
 }
 
 export interface SourceWrites {
@@ -148,6 +150,16 @@ export async function sourceByKey(db: Driver, keyHash: string) {
   const row = await db.get<SourceRow & { account_id: string }>(
     `SELECT account_id, ${COLUMNS} FROM sources WHERE key_hash = $1`,
     [keyHash],
+  );
+  return row ? { accountId: row.account_id, source: toSource(row) } : null;
+}
+
+export async function sourceById(db: Driver, id: string) {
+  if (hasNul(id)) return null;
+  // sources_by_id (migration 31): an id names one source across accounts.
+  const row = await db.get<SourceRow & { account_id: string }>(
+    `SELECT account_id, ${COLUMNS} FROM sources WHERE id = $1`,
+    [id],
   );
   return row ? { accountId: row.account_id, source: toSource(row) } : null;
 }

@@ -35,6 +35,8 @@ import type {
   ViewRecord,
   WebhookRecord,
 } from './store.ts';
+import type { StripeSubscriptionRecord } from './stripe.ts';
+import * as stripe from './stripe.ts';
 import * as tasks from './tasks.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
@@ -320,6 +322,21 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async addMetricCounts(accountId: string, counts: readonly MetricPointRecord[]): Promise<void> {
     this.lockAccount(accountId, 'shared');
     await sources.addMetricCounts(this.db, accountId, counts);
+  }
+
+  customersByStripeId(accountId: string, stripeCustomerId: string, limit: number) {
+    // Read to act on, as any customer: under the account's lock.
+    this.lockAccount(accountId, 'shared');
+    return stripe.customersByStripeId(this.db, accountId, stripeCustomerId, limit);
+  }
+
+  stripeSubscriptions(accountId: string, customerId: string) {
+    return stripe.stripeSubscriptions(this.db, accountId, customerId);
+  }
+
+  async putStripeSubscription(accountId: string, sub: StripeSubscriptionRecord): Promise<void> {
+    this.lockAccount(accountId, 'shared');
+    await stripe.putStripeSubscription(this.db, accountId, sub);
   }
 
   abstract writeBackfill(

@@ -19,6 +19,7 @@ import type { Retention } from './retention.ts';
 import type { ScoreReads, ScoreWrites } from './scores.ts';
 import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
 import type { SourceReads, SourceWrites } from './sources.ts';
+import type { StripeWrites } from './stripe.ts';
 import type { TaskReads, TaskWrites } from './tasks.ts';
 import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
@@ -63,6 +64,7 @@ export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
 export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
+export type { StripeSubscriptionRecord, StripeWrites } from './stripe.ts';
 export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
@@ -100,6 +102,7 @@ export interface Tx
     SourceWrites,
     TaskWrites,
     PlaybookWrites,
+    StripeWrites,
     AuditWrites,
     IdempotencyWrites {
   /**

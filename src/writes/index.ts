@@ -15,6 +15,7 @@ import { applyThresholds, applyWeights, computePreview } from './rescore.ts';
 import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 import { segmentIntake } from './segment.ts';
 import { createSource, deleteSource, updateSource } from './sources.ts';
+import { stripeIntake } from './stripe.ts';
 import { createNote, createTask, deleteNote, deleteTask, updateNote, updateTask } from './tasks.ts';
 import { createView, deleteView } from './views.ts';
 import {
@@ -74,4 +75,5 @@ export const WRITES: WriteRegistry = registry([
   updatePlaybook,
   deletePlaybook,
   playbookPass,
+  stripeIntake,
 ] as unknown as Write<unknown[], unknown>[]);

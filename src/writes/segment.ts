@@ -19,9 +19,9 @@ import {
 import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
+import { addDayCounts } from './day-counts.ts';
 import { settleAll } from './pipeline.ts';
-import { actOn, actOnPoints } from './playbooks.ts';
-import { rederive } from './rules.ts';
+import { actOn } from './playbooks.ts';
 
 interface Outcome {
   result: SourceResult;
@@ -204,27 +204,13 @@ class Intake {
     return applied(groupId);
   }
 
-  /** The day counts added, and the customers whose new points a rule reads rescored once. */
+  /** The links and audit entries written, then the day counts added (./day-counts.ts). */
   async finish(): Promise<void> {
     const sent: Promise<unknown>[] = [];
     if (this.links.length > 0) sent.push(this.tx.linkSourceUsers(this.accountId, this.source.id, this.links));
     if (this.audits.length > 0) sent.push(this.tx.appendAudits(this.accountId, this.audits));
     await settleAll(sent);
-    if (this.counts.length === 0) return;
-    const ids = [...new Set(this.counts.map((c) => c.customerId))];
-    // Locks the customers' scores at once, in one order, before the points are written (as a metric write does).
-    const [known, settings, rules] = await Promise.all([
-      this.tx.scoresForUpdate(this.accountId, ids),
-      this.tx.getSettings(this.accountId),
-      this.tx.listFactorRules(this.accountId),
-    ]);
-    const read = new Set(rules.map((r) => r.metric));
-    const moved = [...new Set(this.counts.filter((c) => read.has(c.metric)).map((c) => c.customerId))];
-    await this.tx.addMetricCounts(this.accountId, this.counts);
-    if (moved.length > 0) {
-      await rederive(this.tx, this.accountId, moved, rules, settings, 'metrics_updated', this.now, known);
-    }
-    await actOnPoints(this.tx, this.accountId, this.counts, this.now);
+    await addDayCounts(this.tx, this.accountId, this.counts, this.now);
   }
 }
 

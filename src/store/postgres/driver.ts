@@ -34,6 +34,7 @@ export const POSTGRES: Dialect = {
       = ${p.add(value)}`;
   },
   metadataJson: (p: Params, key: string) => `(c.metadata -> ${p.add(key)})::text`,
+  stripeCustomerId: "(metadata ->> 'stripe_customer_id')",
   customersWithScores:
     'customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id',
   pendingIndex: '',

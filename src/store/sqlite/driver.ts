@@ -40,6 +40,7 @@ export const SQLITE: Dialect = {
       WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) = ${p.add(value)}`;
   },
   metadataJson: (p: Params, key: string) => `c.metadata -> ${p.add(path(key))}`,
+  stripeCustomerId: "(metadata ->> '$.stripe_customer_id')",
   // CROSS JOIN keeps the customers outer: reading them in order and looking each score up costs
   // half of the other way round.
   customersWithScores:

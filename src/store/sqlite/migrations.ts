@@ -736,3 +736,37 @@ MIGRATIONS.push(`
     FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
   ) WITHOUT ROWID, STRICT;
 `);
+
+/**
+ * 31: the Stripe intake (docs/sources.md, "Stripe"). A delivery names its source by id alone
+ * (/ingest/stripe/{id}: the URL carries no account), so sources_by_id finds it, and makes an id
+ * name one source across accounts. A Stripe event names a Stripe customer, which is the Vitals
+ * customer whose metadata.stripe_customer_id holds it: customers_by_stripe_customer indexes that
+ * value where it is set. An index on the expression, not a side table kept beside the metadata:
+ * every path that writes metadata (PATCH, the batch, an import, a Segment group, this intake)
+ * keeps it right without knowing of it, and the customers without the key cost it nothing. The
+ * expression is spelled as the Dialect's stripeCustomerId is, or the planner would not use it.
+ * stripe_subscriptions keeps each Stripe subscription of a customer: its status, its monthly
+ * amount in major units, its current period's end, and the `created` of the last event applied
+ * to it (an older event changes nothing: Stripe does not promise order). Rows leave with their
+ * customer; a source's deletion leaves them, since they are the customer's, not the source's.
+ */
+MIGRATIONS.push(`
+  CREATE UNIQUE INDEX sources_by_id ON sources (id);
+  CREATE INDEX customers_by_stripe_customer
+    ON customers (account_id, (metadata ->> '$.stripe_customer_id'), id)
+    WHERE (metadata ->> '$.stripe_customer_id') IS NOT NULL;
+  CREATE TABLE stripe_subscriptions (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    subscription_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    monthly REAL NOT NULL,
+    period_end INTEGER,
+    event_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, customer_id, subscription_id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+`);
