@@ -60,6 +60,7 @@ import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
 import { viewsRoutes } from './views.ts';
 import { webhookDeliveriesRoutes } from './webhook-deliveries.ts';
+import { webhookIntakeRoutes } from './webhook-intake.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
 declare module 'fastify' {
@@ -137,6 +138,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // write key, not an API key (docs/sources.md).
   await app.register(
     segmentRoutes({
+      store: deps.store,
+      now,
+      rate: deps.config.ingestRate ?? null,
+      retentionMs: deps.config.metricRetentionMs ?? null,
+    }),
+  );
+  // Any tool's webhook, through a webhook source's mapping: its signature or URL token, not an
+  // API key (docs/sources.md, "Webhooks").
+  await app.register(
+    webhookIntakeRoutes({
       store: deps.store,
       now,
       rate: deps.config.ingestRate ?? null,

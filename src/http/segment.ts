@@ -104,7 +104,7 @@ async function readBody(req: FastifyRequest, payload: Readable): Promise<string>
 }
 
 /** A fixed window per source, in this process's memory. */
-class RateLimiter {
+export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private readonly rate: NonNullable<Config['ingestRate']>;
   constructor(rate: NonNullable<Config['ingestRate']>) {

@@ -40,6 +40,11 @@ export interface SourceReads {
   ): Promise<Page<SourceLogEntry>>;
   /** The source a key or token hash names, with its account: how an ingest request finds its source. */
   sourceByKey(keyHash: string): Promise<{ accountId: string; source: SourceRecord } | null>;
+  /**
+   * The source with this id, with its account: an ingest URL names its source by id alone
+   * (`/ingest/webhook/{id}`), and the request's signature or token then proves the sender.
+   */
+  sourceById(id: string): Promise<{ accountId: string; source: SourceRecord } | null>;
 }
 
 export interface SourceWrites {
@@ -148,6 +153,15 @@ export async function sourceByKey(db: Driver, keyHash: string) {
   const row = await db.get<SourceRow & { account_id: string }>(
     `SELECT account_id, ${COLUMNS} FROM sources WHERE key_hash = $1`,
     [keyHash],
+  );
+  return row ? { accountId: row.account_id, source: toSource(row) } : null;
+}
+
+export async function sourceById(db: Driver, id: string) {
+  if (hasNul(id)) return null;
+  const row = await db.get<SourceRow & { account_id: string }>(
+    `SELECT account_id, ${COLUMNS} FROM sources WHERE id = $1`,
+    [id],
   );
   return row ? { accountId: row.account_id, source: toSource(row) } : null;
 }

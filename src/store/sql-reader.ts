@@ -243,6 +243,10 @@ export class SqlReader implements Reader {
     return sources.sourceByKey(this.db, keyHash);
   }
 
+  sourceById(id: string) {
+    return sources.sourceById(this.db, id);
+  }
+
   listWebhooks(accountId: string): Promise<WebhookRecord[]> {
     return webhooks.listWebhooks(this.db, accountId);
   }

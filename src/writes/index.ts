@@ -15,6 +15,7 @@ import { deleteRule, previewRule, putRule, rescoreDue } from './rules.ts';
 import { segmentIntake } from './segment.ts';
 import { createSource, deleteSource, updateSource } from './sources.ts';
 import { createView, deleteView } from './views.ts';
+import { webhookIntake } from './webhook-intake.ts';
 import {
   createWebhook,
   deleteWebhook,
@@ -62,4 +63,5 @@ export const WRITES: WriteRegistry = registry([
   updateSource,
   deleteSource,
   segmentIntake,
+  webhookIntake,
 ] as unknown as Write<unknown[], unknown>[]);
