@@ -245,6 +245,42 @@ describe('deliveries applied', () => {
   });
 });
 
+describe('scores', () => {
+  test('points a factor rule reads rescore the customer once per delivery (history reason metrics_updated)', async () => {
+    const rule = {
+      metric: 'escalations',
+      aggregate: 'sum',
+      window_days: 30,
+      scale: { type: 'linear', from: 0, to: 10 },
+    };
+    assert.equal(
+      (await t.api.request('PUT', '/api/settings/health-score/factors/support', rule)).status,
+      200,
+    );
+    assert.equal((await t.api.post('/api/customers', customerBody('rescored'))).status, 201);
+    const escalating = await newSource(t.api, 'Escalations', {
+      mapping: { customer_id: 'body.id', counts: '{"escalations": 1}', metrics: '{"nps": body.nps}' },
+    });
+    const history = async () => (await t.api.get('/api/customers/rescored/health-score/history')).body.data;
+    const first = await deliver(escalating.path, { id: 'rescored', nps: 9 });
+    assert.equal(first.body.log[0].result, 'applied', first.raw);
+    const [version] = await history();
+    assert.equal(version.reason, 'metrics_updated');
+    assert.deepEqual(version.factors, { support: 0.1 });
+    const two = await deliver(escalating.path, [
+      { id: 'rescored', nps: 7 },
+      { id: 'rescored', nps: 8 },
+    ]);
+    assert.deepEqual(
+      two.body.log.map((e: any) => e.result),
+      ['applied', 'applied'],
+    );
+    const versions = await history();
+    assert.equal(versions.length, 2, 'one version for the delivery');
+    assert.deepEqual(versions[0].factors, { support: 0.3 });
+  });
+});
+
 describe('bad mappings and values: 202, the message refused in the log, nothing else changed', () => {
   test('a mapping that does not parse is refused when saved, naming its field', async () => {
     const before = (await t.api.get('/api/sources')).body;
@@ -320,6 +356,17 @@ describe('bad mappings and values: 202, the message refused in the log, nothing 
       strict,
       () => deliver(strict.path, { id: 'a/b', n: 1 }),
       /^parameter_invalid: 'customer_id'/,
+    );
+  });
+
+  test('a parent the API refuses: refused in its words, naming the field', async () => {
+    const parenting = await newSource(t.api, 'Parenting tool', {
+      mapping: { customer_id: 'body.id', customer: '{"parent_id": body.parent}' },
+    });
+    await refusedMessage(
+      parenting,
+      () => deliver(parenting.path, { id: 'acme', parent: 'acme' }),
+      /^parameter_invalid: customer\.parent_id: A customer cannot be its own parent\.$/,
     );
   });
 
@@ -514,6 +561,14 @@ describe('the 50 ms budget', () => {
     assert.ok(waits.length >= 3, `the API answered ${waits.length} reads meanwhile`);
     assert.ok((sorted[Math.floor(sorted.length / 2)] as number) < 50, took);
     assert.deepEqual(await snapshot(), was);
+    // A mapping that builds a 10-million-item array: refused, whether its budget or the missing
+    // customer ends it, and the process that gave it a thread lives on.
+    const building = await newSource(t.api, 'Building tool', {
+      mapping: { customer_id: '$string($count([1..10000000]))', counts: '{"n": 1}' },
+    });
+    const built = await deliver(building.path, {});
+    assert.equal(built.status, 202, built.raw);
+    assert.match(built.body.log[0].reason, /^(mapping_timeout|customer_not_found): /);
     // The thread was ended and replaced: the next delivery is mapped as usual.
     const next = await deliver(tokened.path, { event: 'ticket.created', account: { id: 'acme' } });
     assert.equal(next.body.log[0].result, 'applied', next.raw);
