@@ -101,8 +101,11 @@ const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
 /** An absolute-form target: scheme and authority, then the path (or nothing: the root). */
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([/?#].*)?$/i;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
-const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
+/**
+ * An API key or webhook secret pasted into a URL by mistake must not reach the logs, nor a
+ * webhook source's token, which its ingest URL carries by design (docs/sources.md, "Webhooks").
+ */
+const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+|(?<=^\/ingest\/webhook\/[^/?#]+\/)[^/?#]+/g;
 
 /**
  * The app, registered in this order (hooks run in the order they are added): the server and

@@ -102,6 +102,25 @@ const refusedWhole = (reason: string, now: number): WebhookMessage => ({
   decided: { result: 'refused', reason },
 });
 
+/** The delivery's messages (a JSON array is that many, anything else one), or why it is refused whole. */
+function messagesOf(body: Buffer): unknown[] | Refusal {
+  let parsed: unknown;
+  try {
+    parsed = parseJsonBody(body.toString('utf8'));
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { reason: `invalid_json: ${err.message}`, error: err };
+  }
+  if (parsed === undefined) {
+    const error = new ApiError('invalid_json', 'The request body is empty: send JSON.');
+    return { reason: `invalid_json: ${error.message}`, error };
+  }
+  const bodies = Array.isArray(parsed) ? parsed : [parsed];
+  if (bodies.length <= WEBHOOK_MESSAGES_MAX) return bodies;
+  const message = `A delivery may hold at most ${WEBHOOK_MESSAGES_MAX} messages; this one holds ${bodies.length}.`;
+  return { reason: `too_many_messages: ${message}`, error: new ApiError('invalid_request', message) };
+}
+
 /** What both routes share: the mapping threads, and the rate of each source. */
 interface Intake extends WebhookIntakeDeps {
   threads: MappingThreads;
@@ -156,22 +175,8 @@ function ingest(app: App, intake: Intake, url: string): void {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const auth = authRefusal(source, body, req, token);
       if (auth) return withinRate(intake, id, 1, reply) ? refuse(auth) : reply;
-      let parsed: unknown;
-      try {
-        parsed = parseJsonBody(body.toString('utf8'));
-        if (parsed === undefined) throw new ApiError('invalid_json', 'The request body is empty: send JSON.');
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        return refuse({ reason: `invalid_json: ${err.message}`, error: err });
-      }
-      const bodies = Array.isArray(parsed) ? parsed : [parsed];
-      if (bodies.length > WEBHOOK_MESSAGES_MAX) {
-        const message = `A delivery may hold at most ${WEBHOOK_MESSAGES_MAX} messages; this one holds ${bodies.length}.`;
-        return refuse({
-          reason: `too_many_messages: ${message}`,
-          error: new ApiError('invalid_request', message),
-        });
-      }
+      const bodies = messagesOf(body);
+      if (!Array.isArray(bodies)) return refuse(bodies);
       if (!withinRate(intake, id, Math.max(1, bodies.length), reply)) return reply;
       const key = `${source.id}:${source.updatedAt}`;
       const mapping = source.config.type === 'webhook' ? source.config.webhook.mapping : { customer_id: '' };

@@ -188,7 +188,7 @@ describe('deliveries applied', () => {
   });
 
   test('by token, JSON whatever the Content-Type; counts add up on the day; at defaults to the time received', async () => {
-    const before = (await points('acme')).find((p: any) => p.metric === 'tickets_opened').value;
+    const before = (await points('acme')).find((p: any) => p.metric === 'tickets_opened')?.value ?? 0;
     const body = JSON.stringify({ event: 'ticket.created', account: { id: 'acme' } });
     for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
       const res = await deliver(tokened.path, body, { 'content-type': type });
@@ -202,6 +202,9 @@ describe('deliveries applied', () => {
     assert.equal(usage.status, 202, usage.raw);
     const seats = (await points('acme')).find((p: any) => p.metric === 'seats_used');
     assert.deepEqual(seats, { metric: 'seats_used', value: 14, at: '2026-03-02T12:00:00.000Z' });
+    const token = tokened.path.split('/').at(-1) as string;
+    assert.match(t.logs(), /"url":"\/ingest\/webhook\/src_\w+\/\[redacted\]"/);
+    assert.equal(t.logs().includes(token), false, 'the URL token never reaches the logs');
   });
 
   test('headers are in the input, lowercased', async () => {
