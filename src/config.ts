@@ -188,7 +188,7 @@ export const ConfigSchema = Type.Object({
     env: 'VITALS_INGEST_RATE',
     default: '2000/s',
     description:
-      "messages per Segment source per window at /v1 (docs/sources.md), counted in each process's memory; null when off",
+      "messages per source per window at /v1 and /ingest/webhook (docs/sources.md), counted in each process's memory; null when off",
   }),
   roles: roles({ env: 'VITALS_ROLES', default: 'api,dispatcher', description: 'what this process runs' }),
   eventRetentionMs: keepFor({

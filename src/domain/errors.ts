@@ -16,6 +16,8 @@ export const ERRORS = {
   credentials_invalid: { status: 401, type: 'authentication_error' },
   write_key_missing: { status: 401, type: 'authentication_error' },
   write_key_invalid: { status: 401, type: 'authentication_error' },
+  webhook_signature_invalid: { status: 401, type: 'authentication_error' },
+  webhook_token_invalid: { status: 401, type: 'authentication_error' },
   source_disabled: { status: 401, type: 'authentication_error' },
   session_missing: { status: 401, type: 'authentication_error' },
   permission_denied: { status: 403, type: 'permission_error' },

@@ -63,6 +63,7 @@ import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
 import { viewsRoutes } from './views.ts';
 import { webhookDeliveriesRoutes } from './webhook-deliveries.ts';
+import { webhookIntakeRoutes } from './webhook-intake.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
 declare module 'fastify' {
@@ -103,8 +104,11 @@ const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1000 };
 /** An absolute-form target: scheme and authority, then the path (or nothing: the root). */
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([/?#].*)?$/i;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** An API key or webhook secret pasted into a URL by mistake must not reach the logs. */
-const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+/g;
+/**
+ * An API key or webhook secret pasted into a URL by mistake must not reach the logs, nor a
+ * webhook source's token, which its ingest URL carries by design (docs/sources.md, "Webhooks").
+ */
+const SECRET_IN_URL = /vk_[0-9A-Za-z]{32}|whsec_[0-9A-Za-z+/=%]+|(?<=^\/ingest\/webhook\/[^/?#]+\/)[^/?#]+/g;
 
 /**
  * The app, registered in this order (hooks run in the order they are added): the server and
@@ -148,6 +152,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   // The Stripe intake: a source's signing secret, not an API key, authenticates its deliveries.
   await app.register(stripeRoutes({ store: deps.store, now, rate: deps.config.ingestRate ?? null }));
+  // Any tool's webhook, through a webhook source's mapping: its signature or URL token, not an
+  // API key (docs/sources.md, "Webhooks").
+  await app.register(
+    webhookIntakeRoutes({
+      store: deps.store,
+      now,
+      rate: deps.config.ingestRate ?? null,
+      retentionMs: deps.config.metricRetentionMs ?? null,
+    }),
+  );
   await registerDashboard(app, deps.dashboardDir);
   return app;
 }

@@ -77,6 +77,8 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /v1/screen': 'segmentScreen',
   'POST /v1/alias': 'segmentAlias',
   'POST /ingest/stripe/{source_id}': 'ingestStripeEvent',
+  'POST /ingest/webhook/{source_id}': 'ingestSignedWebhook',
+  'POST /ingest/webhook/{source_id}/{token}': 'ingestTokenWebhook',
   'POST /api/customers/batch': 'upsertCustomersBatch',
   'POST /api/health-scores/batch': 'updateHealthScoresBatch',
   'GET /api/settings/health-score/weights': 'getWeights',

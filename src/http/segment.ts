@@ -103,7 +103,7 @@ async function readBody(req: FastifyRequest, payload: Readable): Promise<string>
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A fixed window per source, in this process's memory (the Stripe intake counts its deliveries with it too). */
+/** A fixed window per source, in this process's memory (the Stripe and webhook intakes count with it too). */
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private readonly rate: NonNullable<Config['ingestRate']>;

@@ -40,7 +40,10 @@ export interface SourceReads {
   ): Promise<Page<SourceLogEntry>>;
   /** The source a key or token hash names, with its account: how an ingest request finds its source. */
   sourceByKey(keyHash: string): Promise<{ accountId: string; source: SourceRecord } | null>;
-  /** The source with this id, with its account: how a Stripe delivery (/ingest/stripe/{id}) finds it. */
+  /**
+   * The source with this id, with its account: an ingest URL names its source by id alone
+   * (`/ingest/stripe/{id}`, `/ingest/webhook/{id}`), and the request's signature or token then proves the sender.
+   */
   sourceById(id: string): Promise<{ accountId: string; source: SourceRecord } | null>;
 }
 

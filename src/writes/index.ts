@@ -18,6 +18,7 @@ import { createSource, deleteSource, updateSource } from './sources.ts';
 import { stripeIntake } from './stripe.ts';
 import { createNote, createTask, deleteNote, deleteTask, updateNote, updateTask } from './tasks.ts';
 import { createView, deleteView } from './views.ts';
+import { webhookIntake } from './webhook-intake.ts';
 import {
   createWebhook,
   deleteWebhook,
@@ -76,4 +77,5 @@ export const WRITES: WriteRegistry = registry([
   deletePlaybook,
   playbookPass,
   stripeIntake,
+  webhookIntake,
 ] as unknown as Write<unknown[], unknown>[]);

@@ -17,6 +17,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
 import { EVENT_TYPES } from '../../src/domain/events.ts';
 import { newId } from '../../src/domain/ids.ts';
+import { buildTestApp } from '../helpers/app.ts';
 import {
   anchors,
   Background,
@@ -279,6 +280,89 @@ const GUIDES = ['README.md', 'docs/walkthrough.md', 'docs/client.md', 'docs/api.
 describe('the guides run one after another on one Vitals, in either order', { concurrency: 1 }, () => {
   test('in reading order', (t) => runInSequence(GUIDES, t));
   test('in reverse', (t) => runInSequence([...GUIDES].reverse(), t));
+});
+
+/**
+ * The webhook recipes of docs/sources.md ("Recipes"): each is a source (the body of POST /api/sources),
+ * a delivery as the tool sends it and the result, each a ```json block after a `<!-- recipe TOOL: PART -->`
+ * line. Each source is created on a Vitals of its own, its delivery sent to its ingest URL, and the
+ * log entries and points compared with the result. "Connect Zendesk" creates its source from a
+ * copy of the recipe, which must stay the same.
+ */
+describe('the webhook recipes of docs/sources.md map their deliveries as they say', () => {
+  const file = 'docs/sources.md';
+  const text = read(file);
+  const lines = text.split('\n');
+  const recipes = new Map<string, Record<string, string>>();
+  for (const block of fencedBlocks(file, text)) {
+    const marker = /^<!-- recipe (\w+): (\w+) -->$/.exec(lines[block.line - 2]?.trim() ?? '');
+    if (!marker) continue;
+    const [, tool = '', part = ''] = marker;
+    recipes.set(tool, { ...recipes.get(tool), [part]: block.text });
+  }
+
+  test('Zendesk, Intercom and HubSpot have theirs', () => {
+    assert.deepEqual([...recipes.keys()], ['zendesk', 'intercom', 'hubspot']);
+  });
+
+  type Point = { metric: string; value: number; at: string };
+  const sorted = (points: Point[]) =>
+    points
+      .map(({ metric, value, at }) => ({ metric, value, at }))
+      .sort((a, b) => a.metric.localeCompare(b.metric));
+
+  for (const [tool, parts] of recipes) {
+    test(tool, async () => {
+      const { source, delivery, result, connect } = parts as Record<string, string>;
+      const expected = JSON.parse(result as string) as {
+        log: { customer_id: string | null; result: string; reason: string | null }[];
+        points: Record<string, Point[]>;
+      };
+      const body = JSON.parse(source as string);
+      if (connect !== undefined) {
+        const copy = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(connect)?.[1] ?? 'null';
+        assert.deepEqual(JSON.parse(copy), body, 'Connect Zendesk posts the recipe as it is');
+      }
+      // The day after the delivery's last point: its instants are then neither ahead nor too old.
+      const latest = Math.max(
+        ...Object.values(expected.points).flatMap((ps) => ps.map((p) => Date.parse(p.at))),
+      );
+      const t = await buildTestApp({ now: () => latest + 86_400_000 });
+      try {
+        for (const id of Object.keys(expected.points)) {
+          const made = await t.api.post('/api/customers', {
+            customer_id: id,
+            name: id,
+            email: 'ops@example.com',
+          });
+          assert.equal(made.status, 201, made.raw);
+        }
+        const created = await t.api.post('/api/sources', body);
+        assert.equal(created.status, 201, created.raw);
+        const res = await t.inject({
+          method: 'POST',
+          url: new URL(created.body.ingest_url).pathname,
+          headers: { 'content-type': 'application/json' },
+          payload: delivery,
+        });
+        assert.equal(res.status, 202, res.raw);
+        assert.deepEqual(
+          res.body.log.map((e: Record<string, unknown>) => ({
+            customer_id: e.customer_id,
+            result: e.result,
+            reason: e.reason,
+          })),
+          expected.log,
+        );
+        for (const [id, points] of Object.entries(expected.points)) {
+          const got = await t.api.get(`/api/customers/${encodeURIComponent(id)}/metrics?limit=100`);
+          assert.deepEqual(sorted(got.body.data), sorted(points), id);
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  }
 });
 
 test('every relative link in the docs points at a file, and every #anchor at a heading', () => {
