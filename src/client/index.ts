@@ -3,6 +3,7 @@
 import { type ClientOptions, Transport } from './client.ts';
 import { Customers, Events, HealthScores, Metrics, Outcomes, Settings } from './resources.ts';
 import { Webhooks } from './webhook-resources.ts';
+import { Notes, Playbooks, Tasks } from './work-resources.ts';
 
 export class VitalsClient {
   readonly customers: Customers;
@@ -12,6 +13,9 @@ export class VitalsClient {
   readonly settings: Settings;
   readonly events: Events;
   readonly webhooks: Webhooks;
+  readonly tasks: Tasks;
+  readonly notes: Notes;
+  readonly playbooks: Playbooks;
 
   constructor(opts: ClientOptions) {
     const http = new Transport(opts);
@@ -22,6 +26,9 @@ export class VitalsClient {
     this.settings = new Settings(http);
     this.events = new Events(http);
     this.webhooks = new Webhooks(http);
+    this.tasks = new Tasks(http);
+    this.notes = new Notes(http);
+    this.playbooks = new Playbooks(http);
   }
 }
 

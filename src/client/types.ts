@@ -58,6 +58,12 @@ import type {
   OutcomesQuery,
 } from '../api/outcomes.ts';
 import type {
+  CreatePlaybookBody,
+  Playbook as PlaybookSchema,
+  TRIGGERS,
+  UpdatePlaybookBody,
+} from '../api/playbooks.ts';
+import type {
   DistributionAnswer,
   DistributionQuery,
   MoversAnswer,
@@ -77,6 +83,14 @@ import type {
   WeightsAnswer,
   WeightsSchema,
 } from '../api/settings.ts';
+import type {
+  CreateTaskBody,
+  NoteListQuery,
+  Note as NoteSchema,
+  TaskListQuery,
+  Task as TaskSchema,
+  UpdateTaskBody,
+} from '../api/tasks.ts';
 import type {
   DeliveriesQuery,
   Delivery as DeliverySchema,
@@ -207,6 +221,27 @@ export type WebhookUpdate = Static<typeof WebhookUpdateBody>;
 export type WebhookRotate = NonNullable<Static<typeof WebhookRotateBody>>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryListParams = Static<typeof DeliveriesQuery>;
+
+/** A task (docs/api.md, "Tasks"): the work a customer needs, in its assignee's inbox. */
+export type Task = Static<typeof TaskSchema>;
+export type TaskCreate = Static<typeof CreateTaskBody>;
+export type TaskUpdate = Static<typeof UpdateTaskBody>;
+export type TaskListParams = Omit<Static<typeof TaskListQuery>, 'cursor'>;
+/** A note on a customer (docs/api.md, "Notes"). */
+export type Note = Static<typeof NoteSchema>;
+export type NoteListParams = Static<typeof NoteListQuery>;
+/** A playbook (docs/playbooks.md): a trigger and the task it opens. */
+export type Playbook = Static<typeof PlaybookSchema>;
+/** One of the four triggers, each with its own fields. */
+export type PlaybookTrigger = {
+  [K in keyof typeof TRIGGERS]: Static<(typeof TRIGGERS)[K]>;
+}[keyof typeof TRIGGERS];
+export type PlaybookCreate = Omit<Static<typeof CreatePlaybookBody>, 'trigger'> & {
+  trigger: PlaybookTrigger;
+};
+export type PlaybookUpdate = Omit<Static<typeof UpdatePlaybookBody>, 'trigger'> & {
+  trigger?: PlaybookTrigger;
+};
 
 /** The answer of every DELETE. */
 export type Deleted = Static<typeof DeletedSchema>;
