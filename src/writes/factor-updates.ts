@@ -94,10 +94,14 @@ export const applyFactorUpdates = write(
     const ids = [...new Set(items.map((i) => i.customerId))];
     // Locks every customer of the batch at once, in one order, before anything is written; the
     // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
-    const [current, settings, rules] = await Promise.all([
+    // The playbooks and what they read of these customers come in the same round trip (PostgreSQL),
+    // so a trigger costs the write none of its own (docs/playbooks.md).
+    const [current, settings, rules, playbooks, targets] = await Promise.all([
       tx.scoresForUpdate(accountId, ids),
       tx.getSettings(accountId),
       tx.listFactorRules(accountId),
+      tx.enabledPlaybooks(accountId),
+      tx.playbookTargets(accountId, ids),
     ]);
     // A factor a rule derives cannot be posted, and a posted set leaves the derived ones as they are.
     const derived = new Set(rules.map((r) => r.factor));
@@ -166,7 +170,11 @@ export const applyFactorUpdates = write(
     const all = events.flat();
     // The playbooks' triggers open their tasks with these events (docs/playbooks.md).
     if (all.length > 0)
-      sent.push(actOn(tx, accountId, all, now).then((acted) => tx.insertEvents(accountId, acted)));
+      sent.push(
+        actOn(tx, accountId, all, now, { playbooks, targets }).then((acted) =>
+          tx.insertEvents(accountId, acted),
+        ),
+      );
     if (alerted.length > 0) sent.push(tx.recordDropAlerts(accountId, alerted));
     const audits = items.flatMap((item, i) => (item.audit && results[i]?.ok ? [item.audit] : []));
     if (audits.length > 0) sent.push(tx.appendAudits(accountId, audits));

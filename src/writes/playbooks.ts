@@ -63,6 +63,16 @@ async function open(
   return events;
 }
 
+/**
+ * What a write read with its own first reads, in the same round trip: the account's enabled
+ * playbooks and its customers' targets (their status as before the write; actOn takes the new one
+ * from the events).
+ */
+export interface ReadAhead {
+  playbooks: PlaybookRecord[];
+  targets: ReadonlyMap<string, PlaybookTarget>;
+}
+
 /** The customer an event is about, when it is one of a customer's. */
 function customerOf(e: EventRecord): string | null {
   if (!e.type.startsWith('customer.') || e.type === 'customer.deleted') return null;
@@ -80,18 +90,24 @@ export async function actOn(
   accountId: string,
   events: readonly EventRecord[],
   now: number,
+  readAhead?: ReadAhead,
 ): Promise<EventRecord[]> {
   if (events.length === 0) return [...events];
-  const playbooks = await tx.enabledPlaybooks(accountId);
+  const playbooks = readAhead?.playbooks ?? (await tx.enabledPlaybooks(accountId));
   if (playbooks.length === 0) return [...events];
   // Every band each customer entered: a gathered write may move one customer in and out again.
   const entered = new Set<string>();
+  /** Each customer's status after these events: a target read before the write has the one before. */
+  const statusNow = new Map<string, Status>();
   const dropped = new Set<string>();
   const touched = new Set<string>();
   for (const e of events) {
     const id = customerOf(e);
     if (id === null) continue;
     touched.add(id);
+    if (typeof e.data.status === 'string' && e.type.startsWith('customer.health_score')) {
+      statusNow.set(id, e.data.status as Status);
+    }
     if (e.type === 'customer.status.changed') entered.add(`${e.data.status as Status}\u0000${id}`);
     if (e.type === 'customer.health_score.dropped') dropped.add(id);
   }
@@ -108,14 +124,19 @@ export async function actOn(
     }
   }
   const renewals = playbooks.filter((p) => p.trigger.type === 'renewal_approaching');
-  const read = new Set(opened.map((o) => o.customerId));
-  if (renewals.length > 0) for (const id of touched) read.add(id);
-  if (read.size === 0) return [...events];
-  const targets = await tx.playbookTargets(accountId, [...read]);
+  const wanted = new Set(opened.map((o) => o.customerId));
+  if (renewals.length > 0) for (const id of touched) wanted.add(id);
+  if (wanted.size === 0) return [...events];
+  const known = readAhead?.targets;
+  const targets =
+    known && [...wanted].every((id) => known.has(id))
+      ? known
+      : await tx.playbookTargets(accountId, [...wanted]);
   for (const p of renewals) {
     const t = p.trigger as Extract<Trigger, { type: 'renewal_approaching' }>;
     for (const id of touched) {
-      const target = targets.get(id);
+      const seen = targets.get(id);
+      const target = seen && { ...seen, status: statusNow.get(id) ?? seen.status };
       if (target && renewalHolds(t, target, now)) {
         opened.push({ playbook: p, customerId: id, triggerKey: String(target.renewalAt) });
       }
