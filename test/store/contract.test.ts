@@ -19,6 +19,7 @@ import { textContract } from './contract/text.ts';
 import { transactionsContract } from './contract/transactions.ts';
 import { viewsContract } from './contract/views.ts';
 import { webhooksContract } from './contract/webhooks.ts';
+import { workContract } from './contract/work.ts';
 
 for (const backend of ALL_BACKENDS) {
   describe(`store contract: ${backend}`, { skip: backendSkip(backend) }, () => {
@@ -56,5 +57,6 @@ for (const backend of ALL_BACKENDS) {
     remainingContract(c);
     metricsContract(c);
     viewsContract(c);
+    workContract(c);
   });
 }
