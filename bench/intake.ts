@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Analytics } from '@segment/analytics-node';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { freePort, percentile, probeAtRate, type Server, serveDatabase } from './lib.ts';
+import { freePort, percentile, preparedLoad, probeAtRate, type Server, serveDatabase } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -72,10 +72,9 @@ async function startParsingCeiling(): Promise<{ url: string; proc: ChildProcess;
   return { url: `http://127.0.0.1:${port}`, proc, file };
 }
 
-/** autocannon in a process of its own (bench/blast.ts), so the GETs measured meanwhile do not queue behind it here. */
-async function blast(url: string, auth: string, payloads: string[]): Promise<number> {
-  const child = fork('bench/blast.ts');
-  child.send({
+/** The intake's load: `payloads` posted to /v1/batch by 8 connections, ready in a process of its own. */
+const intakeLoad = (url: string, auth: string, payloads: string[]) =>
+  preparedLoad({
     url: `${url}/v1/batch`,
     connections: CONNECTIONS,
     duration: SECONDS,
@@ -86,13 +85,10 @@ async function blast(url: string, auth: string, payloads: string[]): Promise<num
       body,
     })),
   });
-  const [result] = (await once(child, 'message')) as [
-    { errors: number; non2xx: number; requests: { average: number } },
-  ];
-  if (result.errors > 0 || result.non2xx > 0)
-    throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return result.requests.average * 100;
-}
+
+/** Events a second of `payloads` (100 a body). */
+const blast = async (url: string, auth: string, payloads: string[]): Promise<number> =>
+  (await (await intakeLoad(url, auth, payloads)).run()).requests.average * 100;
 
 async function run(backend: Backend): Promise<void> {
   console.log(`${backend}:`);

@@ -1,5 +1,5 @@
 // Shared bench plumbing: start a real Vitals server in its own process on a fresh data dir.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -221,4 +221,31 @@ export async function settleAfterLoad(db: TestDatabase): Promise<void> {
   const sql = postgres(db.url, { onnotice: () => {} });
   await sql`VACUUM ANALYZE`;
   await sql.end();
+}
+
+export interface LoadResult {
+  errors: number;
+  non2xx: number;
+  requests: { average: number };
+}
+
+/**
+ * autocannon with these options in a process of its own (bench/blast.ts), its requests already
+ * copied there: `run()` starts it and answers its result. Prepare it before measuring latency, so
+ * the copy (tens of MB of bodies) holds up nothing measured; a non-2xx answer throws.
+ */
+export async function preparedLoad(opts: object): Promise<{ run(): Promise<LoadResult> }> {
+  const child = fork('bench/blast.ts');
+  child.send(opts);
+  await once(child, 'message');
+  return {
+    async run() {
+      child.send('go');
+      const [result] = (await once(child, 'message')) as [LoadResult];
+      if (result.errors > 0 || result.non2xx > 0) {
+        throw new Error(`${result.errors} errors, ${result.non2xx} non-2xx answers`);
+      }
+      return result;
+    },
+  };
 }

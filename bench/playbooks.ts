@@ -3,14 +3,12 @@
 // customers with owners and renewals, so bands move and tasks open), and the inbox page of one
 // person among 100,000 tasks of the account. Both backends.
 // Usage: node bench/playbooks.ts [--backend sqlite|postgres|both] [--seconds 5] [--tasks 100000]
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { sqlitePath } from '../src/store/open.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL, type TestDatabase } from '../test/helpers/stores.ts';
-import { median, percentile, type Server, serveDatabase, settleAfterLoad } from './lib.ts';
+import { median, percentile, preparedLoad, serveDatabase, settleAfterLoad } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -79,14 +77,8 @@ async function writes(url: string, key: string): Promise<number> {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ factors: { usage: ((i * 37) % 100) / 100, support: ((i * 53) % 100) / 100 } }),
   }));
-  const child = fork('bench/blast.ts');
-  child.send({ url, connections: 8, duration: SECONDS, requests });
-  const [result] = (await once(child, 'message')) as [
-    { errors: number; non2xx: number; requests: { average: number } },
-  ];
-  if (result.errors > 0 || result.non2xx > 0)
-    throw new Error(`${result.errors} errors, ${result.non2xx} non-2xx`);
-  return result.requests.average;
+  const load = await preparedLoad({ url, connections: 8, duration: SECONDS, requests });
+  return (await load.run()).requests.average;
 }
 
 /** TASKS tasks spread over the account's customers and PEOPLE assignees, written straight into the database. */
