@@ -35,10 +35,12 @@ export async function applyMetricUpdates(
   const ids = [...new Set(items.map((i) => i.customerId))];
   // Locks every customer of the batch at once, in one order, before anything is written; the
   // settings and rules are read in the same round trip (PostgreSQL runs them in the order sent).
-  const [known, settings, rules] = await Promise.all([
+  // The playbooks come in the same round trip (PostgreSQL): their metric triggers are looked at after.
+  const [known, settings, rules, playbooks] = await Promise.all([
     tx.scoresForUpdate(accountId, ids),
     tx.getSettings(accountId),
     tx.listFactorRules(accountId),
+    tx.enabledPlaybooks(accountId),
   ]);
   const readMetrics = new Set(rules.map((r) => r.metric));
   const gates = gatesOf(rules);
@@ -98,7 +100,7 @@ export async function applyMetricUpdates(
   const points = items.flatMap((item, i) =>
     results[i]?.ok ? Object.keys(item.values).map((metric) => ({ customerId: item.customerId, metric })) : [],
   );
-  await actOnPoints(tx, accountId, points, now);
+  await actOnPoints(tx, accountId, points, now, playbooks);
   return results;
 }
 

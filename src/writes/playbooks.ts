@@ -177,8 +177,9 @@ export async function actOnMetrics(
   accountId: string,
   written: ReadonlyMap<string, ReadonlySet<string>>,
   now: number,
+  enabled?: readonly PlaybookRecord[],
 ): Promise<EventRecord[]> {
-  const playbooks = (await tx.enabledPlaybooks(accountId)).filter(
+  const playbooks = (enabled ?? (await tx.enabledPlaybooks(accountId))).filter(
     (p) => p.trigger.type === 'metric_threshold',
   );
   if (playbooks.length === 0) return [];
@@ -199,6 +200,7 @@ export async function actOnPoints(
   accountId: string,
   points: readonly { customerId: string; metric: string }[],
   now: number,
+  enabled?: readonly PlaybookRecord[],
 ): Promise<void> {
   const written = new Map<string, Set<string>>();
   for (const { customerId, metric } of points) {
@@ -206,7 +208,7 @@ export async function actOnPoints(
     metrics.add(metric);
     written.set(customerId, metrics);
   }
-  const opened = await actOnMetrics(tx, accountId, written, now);
+  const opened = await actOnMetrics(tx, accountId, written, now, enabled);
   if (opened.length > 0) await tx.insertEvents(accountId, opened);
 }
 
