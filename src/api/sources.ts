@@ -146,6 +146,7 @@ export const SourceLogPage = Type.Object({ data: Type.Array(SourceLogItem), has_
 export const ACTIVITY_LIMIT = 10;
 
 const ActivityItem = Type.Object({
+  id: Type.String({ description: "The message's id in its source's log." }),
   source_id: Type.String(),
   source_name: Type.String(),
   kind: Type.String(),
@@ -217,6 +218,7 @@ export const logItemFields = (e: SourceLogEntry) => ({
 });
 
 export const activityFields = (e: SourceActivityEntry) => ({
+  id: e.id,
   source_id: e.sourceId,
   source_name: e.sourceName,
   kind: e.kind,

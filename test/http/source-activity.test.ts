@@ -45,6 +45,7 @@ const activity = async (customerId: string, api = t.api) => {
 const logOf = async (source: Source) =>
   ((await t.api.get(`/api/sources/${source.id}/log?limit=100`)).body.data as Record<string, unknown>[]).map(
     (e) => ({
+      id: e.id,
       source_id: source.id,
       source_name: source.name,
       kind: e.kind,
