@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { SOURCE_TYPES, type SourceLogEntry } from '../domain/sources.ts';
 import { iso } from '../domain/time.ts';
-import type { SourceRecord } from '../store/store.ts';
+import type { SourceActivityEntry, SourceRecord } from '../store/store.ts';
 import { Limit, Timestamp } from './common.ts';
 import { FactorName } from './limits.ts';
 
@@ -142,6 +142,28 @@ export const SourceLogItem = Type.Object({
 });
 export const SourceLogPage = Type.Object({ data: Type.Array(SourceLogItem), has_more: Type.Boolean() });
 
+/** How many of a customer's latest source messages GET /api/customers/{id}/source-activity answers. */
+export const ACTIVITY_LIMIT = 10;
+
+const ActivityItem = Type.Object({
+  id: Type.String({ description: "The message's id in its source's log." }),
+  source_id: Type.String(),
+  source_name: Type.String(),
+  kind: Type.String(),
+  result: SourceLogItem.properties.result,
+  reason: Type.Union([Type.String(), Type.Null()]),
+  received_at: Timestamp,
+});
+export const SourceActivity = Type.Object({
+  data: Type.Array(ActivityItem, {
+    description: `The customer's last ${ACTIVITY_LIMIT} messages in its sources' logs, newest first, whatever their result.`,
+  }),
+  last_applied: Type.Union([ActivityItem, Type.Null()], {
+    description:
+      'The newest message that changed the customer (result applied), older than those of `data` or not; null when the logs hold none.',
+  }),
+});
+
 /** Where a source's tool sends, under `base` (the public address): `secret` only in the create answer. */
 export function ingestUrl(
   base: string,
@@ -193,4 +215,14 @@ export const logItemFields = (e: SourceLogEntry) => ({
   customer_id: e.customerId,
   result: e.result,
   reason: e.reason,
+});
+
+export const activityFields = (e: SourceActivityEntry) => ({
+  id: e.id,
+  source_id: e.sourceId,
+  source_name: e.sourceName,
+  kind: e.kind,
+  result: e.result,
+  reason: e.reason,
+  received_at: iso(e.receivedAt),
 });

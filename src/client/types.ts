@@ -84,6 +84,14 @@ import type {
   WeightsSchema,
 } from '../api/settings.ts';
 import type {
+  CreateSourceBody,
+  SourceActivity as SourceActivitySchema,
+  SourceCreated as SourceCreatedSchema,
+  SourceLogPage,
+  Source as SourceSchema,
+  UpdateSourceBody,
+} from '../api/sources.ts';
+import type {
   CreateTaskBody,
   NoteListQuery,
   Note as NoteSchema,
@@ -266,3 +274,14 @@ export interface WriteOptions {
   /** Sent as Idempotency-Key. Vitals honours it on POST (a POST gets a random one when none is given). */
   idempotencyKey?: string;
 }
+
+/** A source (docs/sources.md): a tool that sends data in its own format, with its counters. */
+export type Source = Static<typeof SourceSchema>;
+/** A source as its create (or change) answers it: its write key, token URL or generated secret, shown once. */
+export type SourceCreated = Static<typeof SourceCreatedSchema>;
+export type SourceCreate = Static<typeof CreateSourceBody>;
+export type SourceUpdate = Static<typeof UpdateSourceBody>;
+/** One message in a source's log: its kind, the customer it was about, its result and why. */
+export type SourceLogEntry = Static<typeof SourceLogPage>['data'][number];
+/** A customer's last messages in its sources' logs, and the last that changed it. */
+export type SourceActivity = Static<typeof SourceActivitySchema>;

@@ -24,6 +24,8 @@ const PAGES = [
   '/settings',
   '/webhooks',
   '/webhooks/:webhook_id',
+  '/sources',
+  '/sources/:source_id',
 ];
 
 /** First path segments that are never the dashboard's: a miss there is always the JSON envelope. */

@@ -55,6 +55,7 @@ const OPERATION_IDS: Record<string, string> = {
   'PATCH /api/sources/{source_id}': 'updateSource',
   'DELETE /api/sources/{source_id}': 'deleteSource',
   'GET /api/sources/{source_id}/log': 'listSourceLog',
+  'GET /api/customers/{customer_id}/source-activity': 'listCustomerSourceActivity',
   'POST /api/customers/{customer_id}/tasks': 'createTask',
   'GET /api/tasks': 'listTasks',
   'GET /api/tasks/{task_id}': 'getTask',

@@ -1,11 +1,14 @@
 // Sources (docs/api.md, "Sources"): the tools that send data to Vitals in their own format, each
 // with its ingest URL, its counters and its log (the debugger a person reads when data does not
 // show up). Admins and write keys manage them; everyone reads them.
-import { Deleted, errorResponses } from '../api/common.ts';
+import { CustomerParams, Deleted, errorResponses } from '../api/common.ts';
 import {
+  ACTIVITY_LIMIT,
+  activityFields,
   CreateSourceBody,
   logItemFields,
   Source,
+  SourceActivity,
   SourceCreated,
   SourceList,
   SourceLogPage,
@@ -161,9 +164,41 @@ function log(app: App, { store }: Deps): void {
   );
 }
 
+function activity(app: App, { store }: Deps): void {
+  app.get(
+    '/customers/:customer_id/source-activity',
+    {
+      config: { area: 'customers' },
+      schema: {
+        tags: ['sources'],
+        summary:
+          "Which sources last sent messages about a customer, and the last that changed it (from the sources' logs)",
+        params: CustomerParams,
+        response: { 200: SourceActivity, ...errorResponses(401, 404) },
+      },
+    },
+    async (req) => {
+      const { accountId } = req;
+      const { customer_id: id } = req.params;
+      const [customer, data] = await Promise.all([
+        store.getCustomer(accountId, id),
+        store.customerSourceActivity(accountId, id, { limit: ACTIVITY_LIMIT }),
+      ]);
+      if (!customer) throw notFound.customer(id);
+      // Most often the last change is among the last messages; else the logs are read again for it.
+      const last =
+        data.find((e) => e.result === 'applied') ??
+        (data.length < ACTIVITY_LIMIT
+          ? undefined
+          : (await store.customerSourceActivity(accountId, id, { limit: 1, applied: true }))[0]);
+      return { data: data.map(activityFields), last_applied: last ? activityFields(last) : null };
+    },
+  );
+}
+
 export const sourcesRoutes =
   (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps = { store, now };
-    for (const route of [create, list, read, update, remove, log]) route(app, deps);
+    for (const route of [create, list, read, update, remove, log, activity]) route(app, deps);
   };

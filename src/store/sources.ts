@@ -28,6 +28,12 @@ export interface SourceRecord {
   updatedAt: number;
 }
 
+/** A log entry about one customer, with the source that received it. */
+export interface SourceActivityEntry extends SourceLogEntry {
+  sourceId: string;
+  sourceName: string;
+}
+
 export interface SourceReads {
   getSource(accountId: string, id: string): Promise<SourceRecord | null>;
   /** The account's sources, oldest first. */
@@ -38,6 +44,15 @@ export interface SourceReads {
     sourceId: string,
     opts: { startingAfter?: string | undefined; limit: number },
   ): Promise<Page<SourceLogEntry>>;
+  /**
+   * The customer's last `limit` entries in any source's log, newest first, each with its source's
+   * name; `applied`: only the messages that changed it.
+   */
+  customerSourceActivity(
+    accountId: string,
+    customerId: string,
+    opts: { limit: number; applied?: boolean },
+  ): Promise<SourceActivityEntry[]>;
   /** The source a key or token hash names, with its account: how an ingest request finds its source. */
   sourceByKey(keyHash: string): Promise<{ accountId: string; source: SourceRecord } | null>;
   /**
@@ -181,15 +196,42 @@ export async function sourceLog(
      WHERE account_id = $1 AND source_id = $2${after} ORDER BY id DESC LIMIT ${p.add(opts.limit + 1)}`,
     p.list,
   );
-  const data = rows.slice(0, opts.limit).map((r) => ({
-    id: r.id as string,
-    receivedAt: Number(r.received_at),
-    kind: r.kind as string,
-    customerId: (r.customer_id as string | null) ?? null,
-    result: r.result as SourceResult,
-    reason: (r.reason as string | null) ?? null,
-  }));
+  const data = rows.slice(0, opts.limit).map(toLogEntry);
   return { data, hasMore: rows.length > opts.limit };
+}
+
+const toLogEntry = (r: Record<string, unknown>): SourceLogEntry => ({
+  id: r.id as string,
+  receivedAt: Number(r.received_at),
+  kind: r.kind as string,
+  customerId: (r.customer_id as string | null) ?? null,
+  result: r.result as SourceResult,
+  reason: (r.reason as string | null) ?? null,
+});
+
+export async function customerSourceActivity(
+  db: Driver,
+  accountId: string,
+  customerId: string,
+  opts: { limit: number; applied?: boolean },
+): Promise<SourceActivityEntry[]> {
+  if (hasNul(customerId)) return [];
+  // No index on the customer: an account's logs hold at most MAX_SOURCES × SOURCE_LOG_KEEP
+  // entries (20,000), which the primary key's account prefix reads in about 4 ms, while an index
+  // would cost every message of the intake, the hot path, one more write (docs/sources.md,
+  // "In the dashboard").
+  const rows = await db.all<Record<string, unknown>>(
+    `SELECT l.id, l.received_at, l.kind, l.customer_id, l.result, l.reason, l.source_id, s.name AS source_name
+     FROM source_log l JOIN sources s ON s.account_id = l.account_id AND s.id = l.source_id
+     WHERE l.account_id = $1 AND l.customer_id = $2${opts.applied ? " AND l.result = 'applied'" : ''}
+     ORDER BY l.received_at DESC, l.id DESC LIMIT $3`,
+    [accountId, customerId, opts.limit],
+  );
+  return rows.map((r) => ({
+    ...toLogEntry(r),
+    sourceId: r.source_id as string,
+    sourceName: r.source_name as string,
+  }));
 }
 
 export async function insertSource(

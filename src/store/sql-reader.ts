@@ -269,6 +269,10 @@ export class SqlReader implements Reader {
     return sources.sourceLog(this.db, accountId, sourceId, opts);
   }
 
+  customerSourceActivity(accountId: string, customerId: string, opts: { limit: number; applied?: boolean }) {
+    return sources.customerSourceActivity(this.db, accountId, customerId, opts);
+  }
+
   sourceByKey(keyHash: string) {
     return sources.sourceByKey(this.db, keyHash);
   }

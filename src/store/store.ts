@@ -63,7 +63,7 @@ export type { PruneBatch, Retention } from './retention.ts';
 export type { Page } from './rows.ts';
 export type { ExplainedVersion, HistoryRecord, ScoreReason, ScoreRecord } from './scores.ts';
 export type { Settings } from './settings.ts';
-export type { SourceReads, SourceRecord, SourceWrites } from './sources.ts';
+export type { SourceActivityEntry, SourceReads, SourceRecord, SourceWrites } from './sources.ts';
 export type { StripeSubscriptionRecord, StripeWrites } from './stripe.ts';
 export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';

@@ -55,7 +55,9 @@ export function checkMapping(mapping: WebhookMapping): void {
     try {
       jsonata(expression as string);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      // JSONata throws a plain object with a message (and a code and position), not an Error.
+      const message = (err as { message?: unknown } | null)?.message;
+      const why = typeof message === 'string' ? message : String(err);
       throw new ApiError(
         'parameter_invalid',
         `The JSONata expression of ${field} does not parse: ${why}`,

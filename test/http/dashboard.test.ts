@@ -31,6 +31,8 @@ describe('the dashboard, built', () => {
     '/settings',
     '/webhooks',
     '/webhooks/whk_1',
+    '/sources',
+    '/sources/src_1',
   ]) {
     test(`${path} answers the page, never cached, with a strict CSP`, async () => {
       const res = await t.inject({ method: 'GET', url: path });

@@ -333,6 +333,7 @@ describe('plumbing', () => {
           '/api/sources post,get,head',
           '/api/sources/{source_id} get,head,patch,delete',
           '/api/sources/{source_id}/log get,head',
+          '/api/customers/{customer_id}/source-activity get,head',
           '/api/customers/{customer_id}/tasks post',
           '/api/tasks get,head',
           '/api/tasks/{task_id} get,head,patch,delete',

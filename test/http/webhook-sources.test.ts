@@ -301,6 +301,8 @@ describe('bad mappings and values: 202, the message refused in the log, nothing 
     }
     const patch = await t.api.patch(`/api/sources/${tokened.id}`, { mapping: { ...MAPPING, counts: '{' } });
     assert.deepEqual([patch.status, patch.body.error.param], [400, 'mapping.counts']);
+    // JSONata's own words, which the dashboard shows at the field.
+    assert.match(patch.body.error.message, /^The JSONata expression of counts does not parse: Expected /);
     assert.deepEqual((await t.api.get('/api/sources')).body, before);
   });
 

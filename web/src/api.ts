@@ -54,6 +54,11 @@ export type {
   OverrideParams as OverrideInput,
   Page,
   PortfolioEntry,
+  Source,
+  SourceActivity,
+  SourceCreate,
+  SourceCreated,
+  SourceLogEntry,
   Status,
   Summary,
 } from 'vitals/client';
@@ -246,6 +251,7 @@ export const factorRulePath = (factor: string) =>
   `/api/settings/health-score/factors/${encodeURIComponent(factor)}`;
 export const outcomesPath = (customerId: string) => `${customerPath(customerId)}/outcomes`;
 export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;
+export const sourcePath = (id: string) => `/api/sources/${encodeURIComponent(id)}`;
 
 /** Sends one webhook.test event to the webhook; the answer is its delivery (pending, most likely). */
 export const sendTestEvent = (webhookId: string) => api.post<Delivery>(`${webhookPath(webhookId)}/test`);

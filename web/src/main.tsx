@@ -11,6 +11,8 @@ import { VIEWS_CHANGED } from './pages/portfolio-filters.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SettingsPage } from './pages/settings.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
+import { SourcePage } from './pages/source.tsx';
+import { SourcesPage } from './pages/sources.tsx';
 import { WebhookPage } from './pages/webhook.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, paths, type Route, useRoute } from './router.tsx';
@@ -22,6 +24,7 @@ const NAV = [
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
   { href: paths.calibration, label: 'Calibration', pages: ['calibration'], admin: false },
   { href: paths.settings, label: 'Scoring', pages: ['settings'], admin: true },
+  { href: paths.sources, label: 'Sources', pages: ['sources', 'source'], admin: false },
   { href: paths.webhooks, label: 'Webhooks', pages: ['webhooks', 'webhook'], admin: true },
   { href: paths.people, label: 'People', pages: ['people'], admin: true },
   { href: paths.audit, label: 'Audit log', pages: ['audit'], admin: true },
@@ -56,6 +59,10 @@ function Content({ route }: { route: Route }) {
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookPage key={route.id} id={route.id} />;
+    case 'sources':
+      return <SourcesPage />;
+    case 'source':
+      return <SourcePage key={route.id} id={route.id} />;
     case 'people':
       return <PeoplePage />;
     case 'audit':

@@ -15,6 +15,8 @@ export type Route =
   | { page: 'settings' }
   | { page: 'webhooks' }
   | { page: 'webhook'; id: string }
+  | { page: 'sources' }
+  | { page: 'source'; id: string }
   | { page: 'not-found' };
 
 export const paths = {
@@ -27,8 +29,10 @@ export const paths = {
   calibration: '/calibration',
   settings: '/settings',
   webhooks: '/webhooks',
+  sources: '/sources',
   customer: (id: string) => `/customers/${encodeURIComponent(id)}`,
   webhook: (id: string) => `/webhooks/${encodeURIComponent(id)}`,
+  source: (id: string) => `/sources/${encodeURIComponent(id)}`,
 };
 
 export function parse(pathname: string): Route {
@@ -42,7 +46,8 @@ export function parse(pathname: string): Route {
   if (path === '/calibration') return { page: 'calibration' };
   if (path === '/settings') return { page: 'settings' };
   if (path === '/webhooks') return { page: 'webhooks' };
-  const m = /^\/(customers|webhooks)\/([^/]+)$/.exec(path);
+  if (path === '/sources') return { page: 'sources' };
+  const m = /^\/(customers|webhooks|sources)\/([^/]+)$/.exec(path);
   if (m) {
     let id: string;
     try {
@@ -50,7 +55,8 @@ export function parse(pathname: string): Route {
     } catch {
       return { page: 'not-found' };
     }
-    return m[1] === 'customers' ? { page: 'customer', id } : { page: 'webhook', id };
+    if (m[1] === 'customers') return { page: 'customer', id };
+    return m[1] === 'webhooks' ? { page: 'webhook', id } : { page: 'source', id };
   }
   return { page: 'not-found' };
 }

@@ -1,7 +1,7 @@
 // Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Override, STATUSES, type Status } from './api.ts';
+import { ApiError, mayAdminister, type Override, STATUSES, type Status } from './api.ts';
 import { count, date, STATUS_LABEL, score } from './format.ts';
 
 export interface Loaded<T> {
@@ -32,6 +32,22 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     reload: useCallback(() => setRound((r) => r + 1), []),
     set: useCallback((data: T) => setState({ data, loading: false }), []),
   };
+}
+
+/**
+ * Whether this session may change the account (mayAdminister: not a viewer or editor, not a read
+ * key); undefined until known, so that write controls stay hidden until then.
+ */
+export function useMayAdminister(): boolean | undefined {
+  const [may, setMay] = useState<boolean>();
+  useEffect(() => {
+    let current = true;
+    mayAdminister().then((answer) => current && setMay(answer));
+    return () => {
+      current = false;
+    };
+  }, []);
+  return may;
 }
 
 /**
@@ -149,21 +165,50 @@ export function Pager(props: {
   );
 }
 
-/** A webhook signing secret, shown once, with a copy button. */
-export function SecretReveal({ secret, onDismiss }: { secret: string; onDismiss: () => void }) {
+/**
+ * A value to copy (a secret, an address), read-only, with a Copy button. Without a clipboard (a page
+ * not served over https) the text is selected for Ctrl+C instead; either way the button says so.
+ */
+export function CopyField(props: { id: string; label: string; value: string; hideLabel?: boolean }) {
   const [copied, setCopied] = useState<string>('');
   const field = useRef<HTMLInputElement>(null);
-  useEffect(() => field.current?.select(), []);
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(secret);
+      await navigator.clipboard.writeText(props.value);
       setCopied('Copied to the clipboard.');
     } catch {
-      // No clipboard API (a page not served over https): select the text for Ctrl+C instead.
       field.current?.select();
       setCopied('Selected: press Ctrl+C (⌘C) to copy.');
     }
   };
+  return (
+    <div class="copy-field">
+      <label class={props.hideLabel ? 'sr-only' : undefined} for={props.id}>
+        {props.label}
+      </label>
+      <div class="copy-row">
+        <input
+          id={props.id}
+          ref={field}
+          readOnly
+          value={props.value}
+          spellcheck={false}
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        <button type="button" onClick={copy}>
+          Copy<span class="sr-only"> {props.label.toLowerCase()}</span>
+        </button>
+      </div>
+      <p class="hint copy-note" aria-live="polite">
+        {copied}
+      </p>
+    </div>
+  );
+}
+
+/** A webhook signing secret, shown once, with a copy button. */
+export function SecretReveal({ secret, onDismiss }: { secret: string; onDismiss: () => void }) {
+  useEffect(() => (document.getElementById('secret-value') as HTMLInputElement | null)?.select(), []);
   return (
     <section class="secret" aria-labelledby="secret-title">
       <h2 id="secret-title">Signing secret</h2>
@@ -171,18 +216,7 @@ export function SecretReveal({ secret, onDismiss }: { secret: string; onDismiss:
         Copy this secret now and keep it with your receiver: <strong>it is shown only this once</strong>. Use
         it to check the <code>X-Vitals-Signature</code> and <code>webhook-signature</code> headers.
       </p>
-      <div class="copy-row">
-        <label class="sr-only" for="secret-value">
-          Signing secret
-        </label>
-        <input id="secret-value" ref={field} readOnly value={secret} spellcheck={false} />
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
-      </div>
-      <p class="hint" aria-live="polite">
-        {copied}
-      </p>
+      <CopyField id="secret-value" label="Signing secret" value={secret} hideLabel />
       <button type="button" class="secondary" onClick={onDismiss}>
         I have saved it
       </button>

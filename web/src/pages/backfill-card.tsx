@@ -8,10 +8,10 @@
 // page ask the server again each time they are opened (useLoad), and the server keeps no cache.
 import { useEffect, useState } from 'preact/hooks';
 import { dateOf, dayOf } from '../../../src/domain/portfolio.ts';
-import { ApiError, api, type Backfill, mayAdminister } from '../api.ts';
+import { ApiError, api, type Backfill } from '../api.ts';
 import { count, utcDate, when } from '../format.ts';
 import { Link, paths } from '../router.tsx';
-import { ErrorMessage, Field, Loading, Notice, useFocusRefused, useLoad } from '../ui.tsx';
+import { ErrorMessage, Field, Loading, Notice, useFocusRefused, useLoad, useMayAdminister } from '../ui.tsx';
 
 const RUNS = '/api/health-scores/backfill';
 /**
@@ -31,19 +31,6 @@ const STATUS_WORDS: Record<Backfill['status'], string> = {
   done: 'Done',
   failed: 'Failed',
 };
-
-/** Whether this session may start one; undefined until known (the form stays hidden until then). */
-function useMayAdminister(): boolean | undefined {
-  const [may, setMay] = useState<boolean>();
-  useEffect(() => {
-    let current = true;
-    mayAdminister().then((answer) => current && setMay(answer));
-    return () => {
-      current = false;
-    };
-  }, []);
-  return may;
-}
 
 /** Reads a running run again every POLL_MS, giving each answer to `onRead`; a failed read is shown and tried again. */
 function useFollow(run: Backfill | undefined, onRead: (run: Backfill) => void) {

@@ -25,6 +25,7 @@ import { EditCustomer } from './customer-edit.tsx';
 import { WhyPanel } from './customer-explain.tsx';
 import { OutcomesCard } from './customer-outcomes.tsx';
 import { OverrideForm } from './customer-override.tsx';
+import { SourceTouch } from './customer-sources.tsx';
 
 /** The chart pages through the history, newest first, up to this many changes. */
 const HISTORY_CAP = 1000;
@@ -117,6 +118,7 @@ export function CustomerPage({ id }: { id: string }) {
             <dt>Updated</dt>
             <dd>{when(customer.updated_at)}</dd>
           </dl>
+          <SourceTouch customerId={customer.id} />
           <h3>The book</h3>
           <BookDetails customer={customer} />
           <h3>Metadata</h3>
