@@ -41,6 +41,7 @@ await transaction(store, (tx) =>
     url: 'http://127.0.0.1:9/never',
     events: ['customer.created'],
     description: null,
+    format: 'standard',
     secret: 'whsec_bench',
     previousSecret: null,
     previousSecretExpiresAt: null,

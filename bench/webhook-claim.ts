@@ -46,6 +46,7 @@ try {
         url: 'http://127.0.0.1:9/hook',
         events: ['customer.created'],
         description: null,
+        format: 'standard',
         secret: newId.webhookSecret(),
         previousSecret: null,
         previousSecretExpiresAt: null,

@@ -222,6 +222,36 @@ export const ConfigSchema = Type.Object({
     },
     [(raw) => durationMs(raw) >= 1000, 'must be at least 1s'],
   ),
+  // Mail to people (docs/operations.md, "Mail"): off while VITALS_SMTP_URL is unset.
+  mail: Type.Object({
+    smtpUrl: Type.Optional(
+      matching(/^smtps?:\/\/\S+$/, 'must be a URL such as smtp://user:password@mail.example.com:587', {
+        env: 'VITALS_SMTP_URL',
+        secret: true,
+        description: 'set: mail goes out through this SMTP server (nodemailer); unset: no mail is sent',
+      }),
+    ),
+    from: matching(/^[^\r\n@]*@[^\r\n]+$/, 'must be an address such as "Vitals <vitals@example.com>"', {
+      env: 'VITALS_MAIL_FROM',
+      default: 'Vitals <vitals@localhost>',
+      description: 'the From of every mail',
+    }),
+    publicUrl: Type.Optional(
+      Type.Decode(
+        matching(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'must be a URL such as https://vitals.example.com', {
+          env: 'VITALS_PUBLIC_URL',
+          description:
+            "the dashboard's address as people reach it, for links in mail and Slack; none when unset",
+        }),
+        (raw) => raw.replace(/\/+$/, ''),
+      ),
+    ),
+    digestHour: integer(0, 23, {
+      env: 'VITALS_DIGEST_HOUR',
+      default: '8',
+      description: 'the hour (UTC) at which the daily digests go out',
+    }),
+  }),
   webhook: Type.Object({
     backoffMs: durations({
       env: 'VITALS_WEBHOOK_BACKOFF',

@@ -5,7 +5,7 @@ import type { Metrics } from './metrics.ts';
 import { isDatabaseUnavailable, logJobFailure } from './store/unavailable.ts';
 
 /** The `job` label of vitals_job_failures_total (docs/operations.md, "Background jobs"). */
-export type JobName = 'rescore' | 'retention' | 'backfill';
+export type JobName = 'rescore' | 'retention' | 'backfill' | 'mail';
 
 export abstract class IntervalJob<T> {
   #timer: NodeJS.Timeout | undefined;

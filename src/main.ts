@@ -4,6 +4,8 @@ import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { IDEMPOTENCY_TTL_MS } from './http/idempotency.ts';
 import { bootstrapKeys } from './keys.ts';
+import { DigestJob } from './mail/digest-job.ts';
+import { MailSender } from './mail/sender-job.ts';
 import { Metrics } from './metrics.ts';
 import { RescoreJob } from './rescore-job.ts';
 import { RetentionJob } from './retention.ts';
@@ -34,7 +36,13 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
     app.log.warn({ code: unavailableCode(reason) }, 'database: a connection was lost as it started');
   });
   const dispatcher = config.roles.includes('dispatcher')
-    ? new Dispatcher({ store, config: config.webhook, log: app.log.child({ role: 'dispatcher' }), metrics })
+    ? new Dispatcher({
+        store,
+        config: config.webhook,
+        log: app.log.child({ role: 'dispatcher' }),
+        metrics,
+        publicUrl: config.mail.publicUrl,
+      })
     : undefined;
 
   const retention =
@@ -60,6 +68,21 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
       })
     : undefined;
 
+  // Mail to people (docs/operations.md, "Mail"): every API process sends what the outbox holds
+  // (without VITALS_SMTP_URL it gives it up) and, with it, claims the day's digests.
+  const mail = api
+    ? new MailSender({ store, mail: config.mail, log: app.log.child({ role: 'mail' }), metrics })
+    : undefined;
+  const digests =
+    api && config.mail.smtpUrl !== undefined
+      ? new DigestJob({
+          store,
+          hour: config.mail.digestHour,
+          log: app.log.child({ role: 'digest' }),
+          metrics,
+        })
+      : undefined;
+
   const prune = pruneIdempotencyKeysHourly(store, app.log);
 
   let closing: Promise<void> | undefined;
@@ -69,6 +92,8 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
       clearInterval(prune);
       await retention?.stop();
       await rescore?.stop();
+      await digests?.stop();
+      await mail?.stop();
       await app.close();
       await dispatcher?.stop();
       await store.close();
@@ -84,6 +109,8 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   dispatcher?.start();
   retention?.start();
   rescore?.start();
+  mail?.start();
+  digests?.start();
   if (api) app.backfills.start();
   app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
   return { close, port };

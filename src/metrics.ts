@@ -75,7 +75,7 @@ export class Metrics {
     });
     this.jobFailures = new Counter({
       name: 'vitals_job_failures_total',
-      help: "Failures of a background job's unit of work, by job: rescore (one account's transaction of a pass) or retention (one kind of row's pruning in a pass). The other accounts and kinds go on in the same pass.",
+      help: "Failures of a background job's unit of work, by job: rescore (one account's transaction of a pass), retention (one kind of row's pruning in a pass) or mail (one person's digest claim). The others go on in the same pass.",
       labelNames: ['job'],
       registers: [this.registry],
     });

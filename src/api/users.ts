@@ -16,6 +16,16 @@ export const User = Type.Object({
   created_at: Type.String(),
 });
 export const UsersList = Type.Object({ data: Type.Array(User) });
+
+/** A person's choice of the daily digest by mail (docs/operations.md, "Mail"). */
+export const DIGESTS = ['daily', 'off'] as const;
+const DigestChoice = oneOf(DIGESTS, {
+  description:
+    'daily: a mail each day at VITALS_DIGEST_HOUR (UTC) with your customers that entered critical or dropped, renewals within 30 days and your tasks due; off: none.',
+});
+/** The signed-in person, as GET and PATCH /api/me answer: a user with their own choices. */
+export const Me = Type.Object({ ...User.properties, digest: DigestChoice });
+export const UpdateMeBody = Type.Object({ digest: DigestChoice }, { additionalProperties: false });
 export const CreateUserBody = Type.Object(
   {
     email: Type.String({ maxLength: 320, pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$' }),
@@ -64,6 +74,12 @@ export const UserAnswer = Type.Object({
 export const SessionAnswer = Type.Object({
   user: UserAnswer,
   csrf_token: Type.String({ description: 'Send it as X-CSRF-Token with every change this session makes.' }),
+});
+
+/** What /api/me writes of the signed-in person. */
+export const meJson = (u: UserFields & { digest: (typeof DIGESTS)[number] }) => ({
+  ...userJson(u),
+  digest: u.digest,
 });
 
 /** What the API writes of a user (the store's UserRecord has it). */

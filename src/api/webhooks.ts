@@ -1,9 +1,9 @@
 // Webhooks and their deliveries (docs/api.md, "Webhooks" and "Deliveries"): the schemas, and a
 // webhook and a delivery as the API writes them.
 import { Type } from 'typebox';
-import { SUBSCRIBABLE_EVENT_TYPES } from '../domain/events.ts';
+import { SUBSCRIBABLE_EVENT_TYPES, WEBHOOK_FORMATS, type WebhookFormat } from '../domain/events.ts';
 import { iso } from '../domain/time.ts';
-import { Limit, Timestamp } from './common.ts';
+import { Limit, oneOf, Timestamp } from './common.ts';
 import { BACKLOG_CAP, MAX_OVERLAP_SECONDS, MAX_URL_LENGTH } from './limits.ts';
 
 // An enum (not a union of literals) so that a wrong type is answered with the list of valid ones.
@@ -19,6 +19,10 @@ const Url = Type.String({
   description: 'Absolute http or https URL.',
 });
 const Description = Type.String({ maxLength: 1024 });
+const Format = oneOf(WEBHOOK_FORMATS, {
+  description:
+    'The body of its deliveries: standard, {"type", "data"}; slack, Slack\'s incoming-webhook JSON ({"text", "blocks"}, one readable line per event).',
+});
 
 export const Webhook = Type.Object(
   {
@@ -26,6 +30,7 @@ export const Webhook = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     description: Type.Union([Type.String(), Type.Null()]),
+    format: Format,
     enabled: Type.Boolean(),
     disabled_reason: Type.Union([Type.String(), Type.Null()]),
     previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
@@ -82,7 +87,7 @@ export const Delivery = Type.Object(
 );
 
 export const CreateBody = Type.Object(
-  { url: Url, events: EventTypes, description: Type.Optional(Description) },
+  { url: Url, events: EventTypes, description: Type.Optional(Description), format: Type.Optional(Format) },
   { additionalProperties: false },
 );
 export const UpdateBody = Type.Object(
@@ -90,6 +95,7 @@ export const UpdateBody = Type.Object(
     url: Type.Optional(Url),
     events: Type.Optional(EventTypes),
     description: Type.Optional(Type.Union([Description, Type.Null()])),
+    format: Type.Optional(Format),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -137,6 +143,7 @@ export interface WebhookFields {
   url: string;
   events: string[];
   description: string | null;
+  format: WebhookFormat;
   previousSecret: string | null;
   previousSecretExpiresAt: number | null;
   enabled: boolean;
@@ -172,6 +179,7 @@ export const toWebhook = (w: WebhookFields, now: number) => ({
   url: w.url,
   events: w.events,
   description: w.description,
+  format: w.format,
   enabled: w.enabled,
   disabled_reason: w.disabledReason,
   previous_secret_expires_at:

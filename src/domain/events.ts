@@ -17,6 +17,10 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
 ] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 
+/** The shape of a webhook's bodies (docs/webhooks.md): `{type, data}`, or Slack's incoming-webhook JSON. */
+export const WEBHOOK_FORMATS = ['standard', 'slack'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
 /** `webhook.test` goes only to the webhook it is sent to, never by subscription (docs/webhooks.md). */
 export const TEST_EVENT_TYPE = 'webhook.test';
 export const EVENT_TYPES = [...SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE] as const;

@@ -98,6 +98,7 @@ export const newId = {
   task: monotonic('task_'),
   note: monotonic('note_'),
   playbook: monotonic('pb_'),
+  mail: monotonic('mail_'),
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   requestId: () => `req_${randomBase62(20)}`,
 };

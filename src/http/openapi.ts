@@ -111,6 +111,7 @@ const OPERATION_IDS: Record<string, string> = {
   'DELETE /api/users/{user_id}': 'removeUser',
   'GET /api/audit-log': 'listAuditLog',
   'GET /api/me': 'getMe',
+  'PATCH /api/me': 'updateMe',
   'GET /api/views': 'listViews',
   'POST /api/views': 'createView',
   'DELETE /api/views/{view_id}': 'deleteView',

@@ -186,7 +186,7 @@ function patchTask(app: App, { store, now }: Deps): void {
         dueAt: instantOrNull(b.due_at, 'due_at'),
         snoozedUntil: instantOrNull(b.snoozed_until, 'snoozed_until'),
       };
-      return store.run(updateTask, req.accountId, req.params.task_id, change, now());
+      return store.run(updateTask, req.accountId, req.params.task_id, change, actorOf(req), now());
     },
   );
 }

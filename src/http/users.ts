@@ -1,12 +1,15 @@
 // People of the account, managed over the API by admins and write keys (docs/people.md,
 // "Adding people"): the same users `vitals users` manages, with the same one-time links. And
-// GET /api/me, who the signed-in person is (docs/api.md, "Saved views").
+// /api/me, who the signed-in person is and their own choices (docs/api.md, "Saved views").
 import { Deleted, errorResponses } from '../api/common.ts';
 import {
   CreateUserBody as CreateBody,
   CreatedUser,
   UserParams as IdParams,
+  Me,
+  meJson,
   UpdateUserBody as UpdateBody,
+  UpdateMeBody,
   User,
   UsersList,
   userJson,
@@ -31,11 +34,32 @@ function me(app: App): void {
       config: { area: 'own' },
       schema: {
         tags: ['people'],
-        summary: 'The signed-in person: email, role, account',
-        response: { 200: User, ...errorResponses(401, 403) },
+        summary: 'The signed-in person: email, role, account, digest',
+        response: { 200: Me, ...errorResponses(401, 403) },
       },
     },
-    async (req) => userJson(signedIn(req)),
+    async (req) => meJson(signedIn(req)),
+  );
+}
+
+/** The signed-in person's own choices: the daily digest by mail (docs/operations.md, "Mail"). */
+function updateMe(app: App, { store }: Deps): void {
+  app.patch(
+    '/me',
+    {
+      config: { area: 'own' },
+      schema: {
+        tags: ['people'],
+        summary: 'Choose the daily digest by mail (daily or off)',
+        body: UpdateMeBody,
+        response: { 200: Me, ...errorResponses(400, 401, 403, 413, 415) },
+      },
+    },
+    async (req) => {
+      const user = signedIn(req);
+      if (!(await store.setDigest(req.accountId, user.id, req.body.digest))) throw notFound.user(user.id);
+      return meJson({ ...user, digest: req.body.digest });
+    },
   );
 }
 
@@ -132,5 +156,5 @@ export const usersRoutes =
   (store: Store, now: () => number): Routes =>
   async (app) => {
     const deps = { store, now };
-    for (const route of [me, listUsers, createUser, updateUser, removeUser]) route(app, deps);
+    for (const route of [me, updateMe, listUsers, createUser, updateUser, removeUser]) route(app, deps);
   };

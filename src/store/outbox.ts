@@ -4,7 +4,7 @@
 // test event and what both backends' bulk event writes share. Each backend's own: the events
 // feed's order (sqlite/reader.ts, postgres/reader.ts), its bulk insert of events
 // (sqlite/tx.ts, postgres/tx.ts) and its queue's claim (sqlite/queue.ts, postgres/queue.ts).
-import type { EventRecord, EventType } from '../domain/events.ts';
+import type { EventRecord, EventType, WebhookFormat } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { type Driver, hasNul } from './driver.ts';
 import { type Page, toEvent } from './rows.ts';
@@ -22,6 +22,8 @@ export interface ClaimedDelivery {
   /** The event's data as stored JSON text, so every attempt sends the same bytes. */
   data: string;
   url: string;
+  /** The shape of the body: `{type, data}`, or Slack's incoming-webhook JSON (src/webhooks/slack.ts). */
+  format: WebhookFormat;
   secret: string;
   /** The replaced secret and when it stops signing (the sender compares with the send time). */
   previousSecret: string | null;

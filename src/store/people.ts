@@ -14,8 +14,12 @@ export interface UserRecord {
   role: UserRole;
   /** False until the person has used their one-time link. */
   hasPassword: boolean;
+  /** Whether they get the daily digest by mail (docs/operations.md, "Mail"). */
+  digest: Digest;
   createdAt: number;
 }
+
+export type Digest = 'daily' | 'off';
 
 /** A signed-in person's session: its data (the CSRF secret) and when it ends unless used. */
 export interface SessionRecord {
@@ -69,7 +73,7 @@ export interface People {
 }
 
 const USER_COLUMNS = `u.id, u.account_id, a.name AS account_name, u.email, u.role,
-  (u.password_hash IS NOT NULL) AS has_password, u.created_at`;
+  (u.password_hash IS NOT NULL) AS has_password, u.digest, u.created_at`;
 
 const SQL = {
   insertUser: `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -114,6 +118,7 @@ interface UserRow {
   email: string;
   role: UserRole;
   has_password: boolean | number;
+  digest: Digest;
   created_at: number;
 }
 
@@ -124,6 +129,7 @@ const toUser = (r: UserRow): UserRecord => ({
   email: r.email,
   role: r.role,
   hasPassword: Boolean(r.has_password),
+  digest: r.digest,
   createdAt: Number(r.created_at),
 });
 

@@ -140,6 +140,7 @@ export const toWebhook = (r: Row, text: Text = same): WebhookRecord => ({
   url: text(r.url as string),
   events: parsed(r.events),
   description: textOrNull(r.description, text),
+  format: r.format === 'slack' ? 'slack' : 'standard',
   secret: r.secret as string,
   previousSecret: (r.previous_secret as string | null) ?? null,
   previousSecretExpiresAt: r.previous_secret_expires_at == null ? null : Number(r.previous_secret_expires_at),

@@ -1,5 +1,5 @@
 // The Store methods both backends answer the same way, as writes: each is one function of a Driver
-// exported by name from keys.ts, people.ts, audit.ts, idempotency.ts or retention.ts. A backend
+// exported by name from keys.ts, people.ts, audit.ts, idempotency.ts, retention.ts or mail.ts. A backend
 // says only how such a write runs (sql-store.ts, `write` and `atomic`); SQLite sends it to its
 // writer thread, which cannot be sent a function: it is sent the function's name and finds it in
 // SHARED_WRITES, and runs it in the transaction of the batch it joins (as ./write.ts's writes are
@@ -8,6 +8,7 @@ import * as audit from './audit.ts';
 import type { Driver } from './driver.ts';
 import * as idempotency from './idempotency.ts';
 import * as keys from './keys.ts';
+import * as mail from './mail.ts';
 import * as people from './people.ts';
 import * as retention from './retention.ts';
 import { registry } from './write.ts';
@@ -17,7 +18,7 @@ export type SharedWrite<A extends unknown[], R> = (db: Driver, ...args: A) => Pr
 
 /** Every shared write by its name; a name written twice is a mistake caught at start-up. */
 export const SHARED_WRITES: ReadonlyMap<string, SharedWrite<unknown[], unknown>> = registry(
-  [keys, people, audit, idempotency, retention].flatMap((exports) =>
+  [keys, people, audit, idempotency, retention, mail].flatMap((exports) =>
     Object.values(exports).filter((fn) => typeof fn === 'function'),
   ) as SharedWrite<unknown[], unknown>[],
   'shared writes',

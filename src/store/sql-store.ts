@@ -7,6 +7,7 @@
 import * as audit from './audit.ts';
 import * as idempotency from './idempotency.ts';
 import * as keys from './keys.ts';
+import * as mail from './mail.ts';
 import * as people from './people.ts';
 import * as retention from './retention.ts';
 import type { SharedWrite } from './shared-writes.ts';
@@ -15,7 +16,10 @@ import type {
   Account,
   ApiKeyRecord,
   AuditEntry,
+  ClaimedMail,
+  Digest,
   IdempotencyClaim,
+  MailOutcome,
   NewApiKey,
   Page,
   PruneBatch,
@@ -109,6 +113,28 @@ export abstract class SqlStore extends SqlReader {
 
   pruneIdempotencyKeys(before: number): Promise<number> {
     return this.write(idempotency.pruneIdempotencyKeys, before);
+  }
+
+  // The mail senders' queue (mail.ts): one statement each, so PostgreSQL runs them on the pool.
+
+  claimMails(opts: Parameters<Store['claimMails']>[0]): Promise<ClaimedMail[]> {
+    return this.write(mail.claimMails, opts);
+  }
+
+  recordMail(outcome: MailOutcome): Promise<void> {
+    return this.write(mail.recordMail, outcome);
+  }
+
+  pruneMails(before: number): Promise<number> {
+    return this.atomic(mail.pruneMails, before);
+  }
+
+  setDigest(accountId: string, userId: string, digest: Digest): Promise<boolean> {
+    return this.write(mail.setDigest, accountId, userId, digest);
+  }
+
+  digestsDue(day: string, limit: number) {
+    return mail.digestsDue(this.db, day, limit);
   }
 
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch> {

@@ -13,6 +13,7 @@ import * as backfills from './backfills.ts';
 import type { CustomerWrite } from './customers.ts';
 import * as customers from './customers.ts';
 import * as idempotency from './idempotency.ts';
+import * as mail from './mail.ts';
 import * as metrics from './metrics.ts';
 import * as outbox from './outbox.ts';
 import * as outcomes from './outcomes.ts';
@@ -337,6 +338,30 @@ export abstract class SqlTx extends SqlReader implements Tx {
   async putStripeSubscription(accountId: string, sub: StripeSubscriptionRecord): Promise<void> {
     this.lockAccount(accountId, 'shared');
     await stripe.putStripeSubscription(this.db, accountId, sub);
+  }
+
+  accountMembers(accountId: string, emails: readonly string[]) {
+    return mail.accountMembers(this.db, accountId, emails);
+  }
+
+  customerNames(accountId: string, ids: readonly string[]) {
+    return mail.customerNames(this.db, accountId, ids);
+  }
+
+  insertMails(accountId: string, mails: readonly mail.NewMail[]): Promise<void> {
+    return mail.insertMails(this.db, accountId, mails);
+  }
+
+  digestUser(accountId: string, userId: string) {
+    return mail.digestUser(this.db, accountId, userId);
+  }
+
+  claimDigest(accountId: string, userId: string, day: string, now: number): Promise<boolean> {
+    return mail.claimDigest(this.db, accountId, userId, day, now);
+  }
+
+  digestContent(accountId: string, email: string, since: number, now: number) {
+    return mail.digestContent(this.db, accountId, email, since, now);
   }
 
   abstract writeBackfill(

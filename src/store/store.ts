@@ -8,6 +8,7 @@ import type { BackfillReads, BackfillWrites } from './backfills.ts';
 import type { CustomerReads, CustomerWrites } from './customers.ts';
 import type { IdempotencyStore, IdempotencyWrites } from './idempotency.ts';
 import type { Keys } from './keys.ts';
+import type { MailQueue, MailWrites } from './mail.ts';
 import type { MetricReads, MetricWrites } from './metrics.ts';
 import type { DeliveryQueue, EventReads, EventWrites } from './outbox.ts';
 import type { OutcomeReads, OutcomeWrites } from './outcomes.ts';
@@ -36,6 +37,7 @@ export type {
 } from './customers.ts';
 export type { IdempotencyClaim, IdempotencyStore, IdempotencyWrites } from './idempotency.ts';
 export type { Account, ApiKeyRecord, KeyScope, Keys, NewApiKey } from './keys.ts';
+export type { ClaimedMail, DigestContent, MailOutcome, MailQueue, MailWrites, NewMail } from './mail.ts';
 export type { FactorRule, MetricName, MetricPoint, MetricPointRecord } from './metrics.ts';
 export type {
   AccountBacklog,
@@ -46,7 +48,7 @@ export type {
   EventRecord,
 } from './outbox.ts';
 export type { JudgedOutcome, OutcomeRecord } from './outcomes.ts';
-export type { People, SessionRecord, UserRecord } from './people.ts';
+export type { Digest, People, SessionRecord, UserRecord } from './people.ts';
 export type { PlaybookReads, PlaybookWrites } from './playbooks.ts';
 export type {
   BookCursor,
@@ -103,6 +105,7 @@ export interface Tx
     TaskWrites,
     PlaybookWrites,
     StripeWrites,
+    MailWrites,
     AuditWrites,
     IdempotencyWrites {
   /**
@@ -113,7 +116,15 @@ export interface Tx
   getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings>;
 }
 
-export interface Store extends Reader, DeliveryQueue, IdempotencyStore, Retention, People, AuditLog, Keys {
+export interface Store
+  extends Reader,
+    DeliveryQueue,
+    MailQueue,
+    IdempotencyStore,
+    Retention,
+    People,
+    AuditLog,
+    Keys {
   readonly backend: 'sqlite' | 'postgres';
   /** Brings the schema to the latest version; safe when several processes start at once. */
   migrate(): Promise<number>;

@@ -1,7 +1,7 @@
 // Webhooks and their deliveries (docs/webhooks.md): the records, the reads a person makes of them
 // and the writes of a webhook, written once for both backends. The events and the outbox that
 // makes deliveries, and the dispatchers' queue, are outbox.ts.
-import type { EventType, SubscribableEventType } from '../domain/events.ts';
+import type { EventType, SubscribableEventType, WebhookFormat } from '../domain/events.ts';
 import { beforeNul, type Driver, hasNul, Params, type Row } from './driver.ts';
 import { type Page, toAttempt, toWebhook } from './rows.ts';
 
@@ -10,6 +10,8 @@ export interface WebhookRecord {
   url: string;
   events: SubscribableEventType[];
   description: string | null;
+  /** The shape of its bodies: `{type, data}`, or Slack's incoming-webhook JSON. */
+  format: WebhookFormat;
   secret: string;
   /**
    * The secret a rotation with an overlap replaced: it signs beside `secret` until
@@ -183,8 +185,8 @@ export async function listDeliveries(
 export async function insertWebhook(db: Driver, accountId: string, w: WebhookRecord): Promise<void> {
   await db.run(
     `INSERT INTO webhooks (account_id, id, url, events, description, secret, enabled, disabled_reason,
-       updated_at, previous_secret, previous_secret_expires_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+       updated_at, previous_secret, previous_secret_expires_at, format, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [...webhookParams(db, accountId, w), w.createdAt],
   );
   await subscribe(db, accountId, w);
@@ -193,7 +195,8 @@ export async function insertWebhook(db: Driver, accountId: string, w: WebhookRec
 export async function updateWebhook(db: Driver, accountId: string, w: WebhookRecord): Promise<void> {
   await db.run(
     `UPDATE webhooks SET url = $3, events = $4, description = $5, secret = $6, enabled = $7,
-       disabled_reason = $8, updated_at = $9, previous_secret = $10, previous_secret_expires_at = $11
+       disabled_reason = $8, updated_at = $9, previous_secret = $10, previous_secret_expires_at = $11,
+       format = $12
      WHERE account_id = $1 AND id = $2`,
     webhookParams(db, accountId, w),
   );
@@ -204,7 +207,7 @@ export async function updateWebhook(db: Driver, accountId: string, w: WebhookRec
   await subscribe(db, accountId, w);
 }
 
-/** A webhook's columns as insert and update bind them: $1 … $11. */
+/** A webhook's columns as insert and update bind them: $1 … $12. */
 function webhookParams(db: Driver, accountId: string, w: WebhookRecord) {
   const { text, textOrNull, json, bool } = db;
   return [
@@ -219,6 +222,7 @@ function webhookParams(db: Driver, accountId: string, w: WebhookRecord) {
     w.updatedAt,
     w.previousSecret,
     w.previousSecretExpiresAt,
+    w.format,
   ];
 }
 

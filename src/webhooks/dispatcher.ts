@@ -11,6 +11,7 @@ import type { AttemptOutcome, ClaimedDelivery, Store } from '../store/store.ts';
 import { isDatabaseUnavailable, OutageLog } from '../store/unavailable.ts';
 import { nextAttemptAt, parseRetryAfter } from './backoff.ts';
 import { attempt, createAgent } from './sender.ts';
+import { customerIdOf, type SlackContext } from './slack.ts';
 
 /** A lease outlives the attempt's timeout by this much before another dispatcher may take over. */
 const LEASE_MARGIN_MS = 5000;
@@ -26,6 +27,8 @@ export class Dispatcher {
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #agent: Agent;
+  /** VITALS_PUBLIC_URL: a Slack-format body links the customer's page. */
+  readonly #publicUrl: string | undefined;
   /** The clock claims, leases, send times and retries go by: Date.now, or a test's clock. */
   readonly #now: () => number;
   readonly #inFlight = new Map<string, Promise<void>>();
@@ -65,8 +68,10 @@ export class Dispatcher {
     log: Logger;
     metrics?: Metrics;
     now?: () => number;
+    publicUrl?: string | undefined;
   }) {
     this.#store = deps.store;
+    this.#publicUrl = deps.publicUrl;
     this.#now = deps.now ?? Date.now;
     this.#config = deps.config;
     this.#log = deps.log;
@@ -201,9 +206,19 @@ export class Dispatcher {
     this.#inFlight.set(d.id, run);
   }
 
+  /** For a Slack-format delivery: the customer's name as it is now (events carry only its id). */
+  async #slack(d: ClaimedDelivery): Promise<SlackContext | undefined> {
+    if (d.format !== 'slack') return undefined;
+    const id = customerIdOf(d.eventType, JSON.parse(d.data) as Record<string, unknown>);
+    const customer = id === null ? null : await this.#store.getCustomer(d.accountId, id);
+    return { customerName: customer?.name ?? null, publicUrl: this.#publicUrl };
+  }
+
   async #deliver(d: ClaimedDelivery): Promise<void> {
+    const slack = await this.#slack(d);
     const startedAt = this.#now();
     const result = await attempt(d, {
+      slack,
       now: startedAt,
       agent: this.#agent,
       timeoutMs: this.#config.timeoutMs,

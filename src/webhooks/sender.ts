@@ -4,6 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { signingSecrets, standardSignatures, vitalsSignatures } from '../domain/signing.ts';
 import type { ClaimedDelivery } from '../store/store.ts';
+import { type SlackContext, slackBody } from './slack.ts';
 import { addressRefusal } from './url-guard.ts';
 
 export const RESPONSE_SNIPPET_BYTES = 1024;
@@ -52,7 +53,18 @@ export function createAgent(opts: { blockPrivate: boolean; timeoutMs: number }):
   });
 }
 
-export function deliveryBody(d: Pick<ClaimedDelivery, 'eventType' | 'data'>): string {
+/**
+ * `{type, data}` with the event's stored data as is (the same bytes on every attempt), or for a
+ * Slack-format webhook Slack's JSON (./slack.ts), which names the customer from `slack`.
+ */
+export function deliveryBody(
+  d: Pick<ClaimedDelivery, 'eventType' | 'data'> & { format?: ClaimedDelivery['format'] },
+  slack?: SlackContext,
+): string {
+  if (d.format === 'slack') {
+    const context = slack ?? { customerName: null, publicUrl: undefined };
+    return slackBody(d.eventType, JSON.parse(d.data) as Record<string, unknown>, context);
+  }
   return `{"type":${JSON.stringify(d.eventType)},"data":${d.data}}`;
 }
 
@@ -83,7 +95,15 @@ function describe(err: unknown, timedOut: boolean): string {
 
 export async function attempt(
   d: ClaimedDelivery,
-  opts: { agent: Agent; timeoutMs: number; signatureHeader: string; blockPrivate: boolean; now: number },
+  opts: {
+    agent: Agent;
+    timeoutMs: number;
+    signatureHeader: string;
+    blockPrivate: boolean;
+    now: number;
+    /** What a Slack-format body names beside the event (the dispatcher reads it). */
+    slack?: SlackContext;
+  },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -98,7 +118,7 @@ export async function attempt(
       durationMs: 0,
     };
   }
-  const body = deliveryBody(d);
+  const body = deliveryBody(d, opts.slack);
   const signal = AbortSignal.timeout(opts.timeoutMs);
   try {
     const res = await request(url, {

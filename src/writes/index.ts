@@ -7,6 +7,7 @@ import { backfillNext, claimBackfill, failBackfill, startBackfill } from './back
 import { customerBatch, scoreBatch } from './batches.ts';
 import { createCustomer, deleteCustomer, updateCustomer } from './customers.ts';
 import { applyFactorUpdates } from './factor-updates.ts';
+import { queueDigest } from './mail.ts';
 import { applyMetricWrites, metricBatch } from './metrics.ts';
 import { outcomeBatch, recordOutcome, removeOutcome } from './outcomes.ts';
 import { deleteOverride, putOverride } from './overrides.ts';
@@ -78,4 +79,5 @@ export const WRITES: WriteRegistry = registry([
   playbookPass,
   stripeIntake,
   webhookIntake,
+  queueDigest,
 ] as unknown as Write<unknown[], unknown>[]);

@@ -26,9 +26,11 @@ import {
 } from '../domain/playbooks.ts';
 import { DAY_MS, emptySummary } from '../domain/rules.ts';
 import type { Status } from '../domain/scoring.ts';
+import type { TaskRecord } from '../domain/tasks.ts';
 import type { Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
+import { queueAssignmentMails } from './mail.ts';
 
 /** A playbook's fields as a request gives them, checked (the trigger in the domain's spelling). */
 export interface PlaybookInput {
@@ -53,13 +55,18 @@ async function open(
   now: number,
 ): Promise<EventRecord[]> {
   const events: EventRecord[] = [];
+  const inserted: TaskRecord[] = [];
   for (const o of opened) {
     const target = targets.get(o.customerId);
     if (!target || target.lifecycle === 'churned') continue;
     const ids = { id: newId.task(), triggerKey: o.triggerKey };
     const task = playbookTask(o.playbook, o.customerId, target, ids, now);
-    if (await tx.insertTask(accountId, task)) events.push(event('task.created', taskFields(task), now));
+    if (!(await tx.insertTask(accountId, task))) continue;
+    events.push(event('task.created', taskFields(task), now));
+    inserted.push(task);
   }
+  // Their assignees' mails, in the same transaction (./mail.ts).
+  await queueAssignmentMails(tx, accountId, inserted, now);
   return events;
 }
 

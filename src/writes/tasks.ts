@@ -1,7 +1,8 @@
 // Tasks and notes below HTTP (docs/api.md, "Tasks" and "Notes"). Each write holds its customer's
 // lock (customersForUpdate) before it reads the customer's tasks, so a reopen's check for another
 // open task of the same playbook and the reopen are one step, across processes too. A task's
-// creation and change are events (task.created, task.updated) in the same transaction.
+// creation and change are events (task.created, task.updated) in the same transaction, and so is
+// the mail to the person it is assigned to (./mail.ts).
 import { noteJson, taskFields, taskJson } from '../api/tasks.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { event } from '../domain/events.ts';
@@ -10,6 +11,7 @@ import type { Actor, NoteRecord, TaskRecord, TaskStatus } from '../domain/tasks.
 import type { Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
+import { queueAssignmentMails } from './mail.ts';
 
 /** A new task as the request gives it, checked (instants as ms). */
 export interface TaskInput {
@@ -80,6 +82,7 @@ export const createTask = write(async function createTask(
   };
   await tx.insertTask(accountId, task);
   await tx.insertEvents(accountId, [event('task.created', taskFields(task), now)]);
+  await queueAssignmentMails(tx, accountId, [task], now);
   const body = taskJson(task);
   await recordAnswer(tx, accountId, claim, body, 201);
   return body;
@@ -126,12 +129,17 @@ async function applyChange(
   };
 }
 
-/** PATCH /api/tasks/{id}: the task as changed. */
+/** Whether a change hands an open task to someone new (who is then mailed). */
+const reassigned = (before: TaskRecord, after: TaskRecord): boolean =>
+  after.assignee !== null && after.assignee.toLowerCase() !== before.assignee?.toLowerCase();
+
+/** PATCH /api/tasks/{id}: the task as changed; `actor` made the change. */
 export const updateTask = write(async function updateTask(
   tx: Tx,
   accountId: string,
   id: string,
   change: TaskChange,
+  actor: Actor,
   now: number,
 ): Promise<ReturnType<typeof taskFields>> {
   const task = await lockedTask(tx, accountId, id);
@@ -139,6 +147,7 @@ export const updateTask = write(async function updateTask(
   await tx.updateTask(accountId, next);
   const fields = taskFields(next);
   await tx.insertEvents(accountId, [event('task.updated', fields, now)]);
+  if (reassigned(task, next)) await queueAssignmentMails(tx, accountId, [next], now, actor);
   return fields;
 });
 

@@ -5,7 +5,7 @@
 // answer's text and store it for the request's Idempotency-Key. docs/webhooks.md.
 import { deliveryJson, webhookWithSecretJson } from '../api/webhooks.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { event, type SubscribableEventType, TEST_EVENT_TYPE } from '../domain/events.ts';
+import { event, type SubscribableEventType, TEST_EVENT_TYPE, type WebhookFormat } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { iso, nextTimestamp } from '../domain/time.ts';
 import type { Tx, WebhookRecord } from '../store/store.ts';
@@ -17,6 +17,7 @@ export interface WebhookChange {
   events?: SubscribableEventType[] | undefined;
   /** null clears it. */
   description?: string | null | undefined;
+  format?: WebhookFormat | undefined;
   enabled?: boolean | undefined;
 }
 
@@ -27,7 +28,12 @@ export interface WebhookChange {
 export const createWebhook = write(async function createWebhook(
   tx: Tx,
   accountId: string,
-  input: { url: string; events: SubscribableEventType[]; description?: string | undefined },
+  input: {
+    url: string;
+    events: SubscribableEventType[];
+    description?: string | undefined;
+    format?: WebhookFormat | undefined;
+  },
   claim: Claim,
   now: number,
 ): Promise<string> {
@@ -36,6 +42,7 @@ export const createWebhook = write(async function createWebhook(
     url: input.url,
     events: input.events,
     description: input.description ?? null,
+    format: input.format ?? 'standard',
     secret: newId.webhookSecret(),
     previousSecret: null,
     previousSecretExpiresAt: null,
@@ -75,6 +82,7 @@ export const updateWebhook = write(async function updateWebhook(
     url: change.url ?? before.url,
     events: change.events ?? before.events,
     description: change.description === undefined ? before.description : change.description,
+    format: change.format ?? before.format,
     enabled,
     disabledReason: enabled ? null : change.enabled === false ? null : before.disabledReason,
     updatedAt: nextTimestamp(now, before.updatedAt),

@@ -45,6 +45,8 @@ export interface TestAppOptions {
   dashboardDir?: string;
   /** The app's clock (a TestClock to move it by hand); Date.now unless given. */
   now?: () => number;
+  /** VITALS_PUBLIC_URL for the dispatcher (Slack-format bodies link customers' pages). */
+  publicUrl?: string;
   /** The calibration threads' size and heap (the app's defaults unless given). */
   calibration?: AppDeps['calibration'];
 }
@@ -153,6 +155,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
         },
         log: app.log,
         metrics,
+        publicUrl: opts.publicUrl,
       })
     : undefined;
   dispatcher?.start();

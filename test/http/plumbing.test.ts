@@ -324,7 +324,7 @@ describe('plumbing', () => {
           '/api/webhooks/{webhook_id}/test post',
           '/api/webhooks/{webhook_id}/deliveries get,head',
           '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry post',
-          '/api/me get,head',
+          '/api/me get,head,patch',
           '/api/users get,head,post',
           '/api/users/{user_id} patch,delete',
           '/api/views get,head,post',

@@ -53,6 +53,7 @@ const webhook: fc.Arbitrary<Secreted> = fc.record({
     url: text,
     events: fc.array(text, { maxLength: 5 }),
     description: fc.option(text),
+    format: fc.constantFrom('standard' as const, 'slack' as const),
     previousSecret: fc.option(text),
     previousSecretExpiresAt: fc.option(time),
     enabled: fc.boolean(),

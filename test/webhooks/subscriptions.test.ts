@@ -20,6 +20,7 @@ const WEBHOOK_KEYS = [
   'disabled_reason',
   'enabled',
   'events',
+  'format',
   'id',
   'previous_secret_expires_at',
   'updated_at',

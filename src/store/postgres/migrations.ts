@@ -663,4 +663,38 @@ MIGRATIONS.push(
     FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
   );
   `,
+  /* 32: mail to people and Slack-shaped webhooks (docs/operations.md, "Mail"; docs/webhooks.md,
+     "Slack"). A person's `digest` is their
+     choice of the daily digest. mail_outbox holds each mail from the transaction that caused it until
+     it is sent or given up: `next_attempt_at` is when it is next due (a sender that claims it moves
+     that on by its lease, so a sender that dies leaves it due again), null once finished; senders
+     claim with FOR UPDATE SKIP LOCKED. mail_digests holds one row per person and UTC day whose digest
+     was claimed: the primary key is what lets one process alone send it. A webhook's `format` is the
+     shape of its bodies. */ `
+  ALTER TABLE users ADD COLUMN digest text NOT NULL DEFAULT 'off' CHECK (digest IN ('daily', 'off'));
+  ALTER TABLE webhooks ADD COLUMN format text NOT NULL DEFAULT 'standard' CHECK (format IN ('standard', 'slack'));
+  CREATE TABLE mail_outbox (
+    id text COLLATE "C" PRIMARY KEY,
+    account_id text COLLATE "C" NOT NULL,
+    kind text NOT NULL,
+    recipient text NOT NULL,
+    data text NOT NULL,
+    status text NOT NULL,
+    attempts integer NOT NULL,
+    next_attempt_at bigint,
+    lease_owner text,
+    last_error text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX mail_outbox_finished ON mail_outbox (updated_at) WHERE status <> 'pending';
+  CREATE TABLE mail_digests (
+    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    account_id text COLLATE "C" NOT NULL,
+    claimed_at bigint NOT NULL,
+    PRIMARY KEY (user_id, day)
+  );
+  `,
 );

@@ -1,6 +1,6 @@
 // The dispatchers' side of the outbox on PostgreSQL: many dispatchers, in many processes,
 // claim from the same table; SKIP LOCKED keeps them off each other's rows.
-import type { EventType } from '../../domain/events.ts';
+import type { EventType, WebhookFormat } from '../../domain/events.ts';
 import {
   type InFlight,
   inServingOrder,
@@ -22,6 +22,7 @@ interface DetailRow {
   type: EventType;
   data: string;
   url: string;
+  format: WebhookFormat;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: number | null;
@@ -84,13 +85,13 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
         INSERT INTO delivery_leases (delivery_id, account_id, webhook_id, owner, until)
         SELECT id, account_id, webhook_id, ${opts.owner}, ${opts.leaseUntil} FROM chosen
         ON CONFLICT (delivery_id) DO UPDATE SET owner = excluded.owner, until = excluded.until)
-      SELECT c.id, c.account_id, c.webhook_id, c.event_id, c.attempts, e.type, e.data, w.url, w.secret,
-        w.previous_secret, w.previous_secret_expires_at
+      SELECT c.id, c.account_id, c.webhook_id, c.event_id, c.attempts, e.type, e.data, w.url, w.format,
+        w.secret, w.previous_secret, w.previous_secret_expires_at
       FROM chosen c
       CROSS JOIN LATERAL (
         SELECT e.type, e.data::text AS data FROM events e WHERE e.id = c.event_id LIMIT 1) e
       CROSS JOIN LATERAL (
-        SELECT w.url, w.secret, w.previous_secret, w.previous_secret_expires_at FROM webhooks w WHERE w.account_id = c.account_id AND w.id = c.webhook_id LIMIT 1) w`;
+        SELECT w.url, w.format, w.secret, w.previous_secret, w.previous_secret_expires_at FROM webhooks w WHERE w.account_id = c.account_id AND w.id = c.webhook_id LIMIT 1) w`;
     served.push(...share);
     chosen.push(...rows);
     const taken = rows.map((r) => ({ accountId: r.account_id, webhookId: r.webhook_id }));
@@ -107,6 +108,7 @@ export async function claimDeliveries(sql: Queryable, opts: ClaimOptions): Promi
     eventType: r.type,
     data: r.data,
     url: fromText(r.url),
+    format: r.format,
     secret: r.secret,
     previousSecret: r.previous_secret,
     previousSecretExpiresAt: r.previous_secret_expires_at,

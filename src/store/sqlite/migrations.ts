@@ -770,3 +770,40 @@ MIGRATIONS.push(`
     FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
   ) WITHOUT ROWID, STRICT;
 `);
+
+/**
+ * 32: mail to people and Slack-shaped webhooks (docs/operations.md, "Mail"; docs/webhooks.md,
+ * "Slack"). A person's `digest` is their
+ * choice of the daily digest. mail_outbox holds each mail from the transaction that caused it until
+ * it is sent or given up: `next_attempt_at` is when it is next due (a sender that claims it moves
+ * that on by its lease, so a sender that dies leaves it due again), null once finished.
+ * mail_digests holds one row per person and UTC day whose digest was claimed: the primary key is
+ * what lets one process alone send it. A webhook's `format` is the shape of its bodies.
+ */
+MIGRATIONS.push(`
+  ALTER TABLE users ADD COLUMN digest TEXT NOT NULL DEFAULT 'off' CHECK (digest IN ('daily', 'off'));
+  ALTER TABLE webhooks ADD COLUMN format TEXT NOT NULL DEFAULT 'standard' CHECK (format IN ('standard', 'slack'));
+  CREATE TABLE mail_outbox (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    data TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    lease_owner TEXT,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX mail_outbox_finished ON mail_outbox (updated_at) WHERE status <> 'pending';
+  CREATE TABLE mail_digests (
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    account_id TEXT NOT NULL,
+    claimed_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, day)
+  ) WITHOUT ROWID, STRICT;
+`);

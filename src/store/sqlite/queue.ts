@@ -70,7 +70,7 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
     ids,
   );
   const rows = conn.all(
-    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.secret,
+    `SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, e.type, e.data, w.url, w.format, w.secret,
        w.previous_secret, w.previous_secret_expires_at
      FROM deliveries d
      JOIN webhooks w ON w.account_id = d.account_id AND w.id = d.webhook_id
@@ -91,6 +91,7 @@ export function claimDeliveries(conn: Connection, opts: ClaimOptions): ClaimedDe
         eventType: r.type as EventType,
         data: r.data as string,
         url: r.url as string,
+        format: r.format === 'slack' ? 'slack' : 'standard',
         secret: r.secret as string,
         previousSecret: (r.previous_secret as string | null) ?? null,
         previousSecretExpiresAt: (r.previous_secret_expires_at as number | null) ?? null,

@@ -81,6 +81,7 @@ export const webhook = (extra: Partial<WebhookRecord> = {}): WebhookRecord => ({
   url: 'https://receiver.example.com/hooks',
   events: ['customer.created'],
   description: null,
+  format: 'standard',
   secret: newId.webhookSecret(),
   previousSecret: null,
   previousSecretExpiresAt: null,

@@ -63,6 +63,7 @@ export function queueContract(c: ContractContext): void {
           eventType: 'customer.created',
           data: JSON.stringify(e.data),
           url: w.url,
+          format: 'standard',
           secret: w.secret,
           previousSecret: null,
           previousSecretExpiresAt: null,
