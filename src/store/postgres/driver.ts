@@ -34,7 +34,9 @@ export const POSTGRES: Dialect = {
       = ${p.add(value)}`;
   },
   metadataJson: (p: Params, key: string) => `(c.metadata -> ${p.add(key)})::text`,
-  stripeCustomerId: "(metadata ->> 'stripe_customer_id')",
+  // json's ->> fails on a document holding \u0000 anywhere (it cannot be text): such metadata has none.
+  stripeCustomerId:
+    "(CASE WHEN strpos(metadata::text, '\\u0000') = 0 THEN metadata ->> 'stripe_customer_id' END)",
   customersWithScores:
     'customers c JOIN health_scores s ON s.account_id = c.account_id AND s.customer_id = c.id',
   pendingIndex: '',

@@ -640,15 +640,17 @@ MIGRATIONS.push(
      value where it is set. An index on the expression, not a side table kept beside the metadata:
      every path that writes metadata (PATCH, the batch, an import, a Segment group, this intake)
      keeps it right without knowing of it, and the customers without the key cost it nothing. The
-     expression is spelled as the Dialect's stripeCustomerId is, or the planner would not use it.
+     expression is spelled as the Dialect's stripeCustomerId is, or the planner would not use it;
+     `->>` on a json value holding \u0000 anywhere fails, so such metadata is skipped (NULL), not a
+     500 on every write of it.
      stripe_subscriptions keeps each Stripe subscription of a customer: its status, its monthly
      amount in major units, its current period's end, and the `created` of the last event applied
      to it (an older event changes nothing: Stripe does not promise order). Rows leave with their
      customer; a source's deletion leaves them, since they are the customer's, not the source's. */ `
   CREATE UNIQUE INDEX sources_by_id ON sources (id);
   CREATE INDEX customers_by_stripe_customer
-    ON customers (account_id, (metadata ->> 'stripe_customer_id'), id)
-    WHERE (metadata ->> 'stripe_customer_id') IS NOT NULL;
+    ON customers (account_id, (CASE WHEN strpos(metadata::text, '\\u0000') = 0 THEN metadata ->> 'stripe_customer_id' END), id)
+    WHERE (CASE WHEN strpos(metadata::text, '\\u0000') = 0 THEN metadata ->> 'stripe_customer_id' END) IS NOT NULL;
   CREATE TABLE stripe_subscriptions (
     account_id text COLLATE "C" NOT NULL,
     customer_id text COLLATE "C" NOT NULL,
