@@ -31,6 +31,24 @@ export const emptyStats = (): SourceStats => ({
   lastReceivedAt: null,
 });
 
+/** What one message came to, before it is logged: its log entry without the id, the instant and the kind. */
+export interface MessageOutcome {
+  result: SourceResult;
+  customerId: string | null;
+  reason: string | null;
+}
+
+export const refused = (customerId: string | null, reason: string): MessageOutcome => ({
+  result: 'refused',
+  customerId,
+  reason,
+});
+export const ignored = (customerId: string | null, reason: string): MessageOutcome => ({
+  result: 'ignored',
+  customerId,
+  reason,
+});
+
 /** One message as the source's log keeps it. */
 export interface SourceLogEntry {
   id: string;

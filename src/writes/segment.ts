@@ -10,11 +10,13 @@ import { newId } from '../domain/ids.ts';
 import { dayOf, PROTECTED_METADATA, type SegmentMessage } from '../domain/segment.ts';
 import {
   DEDUPE_MS,
+  ignored,
+  type MessageOutcome,
   metricOfEvent,
+  refused,
   type SegmentConfig,
   SOURCE_LOG_KEEP,
   type SourceLogEntry,
-  type SourceResult,
 } from '../domain/sources.ts';
 import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
@@ -23,22 +25,7 @@ import { addDayCounts } from './day-counts.ts';
 import { settleAll } from './pipeline.ts';
 import { actOn } from './playbooks.ts';
 
-interface Outcome {
-  result: SourceResult;
-  customerId: string | null;
-  reason: string | null;
-}
-
-const refused = (customerId: string | null, reason: string): Outcome => ({
-  result: 'refused',
-  customerId,
-  reason,
-});
-const ignored = (customerId: string | null, reason: string): Outcome => ({
-  result: 'ignored',
-  customerId,
-  reason,
-});
+type Outcome = MessageOutcome;
 const applied = (customerId: string | null): Outcome => ({ result: 'applied', customerId, reason: null });
 
 /** What one request's messages share while they are applied in order. */

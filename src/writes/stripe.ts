@@ -8,7 +8,13 @@ import { ApiError } from '../domain/errors.ts';
 import { event as eventRecord } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { dayOf } from '../domain/segment.ts';
-import { DEDUPE_MS, SOURCE_LOG_KEEP, type SourceResult } from '../domain/sources.ts';
+import {
+  DEDUPE_MS,
+  ignored,
+  type MessageOutcome,
+  refused,
+  SOURCE_LOG_KEEP,
+} from '../domain/sources.ts';
 import {
   COUNTED_EVENTS,
   CUSTOMER_EVENTS,
@@ -32,22 +38,7 @@ import { applyMetricUpdates } from './metrics.ts';
 import { settleAll } from './pipeline.ts';
 import { actOn } from './playbooks.ts';
 
-interface Outcome {
-  result: SourceResult;
-  customerId: string | null;
-  reason: string | null;
-}
-
-const refused = (customerId: string | null, reason: string): Outcome => ({
-  result: 'refused',
-  customerId,
-  reason,
-});
-const ignored = (customerId: string | null, reason: string): Outcome => ({
-  result: 'ignored',
-  customerId,
-  reason,
-});
+type Outcome = MessageOutcome;
 const applied = (customerId: string, reasons: readonly string[] = []): Outcome => ({
   result: 'applied',
   customerId,
