@@ -8,13 +8,7 @@ import { ApiError } from '../domain/errors.ts';
 import { event as eventRecord } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { dayOf } from '../domain/segment.ts';
-import {
-  DEDUPE_MS,
-  ignored,
-  type MessageOutcome,
-  refused,
-  SOURCE_LOG_KEEP,
-} from '../domain/sources.ts';
+import { DEDUPE_MS, ignored, type MessageOutcome, refused, SOURCE_LOG_KEEP } from '../domain/sources.ts';
 import {
   COUNTED_EVENTS,
   CUSTOMER_EVENTS,
