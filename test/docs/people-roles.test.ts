@@ -79,6 +79,10 @@ test('docs/people.md lists exactly the changes an editor may make, and a viewer 
   assert.ok(documented.includes('PUT /api/customers/{customer_id}/health-score/override'), 'and overrides');
   assert.deepEqual(await allowed(await signedIn('editor@example.com', 'editor')), documented);
   const own = documentedOwnChanges();
-  assert.deepEqual(own, ['DELETE /api/views/{view_id}', 'POST /api/views'], 'every person keeps their views');
+  assert.deepEqual(
+    own,
+    ['DELETE /api/views/{view_id}', 'PATCH /api/me', 'POST /api/views'],
+    'every person keeps their views and their digest choice',
+  );
   assert.deepEqual(await allowed(await signedIn('viewer@example.com', 'viewer')), own);
 });
