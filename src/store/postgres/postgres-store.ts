@@ -140,10 +140,15 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async migrationStatus(): Promise<MigrationStatus> {
-    const [row] = await this.#pool<{ v: number | null }[]>`
-      SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0
-        ELSE (SELECT COALESCE(MAX(version), 0) FROM schema_migrations) END AS v`;
-    return { applied: row?.v ?? 0, latest: MIGRATIONS.length };
+    const latest = MIGRATIONS.length;
+    const [table] = await this.#pool<
+      { found: string | null }[]
+    >`SELECT to_regclass('schema_migrations') AS found`;
+    if (!table?.found) return { applied: 0, latest };
+    const [row] = await this.#pool<
+      { v: number }[]
+    >`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
+    return { applied: row?.v ?? 0, latest };
   }
 
   async ping(): Promise<void> {
