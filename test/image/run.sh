@@ -26,16 +26,24 @@ CA=/etc/ssl/certs/ca-certificates.crt
 START=$(date +%s)
 work=$(mktemp -d)
 
+PASSED=0
 step() { printf '\n== %s (%d s)\n' "$*" "$(($(date +%s) - START))"; }
+ok() {
+  PASSED=$((PASSED + 1))
+  echo "ok: $*"
+}
 fail() {
   echo "test:image FAILED: $*" >&2
+  echo "test:image: $PASSED passed, 1 failed"
   exit 1
 }
 # podman without systemd logs that it cannot set health check timers; nothing else is lost.
 quiet() { "$@" 2> >(grep -v 'systemd' >&2); }
-# podman-compose 1.0.3 inspects each volume before it creates it ("no such volume") and cannot log to syslog here.
+# podman-compose 1.0.3 inspects each volume before it creates it ("no such volume"), creates a running dependency
+# again before it starts it ("already in use"), and cannot log to syslog here.
 compose() {
-  (cd "$work/compose" && podman-compose --no-ansi -p "$P" "$@" 2> >(grep -Ev 'systemd|no such volume|syslog' >&2) >/dev/null)
+  (cd "$work/compose" &&
+    podman-compose --no-ansi -p "$P" "$@" 2> >(grep -Ev 'systemd|no such volume|syslog|already in use' >&2) >/dev/null)
 }
 cleanup() {
   quiet podman rm -f -t 0 "$P-app" >/dev/null 2>&1 || true
@@ -60,8 +68,11 @@ api() { curl -fsS "http://127.0.0.1:$PORT$1" -H "Authorization: Bearer $KEY"; }
 
 # Drives the running Vitals: the README's calls, the typed client.
 drive() {
-  VITALS=http://127.0.0.1:$PORT KEY=$KEY RECEIVER_HOST=$RECEIVER_HOST node test/image/readme-calls.ts
-  VITALS=http://127.0.0.1:$PORT KEY=$KEY node test/image/client.ts
+  VITALS=http://127.0.0.1:$PORT KEY=$KEY RECEIVER_HOST=$RECEIVER_HOST node test/image/readme-calls.ts ||
+    fail "README's five calls"
+  ok "README's five calls"
+  VITALS=http://127.0.0.1:$PORT KEY=$KEY node test/image/client.ts || fail 'the typed client'
+  ok 'the typed client'
 }
 # What drive() wrote, read back after a stop and a start.
 read_back() {
@@ -72,7 +83,7 @@ read_back() {
   local events
   events=$(api '/api/events?limit=100' | jq '.data | length')
   [ "$events" -ge 4 ] || fail "only $events events after the restart"
-  echo "read back after the restart: acme 0.83, piedpiper, the weights, $events events"
+  ok "read back after the restart: acme 0.83, piedpiper, the weights, $events events"
 }
 # Stops a container as `podman stop` / `docker stop` do (its STOPSIGNAL, SIGTERM) and checks it exited 0.
 stopped_cleanly() {
@@ -81,7 +92,7 @@ stopped_cleanly() {
   code=$(podman inspect --format '{{.State.ExitCode}}' "$1")
   [ "$code" = 0 ] || fail "$1 exited $code on SIGTERM"
   podman logs "$1" 2>&1 | grep -q '"msg":"shutting down"' || fail "$1 did not log its shutdown"
-  echo "$1 stopped on SIGTERM with exit 0"
+  ok "$1 stopped on SIGTERM with exit 0"
 }
 
 step "base images"
@@ -97,6 +108,7 @@ quiet podman build --network=host --format docker --secret "id=ca,src=$CA" \
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 base=$(podman image inspect --format '{{.Size}}' "$NODE_IMAGE")
 echo "image $IMAGE: $((size / 1000000)) MB, $(((size - base) / 1000000)) MB over its base ($((base / 1000000)) MB)"
+ok "the image is built"
 [ "$size" -lt 300000000 ] || fail "the image is $size bytes, over 300 MB"
 [ $((size - base)) -lt 100000000 ] || fail "the image's own layers are $((size - base)) bytes, over 100 MB"
 [ "$(podman image inspect --format '{{index .Config.Labels "org.opencontainers.image.version"}}' "$IMAGE")" = "$VERSION" ] ||
@@ -107,11 +119,13 @@ podman image inspect --format '{{json .Config.Healthcheck.Test}}' "$IMAGE" | gre
 if quiet podman run --rm --entrypoint sh "$IMAGE" -c 'grep -rlq "BEGIN CERTIFICATE" /run/secrets 2>/dev/null'; then
   fail 'the build secret ca is in the image'
 fi
+ok "size, user node, version label $VERSION, HEALTHCHECK, STOPSIGNAL SIGTERM, no CA kept"
 
 step "run $IMAGE with the volume $P-data"
 quiet podman run -d --name "$P-app" -p "127.0.0.1:$PORT:3000" -v "$P-data:/data" -e "VITALS_API_KEY=$KEY" "$IMAGE" >/dev/null
 healthy "$P-app"
 [ "$(curl -fsS "http://127.0.0.1:$PORT/healthz" | jq -r .version)" = "$VERSION" ] || fail "/healthz does not say $VERSION"
+ok "healthy, /healthz says $VERSION"
 drive
 stopped_cleanly "$P-app"
 quiet podman start "$P-app" >/dev/null
@@ -142,6 +156,7 @@ healthy "${P}_vitals_1"
 podman exec "${P}_postgres_1" psql -U vitals -d vitals -tAc 'SELECT version()' | grep -q 'PostgreSQL 17' ||
   fail 'the database is not PostgreSQL 17'
 curl -fsS "http://127.0.0.1:$PORT/readyz" | jq -e '.database == "postgres"' >/dev/null || fail 'Vitals is not on PostgreSQL'
+ok 'both services healthy: Vitals on PostgreSQL 17'
 drive
 stopped_cleanly "${P}_vitals_1"
 compose stop
@@ -153,3 +168,4 @@ read_back
 compose down -v
 
 step "test:image passed"
+echo "test:image: $PASSED passed, 0 failed"
