@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// vitals serve | migrate | keys create|list|revoke | users create|list|remove | backup PATH
+// vitals serve | migrate [--check] | healthcheck | version | keys create|list|revoke | users create|list|remove | backup PATH
 //        | import customers|scores|metrics|outcomes FILE
 //        | export customers|scores|metrics|outcomes [FILE]
 //        | explain CUSTOMER_ID   (USAGE below says it all)
@@ -13,6 +13,11 @@ const USAGE = `Usage: vitals <command>
 
   serve                          run the service (the default)
   migrate                        bring the database schema up to date
+        [--check]                  change nothing: exit 0 when it is up to date, 1 when
+                                   migrations are pending or the schema is newer than this Vitals
+  healthcheck                    exit 0 when the Vitals on this machine's PORT is ready (its
+                                 /readyz answers 200), 1 otherwise (a container's HEALTHCHECK)
+  version                        print the release
   keys create [--account NAME]   create an API key (and the account if new); prints the key once
         [--scope read|write]       read: GET only; write (the default): everything
   keys list                      list keys with their scope (never the keys themselves)
@@ -45,8 +50,8 @@ const USAGE = `Usage: vitals <command>
 Configuration comes from the environment; see README.md.`;
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const { openStore } = await import('./store/open.ts');
-  const store = openStore(loadConfig());
+  const { openReachable } = await import('./store/open.ts');
+  const store = await openReachable(loadConfig());
   try {
     await store.migrate();
     return await fn(store);
@@ -72,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
       'batch-size': { type: 'string' },
       concurrency: { type: 'string' },
       version: { type: 'string' },
+      check: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,8 +116,18 @@ async function main(argv: string[]): Promise<number> {
       return runExplain({ customerId: sub, version: values.version, url: values.url, key: values.key });
     }
     case 'migrate': {
+      if (positionals.length !== 1) break;
+      if (values.check) return migrateCheck();
       const version = await withStore((s) => s.migrate());
       console.log(`Database schema is at version ${version}.`);
+      return 0;
+    }
+    case 'healthcheck':
+      if (positionals.length !== 1) break;
+      return healthcheck();
+    case 'version': {
+      const { VERSION } = await import('./version.ts');
+      console.log(VERSION);
       return 0;
     }
     case 'keys':
@@ -249,6 +265,50 @@ function accountNameValid(name: string): boolean {
   return false;
 }
 
+/** `migrate --check`: where the schema is, changing nothing (docs/cli.md, "Migrations"). */
+async function migrateCheck(): Promise<number> {
+  const { openReachable } = await import('./store/open.ts');
+  const { schemaNewer } = await import('./store/migration-errors.ts');
+  const store = await openReachable(loadConfig());
+  try {
+    const { applied, latest } = await store.migrationStatus();
+    if (applied > latest) {
+      console.error(schemaNewer(applied, latest).message);
+      return 1;
+    }
+    if (applied < latest) {
+      console.log(
+        `${latest - applied} migration(s) pending: the schema is at version ${applied}, this Vitals at ${latest}. ` +
+          '`vitals migrate` (or starting Vitals) applies them.',
+      );
+      return 1;
+    }
+    console.log(`The schema is up to date (version ${latest}).`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * A container's HEALTHCHECK: GET /readyz of the Vitals this configuration runs (PORT; HOST unless
+ * it listens on every address), within 3 s; exits 0 on 200. Loads no store.
+ */
+async function healthcheck(): Promise<number> {
+  const config = loadConfig();
+  const everywhere = ['0.0.0.0', '::', ''].includes(config.host);
+  const host = everywhere ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${config.port}/readyz`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    if (res.status === 200) return 0;
+    console.error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  } catch (err) {
+    console.error(`${url}: ${(err as Error).message}`);
+  }
+  return 1;
+}
+
 function usage(): number {
   console.error(USAGE);
   return 2;
@@ -301,6 +361,9 @@ main(process.argv.slice(2)).then(
   (err) => {
     if (err instanceof ConfigError) {
       console.error(`Configuration error: ${err.message}`);
+    } else if (err?.name === 'StartError' || err?.name === 'MigrationError') {
+      // A database that cannot be used, or a migration that failed: the message says what to do.
+      console.error(err.message);
     } else if (
       err?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
       err?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'

@@ -1,4 +1,4 @@
-// config → store → roles; graceful shutdown on SIGTERM/SIGINT.
+// config → store → listen → migrate → roles; graceful shutdown on SIGTERM/SIGINT.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
@@ -9,24 +9,41 @@ import { MailSender } from './mail/sender-job.ts';
 import { Metrics } from './metrics.ts';
 import { RescoreJob } from './rescore-job.ts';
 import { RetentionJob } from './retention.ts';
-import { openStore } from './store/open.ts';
-import type { Store } from './store/store.ts';
+import { schemaNewer } from './store/migration-errors.ts';
+import { openReachable } from './store/open.ts';
+import type { MigrationStatus, Store } from './store/store.ts';
 import { isDatabaseUnavailable, logJobFailure, unavailableCode } from './store/unavailable.ts';
+import { VERSION } from './version.ts';
 import { Dispatcher } from './webhooks/dispatcher.ts';
 
+/**
+ * Start-up (docs/operations.md, "Starting"): the database must be usable (a writable data
+ * directory, or a PostgreSQL that answers) and its schema no newer than this code, else a
+ * StartError or MigrationError before anything listens. Then the server listens, answering 503
+ * (/healthz aside) while the migrations run; a migration that fails closes it again and throws,
+ * naming the migration. Then the bootstrap key, then the jobs.
+ */
 export async function serve(config: Config): Promise<{ close: () => Promise<void>; port: number }> {
-  const store = openStore(config);
-  await store.migrate();
-  const generated = await bootstrapKeys(store, config.apiKey);
-  if (generated) {
-    process.stdout.write(
-      `\nNo API key existed, so Vitals created one for the default account. It is shown only this once:\n\n  ${generated}\n\nUse it as: Authorization: Bearer ${generated}\n\n`,
-    );
+  const store = await openReachable(config);
+  let status: MigrationStatus;
+  try {
+    status = await store.migrationStatus();
+    if (status.applied > status.latest) throw schemaNewer(status.applied, status.latest);
+  } catch (err) {
+    await store.close();
+    throw err;
   }
+  let migrating = true;
   const metrics = new Metrics(store);
   const api = config.roles.includes('api');
   // A dispatcher-only process still answers /healthz, /readyz and /metrics, but not /api.
-  const app = await buildApp({ store, config, metrics, routes: api ? 'all' : 'operations' });
+  const app = await buildApp({
+    store,
+    config,
+    metrics,
+    routes: api ? 'all' : 'operations',
+    migrating: () => migrating,
+  });
   // postgres.js (3.4.9) looks up the database's array types as each connection starts and
   // leaves that query's promise unhandled: a connection lost meanwhile (a database restart, a
   // terminated backend) would end the process. Such a rejection is logged; any other still ends
@@ -83,8 +100,7 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
         })
       : undefined;
 
-  const prune = pruneIdempotencyKeysHourly(store, app.log);
-
+  let prune: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -106,13 +122,33 @@ export async function serve(config: Config): Promise<{ close: () => Promise<void
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  try {
+    if (status.applied < status.latest) {
+      app.log.info({ from: status.applied, to: status.latest }, 'migrating the database schema');
+    }
+    await store.migrate();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const generated = await bootstrapKeys(store, config.apiKey);
+  if (generated) {
+    process.stdout.write(
+      `\nNo API key existed, so Vitals created one for the default account. It is shown only this once:\n\n  ${generated}\n\nUse it as: Authorization: Bearer ${generated}\n\n`,
+    );
+  }
+  migrating = false;
+  prune = pruneIdempotencyKeysHourly(store, app.log);
   dispatcher?.start();
   retention?.start();
   rescore?.start();
   mail?.start();
   digests?.start();
   if (api) app.backfills.start();
-  app.log.info({ roles: config.roles, database: store.backend }, 'vitals started');
+  app.log.info(
+    { version: VERSION, roles: config.roles, database: store.backend, schema: status.latest },
+    'vitals started',
+  );
   return { close, port };
 }
 

@@ -28,6 +28,7 @@ import { newId } from '../domain/ids.ts';
 import { READS } from '../domain/people.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
+import { VERSION } from '../version.ts';
 import type { CalibrationThreadOptions } from '../work/calibration-threads.ts';
 import { LEASE_MS } from '../writes/backfill.ts';
 import { registerAudit } from './audit.ts';
@@ -38,7 +39,13 @@ import { backfillRoutes } from './backfill.ts';
 import { batchRoutes } from './batch.ts';
 import { customersRoutes } from './customers.ts';
 import { registerDashboard } from './dashboard.ts';
-import { answerClientError, registerErrorHandling, sendUnavailable, translate } from './errors.ts';
+import {
+  answerClientError,
+  registerErrorHandling,
+  sendMigrating,
+  sendUnavailable,
+  translate,
+} from './errors.ts';
 import { eventsRoutes } from './events.ts';
 import { explanationRoutes } from './explanations.ts';
 import { factorRulesRoutes } from './factor-rules.ts';
@@ -96,6 +103,11 @@ export interface AppDeps {
   now?: () => number;
   /** The calibration threads' size and heap (defaults: min(2, cores), V8's). */
   calibration?: Pick<CalibrationThreadOptions, 'threads' | 'heapMb'>;
+  /**
+   * True while the process migrates the schema after it started listening (main.ts): every
+   * request but /healthz then answers 503 with Retry-After (docs/operations.md, "Upgrades").
+   */
+  migrating?: () => boolean;
 }
 
 /** /readyz answers 503 when the database has not answered a ping by then. */
@@ -278,7 +290,7 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
 
 const HEALTH_SCHEMA = {
   tags: ['operations'],
-  summary: 'The process is up (no database check)',
+  summary: 'The process is up (no database check), and the release it runs',
   response: { 200: HealthAnswer },
 };
 const READY_SCHEMA = {
@@ -292,7 +304,14 @@ const READY_SCHEMA = {
 
 /** Health, readiness, the OpenAPI document and metrics: without a key, in every process. */
 function registerOperations(app: FastifyInstance, deps: AppDeps): void {
-  app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
+  const migrating = deps.migrating;
+  if (migrating) {
+    // Added before the sessions' hook, which reads the store: nothing reaches it until the schema is there.
+    app.addHook('onRequest', async (req, reply) => {
+      if (migrating() && req.url !== '/healthz') return sendMigrating(reply);
+    });
+  }
+  app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok', version: VERSION }));
   // 503 with Retry-After when the database does not answer, within READY_TIMEOUT_MS at most
   // (a stopped server refuses at once; a host that is down would otherwise take the driver's
   // connect timeout). docs/postgresql.md, "When the database restarts".

@@ -24,6 +24,15 @@ export function sendUnavailable(reply: FastifyReply): FastifyReply {
   return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send(err.toBody());
 }
 
+/** The answer while the process brings the schema up to date after it started listening (main.ts). */
+export function sendMigrating(reply: FastifyReply): FastifyReply {
+  const err = new ApiError(
+    'service_unavailable',
+    'Vitals is bringing its database schema up to date; retry after a moment.',
+  );
+  return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send(err.toBody());
+}
+
 /** 1048576 → "1 MiB": body limits are whole MiB; anything else is told in bytes. */
 const size = (bytes: number) => (bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`);
 

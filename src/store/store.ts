@@ -116,6 +116,12 @@ export interface Tx
   getSettings(accountId: string, opts?: { forUpdate?: boolean }): Promise<Settings>;
 }
 
+/** The newest migration the database has applied, and the newest this code has. */
+export interface MigrationStatus {
+  applied: number;
+  latest: number;
+}
+
 export interface Store
   extends Reader,
     DeliveryQueue,
@@ -126,8 +132,14 @@ export interface Store
     AuditLog,
     Keys {
   readonly backend: 'sqlite' | 'postgres';
-  /** Brings the schema to the latest version; safe when several processes start at once. */
+  /**
+   * Brings the schema to the latest version, each migration in a transaction of its own under a
+   * lock: safe when several processes start at once. A migration that fails is rolled back and
+   * named, a schema newer than this code refused (both a MigrationError, ./migration-errors.ts).
+   */
   migrate(): Promise<number>;
+  /** Where the schema is against this code's migrations, without changing anything. */
+  migrationStatus(): Promise<MigrationStatus>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

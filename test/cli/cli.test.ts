@@ -83,6 +83,8 @@ class Server {
     const server = new Server(environment, command);
     const line = await server.waitFor(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/);
     server.port = Number(line[1]);
+    // It listens before it migrates (503 meanwhile); "vitals started" follows once it serves.
+    await server.waitFor(/"msg":"vitals started"/);
     return server;
   }
 

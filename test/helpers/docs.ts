@@ -268,12 +268,13 @@ export class Background {
     this.#closed = new Promise((r) => this.#child.once('close', r));
   }
 
-  /** The URL it listens at, once it logs Fastify's "Server listening at …". */
+  /** The URL it listens at, once it logs Fastify's "Server listening at …" and then, its schema
+   *  migrated, "vitals started" (it answers 503 in between). */
   listening(timeoutMs: number): Promise<string> {
     return new Promise((resolve, reject) => {
       const check = () => {
         const m = /Server listening at (http:\/\/[^"\s]+)/.exec(this.output);
-        if (m) {
+        if (m && this.output.includes('"msg":"vitals started"')) {
           clearTimeout(timer);
           resolve(m[1] as string);
         }

@@ -51,8 +51,9 @@ export class VitalsProcess {
     server.port = await new Promise<number>((resolve, reject) => {
       server.child.stdout?.on('data', (d) => {
         server.#stdout += d;
+        // It listens before it migrates (503 meanwhile); "vitals started" follows once it serves.
         const m = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(server.#stdout);
-        if (m) resolve(Number(m[1]));
+        if (m && server.#stdout.includes('"msg":"vitals started"')) resolve(Number(m[1]));
       });
       server.child.once('close', () =>
         reject(new Error(`serve exited before listening:\n${server.#stdout}`)),

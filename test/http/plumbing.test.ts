@@ -1,10 +1,15 @@
 // What every route shares: body parsing, size and media-type limits, the error envelope,
 // request ids, health and readiness, the OpenAPI document and the docs UI.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildTestApp, customerBody, type Response, type TestApp } from '../helpers/app.ts';
+
+const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
 
 const MiB = 1024 * 1024;
 const STACK_FRAME = /\bat .*[:(]\d+:\d+\)?|\n\s+at /;
@@ -245,10 +250,11 @@ describe('plumbing', () => {
   });
 
   describe('health and readiness', () => {
-    test('GET /healthz: 200 without a key', async () => {
+    test('GET /healthz: 200 without a key, with the release package.json names', async () => {
       const res = await t.inject({ method: 'GET', url: '/healthz' });
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body, { status: 'ok' });
+      assert.deepEqual(res.body, { status: 'ok', version: PACKAGE_VERSION });
+      assert.match(PACKAGE_VERSION, /^\d+\.\d+\.\d+$/);
       assert.match(String(res.headers['x-request-id']), /^req_/);
     });
 

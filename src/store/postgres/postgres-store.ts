@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBase62 } from '../../domain/ids.ts';
 import { hasNul, type Row } from '../driver.ts';
+import { migrationFailed, schemaNewer } from '../migration-errors.ts';
 import * as outbox from '../outbox.ts';
 import { CUSTOMER_COLUMNS, SCORE_COLUMNS, toCustomer, toScore } from '../rows.ts';
 import type { SharedWrite } from '../shared-writes.ts';
@@ -11,6 +12,7 @@ import type {
   ClaimedDelivery,
   ClaimOptions,
   CustomerRecord,
+  MigrationStatus,
   ScoreRecord,
   Store,
   Tx,
@@ -106,20 +108,47 @@ export class PostgresStore extends SqlStore implements Store {
     return hasNul(customerId) ? null : this.#scores.load(accountId, customerId);
   }
 
+  /**
+   * One migration per transaction, each under the migration lock (an advisory transaction lock)
+   * with the version read again under it: processes starting at once apply each migration once,
+   * and one that fails is rolled back whole and named (../migration-errors.ts).
+   */
   async migrate(): Promise<number> {
-    // The advisory lock makes a second process that starts at the same moment wait, then find
-    // the schema up to date; it is released with the transaction.
-    return this.#pool.begin(async (sql) => {
-      await sql`SELECT pg_advisory_xact_lock(${LOCKS.migrate})`;
-      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY, applied_at bigint NOT NULL)`;
-      const [row] = await sql<{ v: number }[]>`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
-      for (let v = (row?.v ?? 0) + 1; v <= MIGRATIONS.length; v++) {
-        await sql.unsafe(MIGRATIONS[v - 1] as string);
-        await sql`INSERT INTO schema_migrations (version, applied_at) VALUES (${v}, ${Date.now()})`;
-      }
-      return MIGRATIONS.length;
-    });
+    const latest = MIGRATIONS.length;
+    for (;;) {
+      const done = await this.#pool.begin(async (sql) => {
+        await sql`SELECT pg_advisory_xact_lock(${LOCKS.migrate})`;
+        await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+          version integer PRIMARY KEY, applied_at bigint NOT NULL)`;
+        const [row] = await sql<
+          { v: number }[]
+        >`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
+        const applied = row?.v ?? 0;
+        if (applied > latest) throw schemaNewer(applied, latest);
+        if (applied === latest) return latest;
+        const version = applied + 1;
+        try {
+          await sql.unsafe(MIGRATIONS[version - 1] as string);
+          await sql`INSERT INTO schema_migrations (version, applied_at) VALUES (${version}, ${Date.now()})`;
+        } catch (err) {
+          throw migrationFailed(version, latest, err);
+        }
+        return null;
+      });
+      if (done !== null) return done;
+    }
+  }
+
+  async migrationStatus(): Promise<MigrationStatus> {
+    const latest = MIGRATIONS.length;
+    const [table] = await this.#pool<
+      { found: string | null }[]
+    >`SELECT to_regclass('schema_migrations') AS found`;
+    if (!table?.found) return { applied: 0, latest };
+    const [row] = await this.#pool<
+      { v: number }[]
+    >`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
+    return { applied: row?.v ?? 0, latest };
   }
 
   async ping(): Promise<void> {

@@ -16,6 +16,7 @@ import type {
   ClaimOptions,
   GroupBy,
   GroupTally,
+  MigrationStatus,
   Mover,
   Reader,
   Segment,
@@ -27,10 +28,11 @@ import { Connection } from './connection.ts';
 import { driverOf } from './driver.ts';
 import { GroupCommit } from './group-commit.ts';
 import { HeavyReads } from './heavy-reads.ts';
+import { MIGRATIONS } from './migrations.ts';
 import * as queue from './queue.ts';
 import { sqliteReads } from './reader.ts';
 import { DirectWriter } from './write-connection.ts';
-import { type OpArgs, type OpResult, WRITE_OPS, type WriteOpName } from './write-ops.ts';
+import { type OpArgs, type OpResult, schemaVersion, WRITE_OPS, type WriteOpName } from './write-ops.ts';
 import type { Reply, Request } from './writer-protocol.ts';
 
 export interface SqliteOptions {
@@ -115,6 +117,10 @@ export class SqliteStore extends SqlStore implements Store {
 
   migrate(): Promise<number> {
     return this.#writes.migrate();
+  }
+
+  async migrationStatus(): Promise<MigrationStatus> {
+    return { applied: schemaVersion(this.conn), latest: MIGRATIONS.length };
   }
 
   async ping(): Promise<void> {

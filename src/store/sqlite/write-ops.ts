@@ -1,3 +1,4 @@
+import { migrationFailed, schemaNewer } from '../migration-errors.ts';
 import type { AttemptOutcome, ClaimOptions } from '../store.ts';
 import type { Connection } from './connection.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
@@ -26,27 +27,50 @@ export type OpArgs<K extends WriteOpName> = WriteOps[K] extends (
   : never;
 export type OpResult<K extends WriteOpName> = Awaited<ReturnType<WriteOps[K]>>;
 
-/** Brings the schema up to date in a transaction of its own; returns the version. Runs before anything else. */
+/**
+ * Brings the schema up to date, one migration per `BEGIN IMMEDIATE` transaction: SQLite's write
+ * lock is the migration lock, and the version is read again under it, so processes starting at
+ * once apply each migration once. A migration that fails is rolled back whole and named
+ * (../migration-errors.ts); a schema newer than MIGRATIONS is refused. Returns the version.
+ * Runs before anything else.
+ */
 export function migrate(conn: Connection): number {
   const db = conn.db;
+  const latest = MIGRATIONS.length;
   db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
   );
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as {
-      v: number;
-    };
-    for (let v = row.v + 1; v <= MIGRATIONS.length; v++) {
-      const step = MIGRATIONS[v - 1] as Migration;
+  for (;;) {
+    db.exec('BEGIN IMMEDIATE');
+    let version = 0;
+    try {
+      const applied = schemaVersion(conn);
+      if (applied > latest) throw schemaNewer(applied, latest);
+      if (applied === latest) {
+        db.exec('COMMIT');
+        return latest;
+      }
+      version = applied + 1;
+      const step = MIGRATIONS[version - 1] as Migration;
       if (typeof step === 'string') db.exec(step);
       else step(db);
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
+        version,
+        Date.now(),
+      );
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw version === 0 ? err : migrationFailed(version, latest, err);
     }
-    db.exec('COMMIT');
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
   }
-  return MIGRATIONS.length;
+}
+
+/** The newest migration applied (0 for a database without the table). */
+export function schemaVersion(conn: Connection): number {
+  const table = conn.get(
+    "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+  );
+  if (!table) return 0;
+  return Number(conn.get('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations')?.v);
 }

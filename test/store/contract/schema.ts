@@ -25,6 +25,16 @@ export function schemaContract(c: ContractContext): void {
       assert.equal((await store.getCustomer(a, 'kept'))?.id, 'kept');
     });
 
+    test('migrationStatus tells where the schema is without changing it: 0 on a fresh database, then the latest', async (t) => {
+      const store = (await c.database(t)).open();
+      const fresh = await store.migrationStatus();
+      assert.equal(fresh.applied, 0);
+      assert.ok(fresh.latest >= 3);
+      assert.deepEqual(await store.migrationStatus(), fresh, 'reading it migrated nothing');
+      assert.equal(await store.migrate(), fresh.latest);
+      assert.deepEqual(await store.migrationStatus(), { applied: fresh.latest, latest: fresh.latest });
+    });
+
     test('stores starting at once on a fresh database both migrate it', async (t) => {
       const db = await c.database(t);
       const [one, two, three] = [db.open(), db.open(), db.open()];
