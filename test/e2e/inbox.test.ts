@@ -5,7 +5,8 @@
 // which appears in the owner's inbox with the count in the navigation; Done, Snooze and Reassign each
 // take one click from the team's list, and the lists and the count follow; Reopen brings a done task
 // back; on the customer page a task is opened (a refused assignee named at its field) and a note
-// added and edited; a viewer sees every list without a write control, and chooses the daily digest.
+// added and edited; a viewer sees every list without a write control, and chooses the daily digest;
+// the team's list pages by the API's cursor.
 // Each view is saved at desktop and phone widths as test-artifacts/inbox-*.png and checked by
 // axe-core (Dashboard.shoot). What was stored is checked through the API.
 import assert from 'node:assert/strict';
@@ -447,6 +448,36 @@ describe('the inbox, playbooks, tasks and notes in Chromium', {
     await digest.uncheck();
     await page.getByText('No more digest.').waitFor();
     assert.equal((await me()).digest, 'off');
+  });
+
+  test("the team's list goes 25 tasks a page, by the API's cursor", async () => {
+    // Five are open already (one undated, last); 25 more, due after the four dated ones, make two pages.
+    for (let i = 0; i < 25; i++) {
+      await dashboard.call('POST', '/api/customers/acme/tasks', {
+        title: `Follow-up ${String(i + 1).padStart(2, '0')}`,
+        due_at: inDays(30 + i),
+      });
+    }
+    await nav('Inbox').click();
+    await openTab('Team');
+    const first = await titles();
+    assert.equal(first.length, 25);
+    assert.equal(first.at(-1), 'Follow-up 21');
+    const pager = page.getByRole('navigation', { name: "Pages of the team's open tasks" });
+    assert.equal(await pager.getByRole('button', { name: '← Previous' }).isDisabled(), true);
+    await pager.getByRole('button', { name: 'Next →' }).click();
+    await pager.getByText('Page 2').waitFor();
+    assert.deepEqual(await titles(), [
+      'Follow-up 22',
+      'Follow-up 23',
+      'Follow-up 24',
+      'Follow-up 25',
+      'Plan the QBR',
+    ]);
+    assert.equal(await pager.getByRole('button', { name: 'Next →' }).isDisabled(), true);
+    await pager.getByRole('button', { name: '← Previous' }).click();
+    await pager.getByText('Page 1').waitFor();
+    assert.deepEqual(await titles(), first);
     assert.deepEqual(dashboard.pageErrors, []);
   });
 });
