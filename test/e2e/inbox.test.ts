@@ -180,7 +180,7 @@ describe('the inbox, playbooks, tasks and notes in Chromium', {
     const billing = card.getByTestId('playbook').filter({ hasText: 'Billing check' });
     assert.equal(
       await text(billing.locator('.sub')),
-      'When the count of points over 7 days of payment_failed is at least 1: opens “Check the failed payment”, due in 1 day, for billing@example.com.',
+      'When payment_failed (count of points over 7 days) is at least 1: opens “Check the failed payment”, due in 1 day, for billing@example.com.',
     );
     await billing.getByRole('checkbox').uncheck();
     await card.getByRole('status').filter({ hasText: 'Billing check is off.' }).waitFor();
@@ -216,13 +216,17 @@ describe('the inbox, playbooks, tasks and notes in Chromium', {
     assert.equal(await tab('Mine').getAttribute('aria-current'), 'page');
     const row = task(CALL);
     // The customer is named once its name is read (the id until then).
-    await row.getByRole('link', { name: 'Acme' }).waitFor();
+    await row.getByRole('link', { name: 'Acme', exact: true }).waitFor();
     assert.equal(
       await text(row.locator('.task-meta')),
       `Acme · Due ${spoken(opened[0].due_at)} · Assigned to you`,
     );
-    assert.equal(await text(row.locator('.tag.playbook')), PLAYBOOK);
-    assert.equal(await row.getByRole('link', { name: 'Acme' }).getAttribute('href'), '/customers/acme');
+    // And the playbook once the playbooks are read.
+    await row.locator('.tag.playbook').filter({ hasText: PLAYBOOK }).waitFor();
+    assert.equal(
+      await row.getByRole('link', { name: 'Acme', exact: true }).getAttribute('href'),
+      '/customers/acme',
+    );
     await dashboard.shoot('inbox-mine');
   });
 
@@ -247,7 +251,7 @@ describe('the inbox, playbooks, tasks and notes in Chromium', {
       'Check the failed payment',
       'Plan the QBR',
     ]);
-    assert.equal(await text(count()), '3', "three of the team's four are Sam's");
+    await count().filter({ hasText: /^3$/ }).waitFor(); // three of the team's four are Sam's
     assert.match((await count().getAttribute('class')) ?? '', /overdue/);
     const overdue = task('Send the renewal quote').getByTestId('due');
     assert.equal(await text(overdue), `Overdue: due ${spoken(quote.due_at)}`);

@@ -33,7 +33,10 @@ const TRIGGER_TYPES = Object.keys(TRIGGER_LABEL) as TriggerType[];
 const days = (n: number) => `${n} ${n === 1 ? 'day' : 'days'}`;
 const bands = (list: readonly Status[]) => list.map((s) => STATUS_LABEL[s].toLowerCase()).join(' or ');
 
-/** "When a customer enters critical", "When a renewal is 90 days away or less, while at risk or critical". */
+/**
+ * "When a customer enters critical", "When a renewal is 90 days away or less, while at risk or
+ * critical", "When payment_failed (count of points over 7 days) is at least 1".
+ */
 export function triggerWords(t: Playbook['trigger']): string {
   switch (t.type) {
     case 'status_entered':
@@ -43,7 +46,7 @@ export function triggerWords(t: Playbook['trigger']): string {
     case 'renewal_approaching':
       return `When a renewal is ${days(t.days ?? 0)} away or less${t.statuses ? `, while ${bands(t.statuses)}` : ''}`;
     case 'metric_threshold':
-      return `When the ${aggregateWords({ aggregate: t.aggregate ?? 'last', window_days: t.window_days ?? null })} of ${t.metric} is ${t.op === 'lte' ? 'at most' : 'at least'} ${plain(t.value ?? 0)}`;
+      return `When ${t.metric} (${aggregateWords({ aggregate: t.aggregate ?? 'last', window_days: t.window_days ?? null })}) is ${t.op === 'lte' ? 'at most' : 'at least'} ${plain(t.value ?? 0)}`;
   }
 }
 

@@ -64,10 +64,13 @@ function CustomerLink({ id }: { id: string }) {
   );
 }
 
-/** The account's playbooks by id, to name the one that opened a task (everyone may read them). */
-export function usePlaybookNames(): Map<string, string> {
+/**
+ * The account's playbooks by id, to name the one that opened a task (everyone may read them);
+ * undefined until they are read.
+ */
+export function usePlaybookNames(): Map<string, string> | undefined {
   const list = useLoad((signal) => api.get<{ data: Playbook[] }>('/api/playbooks', signal), []);
-  return new Map((list.data?.data ?? []).map((p) => [p.id, p.name]));
+  return list.data && new Map(list.data.data.map((p) => [p.id, p.name]));
 }
 
 /** The people API's answer for this session (who asked: a person's id or a key), asked once. */
@@ -140,7 +143,7 @@ export function TaskList(props: {
         `/api/tasks${query({ ...props.params, limit: PAGE, cursor })}`,
         signal,
       );
-      return { ...answer, now: Date.now() };
+      return { ...answer, now: Date.now(), for: `${key} ${cursor ?? ''}` };
     },
     [key, cursor, props.round],
   );
@@ -156,6 +159,8 @@ export function TaskList(props: {
   // From a change until the list has been read again, it is busy: in the same commit as the notice.
   const [refreshing, setRefreshing] = useState(false);
   useEffect(() => setRefreshing(false), [page.data]);
+  // Another page asked for, not read yet (the render before the load starts shows the old rows).
+  const stale = page.data !== undefined && page.data.for !== `${key} ${cursor ?? ''}`;
   const changed = (said: string) => {
     setNotice(said);
     setRefreshing(true);
@@ -169,7 +174,7 @@ export function TaskList(props: {
       {page.loading && !rows && <Loading what="the tasks" />}
       {rows && rows.length === 0 && cursors.length === 1 && <p data-testid="no-tasks">{props.empty}</p>}
       {rows && rows.length > 0 && (
-        <ul class="tasks" aria-label={props.label} aria-busy={page.loading || refreshing}>
+        <ul class="tasks" aria-label={props.label} aria-busy={page.loading || refreshing || stale}>
           {rows.map((t) => (
             <TaskItem
               key={t.id}
@@ -177,7 +182,12 @@ export function TaskList(props: {
               now={page.data?.now ?? Date.now()}
               mode={props.mode}
               showCustomer={props.showCustomer}
-              playbook={t.playbook_id === null ? undefined : (playbooks.get(t.playbook_id) ?? 'a playbook')}
+              playbook={
+                // Named once the playbooks are read; one deleted since is said so (its tasks stay).
+                t.playbook_id === null || playbooks === undefined
+                  ? undefined
+                  : (playbooks.get(t.playbook_id) ?? 'a deleted playbook')
+              }
               may={may}
               people={people}
               onChanged={changed}
