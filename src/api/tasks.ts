@@ -109,7 +109,9 @@ export const TaskListQuery = Type.Object(
       }),
     ),
     include_snoozed: Type.Optional(
-      oneOf(['true', 'false'] as const, { description: "'true' lists snoozed tasks too." }),
+      oneOf(['true', 'false', 'only'] as const, {
+        description: "'true' lists snoozed tasks too; 'only', the snoozed ones alone.",
+      }),
     ),
     limit: Type.Optional(Limit),
     cursor: Type.Optional(

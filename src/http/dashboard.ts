@@ -15,6 +15,7 @@ export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web', import.meta
 const PAGES = [
   '/',
   '/book',
+  '/inbox',
   '/sign-in',
   '/set-password',
   '/people',

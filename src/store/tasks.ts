@@ -25,6 +25,8 @@ export interface TaskQuery {
   dueBefore?: number | undefined;
   /** Snoozed tasks (snoozed_until after `now`) are left out unless this is true. */
   includeSnoozed: boolean;
+  /** Only the snoozed ones (the dashboard's Snoozed tab, docs/dashboard.md). */
+  onlySnoozed?: boolean | undefined;
   now: number;
   after?: TaskCursor | undefined;
   limit: number;
@@ -188,7 +190,8 @@ function statusPage(db: Driver, accountId: string, q: TaskQuery, status: TaskSta
   else if (q.assignee !== undefined) where += ` AND assignee_key = ${p.add(q.assignee.toLowerCase())}`;
   if (q.customerId !== undefined) where += ` AND customer_id = ${p.add(q.customerId)}`;
   if (q.dueBefore !== undefined) where += ` AND due_at < ${p.add(q.dueBefore)}`;
-  if (!q.includeSnoozed) where += ` AND (snoozed_until IS NULL OR snoozed_until <= ${p.add(q.now)})`;
+  if (q.onlySnoozed) where += ` AND snoozed_until > ${p.add(q.now)}`;
+  else if (!q.includeSnoozed) where += ` AND (snoozed_until IS NULL OR snoozed_until <= ${p.add(q.now)})`;
   if (q.after?.status === status) {
     where += ` AND (sort, id) > (${p.add(q.after.sort)}, ${p.add(q.after.id)})`;
   }

@@ -74,7 +74,11 @@ describe('the first hour in the dashboard', { skip: skipReason(), timeout: 180_0
     const tops = await nav
       .locator('li')
       .evaluateAll((items) => items.map((li) => Math.round(li.getBoundingClientRect().top)));
-    assert.equal(tops.length, 9, 'every page of an admin (Sources among them), My book, and the API docs');
+    assert.equal(
+      tops.length,
+      10,
+      'every page of an admin (Sources and the Inbox among them), My book, and the API docs',
+    );
     assert.deepEqual([...new Set(tops)], [tops[0]], `the links' tops: ${tops.join(', ')}`);
     const row = async (locator: Locator) => {
       const box = await locator.boundingBox();

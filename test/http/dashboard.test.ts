@@ -26,6 +26,7 @@ describe('the dashboard, built', () => {
   for (const path of [
     '/',
     '/sign-in',
+    '/inbox',
     '/customers/acme',
     '/customers/a%25b',
     '/settings',

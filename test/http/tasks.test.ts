@@ -97,12 +97,24 @@ describe('tasks', () => {
     assert.deepEqual(ids(await api.get('/api/tasks?assignee=sam@example.com&include_snoozed=true')), [
       task.id,
     ]);
+    const other = await api.post('/api/customers/acme/tasks', {
+      title: 'Not snoozed',
+      assignee: 'sam@example.com',
+    });
+    assert.equal(other.status, 201, other.raw);
+    assert.deepEqual(
+      ids(await api.get('/api/tasks?assignee=sam@example.com&include_snoozed=only')),
+      [task.id],
+      "the dashboard's Snoozed tab: the snoozed ones alone",
+    );
     clock.set('2026-11-02T12:00:00.000Z');
     assert.deepEqual(
       ids(await api.get('/api/tasks?assignee=sam@example.com')),
-      [task.id],
+      [task.id, other.body.id],
       'back when the snooze ends',
     );
+    assert.deepEqual(ids(await api.get('/api/tasks?assignee=sam@example.com&include_snoozed=only')), []);
+    assert.equal((await api.delete(`/api/tasks/${other.body.id}`)).status, 200);
 
     const done = await api.patch(`/api/tasks/${task.id}`, { status: 'done' });
     assert.equal(done.status, 200, done.raw);
@@ -205,6 +217,7 @@ describe('tasks', () => {
       ],
       ['POST', '/api/customers/nobody/tasks', { title: 'x' }, 404, 'customer_not_found', undefined],
       ['GET', '/api/tasks?status=closed', undefined, 400, 'parameter_invalid', 'status'],
+      ['GET', '/api/tasks?include_snoozed=yes', undefined, 400, 'parameter_invalid', 'include_snoozed'],
       ['GET', '/api/tasks?cursor=nonsense', undefined, 400, 'parameter_invalid', 'cursor'],
       ['GET', '/api/tasks?assignee=me', undefined, 400, 'parameter_invalid', 'assignee'],
       ['GET', '/api/tasks?due_before=tomorrow', undefined, 400, 'parameter_invalid', 'due_before'],

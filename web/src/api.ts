@@ -11,6 +11,9 @@ import type {
   FactorRulePreview,
   Movers,
   OutcomeKind,
+  Playbook,
+  PlaybookCreate,
+  PlaybookTrigger,
   Status,
   ThresholdsSettings,
   Webhook as WebhookOnly,
@@ -47,6 +50,7 @@ export type {
   HistoryEntry,
   MetricName,
   MetricPoint,
+  Note,
   Outcome,
   OutcomeCreate as OutcomeInput,
   OutcomeKind,
@@ -61,7 +65,11 @@ export type {
   SourceLogEntry,
   Status,
   Summary,
+  Task,
+  TaskCreate,
+  TaskUpdate,
 } from 'vitals/client';
+export type { Playbook, PlaybookCreate, PlaybookTrigger };
 export type Mover = Movers['data'][number];
 export type Alerts = AlertsSettings;
 export type WeightsAnswer = WeightsSettings;
@@ -252,6 +260,14 @@ export const factorRulePath = (factor: string) =>
 export const outcomesPath = (customerId: string) => `${customerPath(customerId)}/outcomes`;
 export const webhookPath = (id: string) => `/api/webhooks/${encodeURIComponent(id)}`;
 export const sourcePath = (id: string) => `/api/sources/${encodeURIComponent(id)}`;
+export const taskPath = (id: string) => `/api/tasks/${encodeURIComponent(id)}`;
+export const notePath = (id: string) => `/api/notes/${encodeURIComponent(id)}`;
+export const playbookPath = (id: string) => `/api/playbooks/${encodeURIComponent(id)}`;
+
+/** The signed-in person as GET /api/me answers (docs/api.md, "Saved views"): with their digest choice. */
+export interface Me extends User {
+  digest: 'daily' | 'off';
+}
 
 /** Sends one webhook.test event to the webhook; the answer is its delivery (pending, most likely). */
 export const sendTestEvent = (webhookId: string) => api.post<Delivery>(`${webhookPath(webhookId)}/test`);

@@ -4,6 +4,7 @@ import { api, can, onUnauthorized, query, request, session, type User } from './
 import { AuditPage } from './pages/audit.tsx';
 import { CalibrationPage } from './pages/calibration.tsx';
 import { CustomerPage } from './pages/customer.tsx';
+import { InboxCount, InboxPage } from './pages/inbox.tsx';
 import { MyBookPage } from './pages/my-book.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { PortfolioPage } from './pages/portfolio.tsx';
@@ -17,10 +18,12 @@ import { WebhookPage } from './pages/webhook.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, paths, type Route, useRoute } from './router.tsx';
 import { Page, useLoad } from './ui.tsx';
+import { WhoMenu } from './who.tsx';
 import './styles.css';
 
 const NAV = [
   { href: paths.book, label: 'My book', pages: ['book'], admin: false, person: true },
+  { href: paths.inbox, label: 'Inbox', pages: ['inbox'], admin: false },
   { href: paths.portfolio, label: 'Portfolio', pages: ['portfolio', 'customer'], admin: false },
   { href: paths.calibration, label: 'Calibration', pages: ['calibration'], admin: false },
   { href: paths.settings, label: 'Scoring', pages: ['settings'], admin: true },
@@ -51,6 +54,8 @@ function Content({ route }: { route: Route }) {
       return <PortfolioPage />;
     case 'book':
       return <MyBookPage />;
+    case 'inbox':
+      return <InboxPage />;
     case 'customer':
       return <CustomerPage key={route.id} id={route.id} />;
     case 'settings':
@@ -216,6 +221,9 @@ function App() {
                       aria-current={item.pages.includes(route.page) ? 'page' : undefined}
                     >
                       {item.label}
+                      {item.href === paths.inbox && session.user && (
+                        <InboxCount where={location.pathname + location.search} />
+                      )}
                     </Link>
                   </li>
                 ))}
@@ -226,11 +234,7 @@ function App() {
               </ul>
             </nav>
           )}
-          {signedIn && session.user && (
-            <span class="who" data-testid="who" title={`${session.user.email} (${session.user.role})`}>
-              <span class="email">{session.user.email}</span> ({session.user.role})
-            </span>
-          )}
+          {signedIn && session.user && <WhoMenu user={session.user} />}
           {signedIn && (
             <button type="button" class="secondary sign-out" onClick={signOut}>
               Sign out

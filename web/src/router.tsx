@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 export type Route =
   | { page: 'portfolio' }
   | { page: 'book' }
+  | { page: 'inbox' }
   | { page: 'sign-in' }
   | { page: 'set-password' }
   | { page: 'people' }
@@ -22,6 +23,7 @@ export type Route =
 export const paths = {
   portfolio: '/',
   book: '/book',
+  inbox: '/inbox',
   signIn: '/sign-in',
   setPassword: '/set-password',
   people: '/people',
@@ -39,6 +41,7 @@ export function parse(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/') return { page: 'portfolio' };
   if (path === '/book') return { page: 'book' };
+  if (path === '/inbox') return { page: 'inbox' };
   if (path === '/sign-in') return { page: 'sign-in' };
   if (path === '/set-password') return { page: 'set-password' };
   if (path === '/people') return { page: 'people' };

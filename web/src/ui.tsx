@@ -1,7 +1,7 @@
 // Pieces every page uses: loading state, the page heading, error and status messages, badges, paging.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, mayAdminister, type Override, STATUSES, type Status } from './api.ts';
+import { ApiError, can, mayAdminister, type Override, STATUSES, type Status, session } from './api.ts';
 import { count, date, STATUS_LABEL, score } from './format.ts';
 
 export interface Loaded<T> {
@@ -48,6 +48,16 @@ export function useMayAdminister(): boolean | undefined {
     };
   }, []);
   return may;
+}
+
+/**
+ * Whether this session may write customers' records (tasks, notes): a person by their role (not a
+ * viewer), a key by its scope (a write key may, a read key not, as mayAdminister finds out);
+ * undefined until known, so that write controls stay hidden until then.
+ */
+export function useMayEdit(): boolean | undefined {
+  const may = useMayAdminister();
+  return session.user ? can('edit customers') : may;
 }
 
 /**

@@ -102,6 +102,24 @@ export function workContract(c: ContractContext): void {
       assert.equal(await store.getTask(a, odd.id), null, 'gone with its customer');
     });
 
+    test('snoozed tasks: left out until their snooze ends, or listed alone (onlySnoozed)', async () => {
+      const store = c.store();
+      const a = await c.account();
+      await withCustomers(store, a, ['s1']);
+      const awake = task('s1');
+      const asleep = task('s1', { snoozedUntil: T0 + 60_000 });
+      await transaction(store, async (tx) => {
+        for (const t of [awake, asleep]) assert.equal(await tx.insertTask(a, t), true);
+      });
+      const open = { status: 'open' as const, includeSnoozed: false, now: T0, limit: 10 };
+      const listed = async (q: Partial<typeof open> & { onlySnoozed?: boolean }) =>
+        (await store.listTasks(a, { ...open, ...q })).data.map((t) => t.id);
+      assert.deepEqual(await listed({}), [awake.id]);
+      assert.deepEqual(await listed({ includeSnoozed: true }), [awake.id, asleep.id]);
+      assert.deepEqual(await listed({ includeSnoozed: true, onlySnoozed: true }), [asleep.id]);
+      assert.deepEqual(await listed({ includeSnoozed: true, onlySnoozed: true, now: T0 + 60_000 }), []);
+    });
+
     test('notes round-trip newest first and go with their customer', async () => {
       const store = c.store();
       const a = await c.account();

@@ -23,9 +23,11 @@ import { ErrorMessage, Loading, Notice, Page, PinnedBadge, StatusBadge, useLoad 
 import { BookDetails, ChurnedBadge, HierarchyCard } from './customer-book.tsx';
 import { EditCustomer } from './customer-edit.tsx';
 import { WhyPanel } from './customer-explain.tsx';
+import { NotesCard } from './customer-notes.tsx';
 import { OutcomesCard } from './customer-outcomes.tsx';
 import { OverrideForm } from './customer-override.tsx';
 import { SourceTouch } from './customer-sources.tsx';
+import { TasksCard } from './customer-tasks.tsx';
 
 /** The chart pages through the history, newest first, up to this many changes. */
 const HISTORY_CAP = 1000;
@@ -136,6 +138,12 @@ export function CustomerPage({ id }: { id: string }) {
           )}
         </section>
       </div>
+      {/* The work on the customer and its story in people's words, beside each other on a wide screen. */}
+      <div class="grid">
+        <TasksCard customerId={customer.id} />
+        <NotesCard customerId={customer.id} />
+      </div>
+      {/* The Timeline panel (GET /api/customers/{id}/timeline, docs/api.md) goes here, under them. */}
       {current && (
         <WhyPanel
           customerId={customer.id}

@@ -1,6 +1,6 @@
 // The settings page: the factor weights (weights-form.tsx), the factor rules (factor-rules.tsx),
-// the status thresholds, the drop alerts (alerts-form.tsx) and the backfill of past scores
-// (backfill-card.tsx), which reads the rules and weights above.
+// the status thresholds, the drop alerts (alerts-form.tsx), the backfill of past scores
+// (backfill-card.tsx), which reads the rules and weights above, and the playbooks (playbooks.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import { thresholdsValid } from '../../../src/domain/scoring.ts';
 import { api, type Thresholds } from '../api.ts';
@@ -8,16 +8,18 @@ import { ErrorMessage, Loading, Notice, NumberField, Page, useLoad } from '../ui
 import { AlertsForm } from './alerts-form.tsx';
 import { BackfillCard } from './backfill-card.tsx';
 import { FactorRules } from './factor-rules.tsx';
+import { PlaybooksCard } from './playbooks.tsx';
 import { WeightsForm } from './weights-form.tsx';
 
 export function SettingsPage() {
   return (
-    <Page title="Weights, thresholds & alerts">
+    <Page title="Weights, thresholds, alerts & playbooks">
       <WeightsForm />
       <FactorRules />
       <ThresholdsForm />
       <AlertsForm />
       <BackfillCard />
+      <PlaybooksCard />
     </Page>
   );
 }
