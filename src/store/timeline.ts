@@ -331,7 +331,10 @@ export async function customerTimeline(
   q: TimelineQuery,
 ): Promise<Page<TimelineEntry>> {
   if (hasNul(customerId) || q.types.size === 0) return { data: [], hasMore: false };
-  return mergeTimeline(sourceReads(db, accountId, customerId, q.types), q.after, q.limit);
+  // The sources are read together, on one connection (Driver.oneConnection).
+  return db.oneConnection((one) =>
+    mergeTimeline(sourceReads(one, accountId, customerId, q.types), q.after, q.limit),
+  );
 }
 
 export async function recordVersionActor(
