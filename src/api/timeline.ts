@@ -42,7 +42,7 @@ export const TimelineQuery = Type.Object(
 const Version = Type.Integer({ description: 'The version of the score (its history’s).' });
 const Score = Type.Number();
 const Status = oneOf(STATUSES);
-const Change = (value: TSchema) => Type.Object({ from: nullable(value), to: nullable(value) });
+const Change = <T extends TSchema>(value: T) => Type.Object({ from: nullable(value), to: nullable(value) });
 
 /** Each type's `data`. */
 const DATA = {
