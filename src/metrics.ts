@@ -69,7 +69,7 @@ export class Metrics {
     });
     this.pruned = new Counter({
       name: 'vitals_retention_pruned_total',
-      help: 'Rows removed by retention (VITALS_EVENT_RETENTION, VITALS_AUDIT_RETENTION, VITALS_METRIC_RETENTION), by kind: events, deliveries, audit or metric_points.',
+      help: 'Rows removed by retention (VITALS_EVENT_RETENTION, VITALS_AUDIT_RETENTION, VITALS_METRIC_RETENTION), by kind: events, deliveries, source_activity (kept as long as events), audit or metric_points.',
       labelNames: ['kind'],
       registers: [this.registry],
     });

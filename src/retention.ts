@@ -1,5 +1,6 @@
 // The retention job (docs/operations.md, "Event retention"): removes events older than
-// VITALS_EVENT_RETENTION with their finished deliveries, audit log entries older than
+// VITALS_EVENT_RETENTION with their finished deliveries and the customers' source activity of the
+// same age (their timelines' source events, docs/api.md, "Timeline"), audit log entries older than
 // VITALS_AUDIT_RETENTION (docs/people.md), metric points older than VITALS_METRIC_RETENTION
 // (docs/scoring.md) and failed sign-ins past the lock's window, in small
 // batches, each its own short transaction, with a pause between them so requests interleave and
@@ -12,7 +13,10 @@ import type { Metrics } from './metrics.ts';
 import type { Store } from './store/store.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures' | 'pruneMetricPoints'>;
+  store: Pick<
+    Store,
+    'pruneEvents' | 'pruneAudit' | 'pruneSignInFailures' | 'pruneMetricPoints' | 'pruneSourceActivity'
+  >;
   /** Events older than this are removed; null keeps them. */
   keepMs: number | null;
   /** Audit log entries older than this are removed; null (the default here) keeps them. */
@@ -38,6 +42,7 @@ export interface PassResult {
   batches: number;
   audit: number;
   metricPoints: number;
+  sourceActivity: number;
 }
 
 export class RetentionJob extends IntervalJob<PassResult> {
@@ -66,11 +71,21 @@ export class RetentionJob extends IntervalJob<PassResult> {
   }
 
   protected async pass(): Promise<PassResult> {
-    const total: PassResult = { events: 0, deliveries: 0, batches: 0, audit: 0, metricPoints: 0 };
+    const total: PassResult = {
+      events: 0,
+      deliveries: 0,
+      batches: 0,
+      audit: 0,
+      metricPoints: 0,
+      sourceActivity: 0,
+    };
     const { keepMs, auditKeepMs, metricKeepMs } = this.#o;
     // Each kind on its own: one that fails (logged, counted) leaves the others to be pruned.
     if (keepMs !== null) {
       await this.isolated({ kind: 'events' }, () => this.#events(this.#o.now() - keepMs, total));
+      await this.isolated({ kind: 'source_activity' }, () =>
+        this.#sourceActivity(this.#o.now() - keepMs, total),
+      );
     }
     if (auditKeepMs !== null) {
       await this.isolated({ kind: 'audit' }, () => this.#audit(this.#o.now() - auditKeepMs, total));
@@ -108,6 +123,19 @@ export class RetentionJob extends IntervalJob<PassResult> {
     }
     if (total.metricPoints > 0) {
       this.#o.log.info({ metricPoints: total.metricPoints }, 'retention removed old metric points');
+    }
+  }
+
+  async #sourceActivity(before: number, total: PassResult): Promise<void> {
+    for (;;) {
+      const removed = await this.#o.store.pruneSourceActivity(before, this.#o.batch);
+      total.sourceActivity += removed;
+      this.#o.metrics?.pruned.inc({ kind: 'source_activity' }, removed);
+      if (removed < this.#o.batch || this.stopped) break;
+      await sleep(this.#o.pauseMs);
+    }
+    if (total.sourceActivity > 0) {
+      this.#o.log.info({ sourceActivity: total.sourceActivity }, 'retention removed old source activity');
     }
   }
 

@@ -55,6 +55,8 @@ import type {
   SummaryParams,
   ThresholdsChange,
   ThresholdsSettings,
+  TimelineEntry,
+  TimelineParams,
   Trend,
   TrendParams,
   Weights,
@@ -101,6 +103,26 @@ export class Customers {
   /** The customer with all its descendants: their ARR summed, their ARR-weighted score and its band, their statuses. */
   rollup(id: string): Promise<CustomerRollup> {
     return this.#http.get(path`/customers/${id}/rollup`);
+  }
+
+  /**
+   * The customer's story, newest first: score changes, drops, overrides, outcomes, notes, tasks,
+   * changes and what its sources applied; `types` keeps only those, `limit` is the page size.
+   */
+  timeline(id: string, params: TimelineParams = {}): AsyncGenerator<TimelineEntry, void, undefined> {
+    return paginate<TimelineEntry, string>(async (after) => {
+      const page = await this.timelinePage(id, { ...params, starting_after: after ?? params.starting_after });
+      return { items: page.data, next: page.has_more ? page.data.at(-1)?.id : undefined };
+    });
+  }
+
+  /** One page of the timeline: after the entry `starting_after` names, or from the newest. */
+  timelinePage(id: string, params: TimelineParams = {}): Promise<Page<TimelineEntry>> {
+    const { types, ...rest } = params;
+    return this.#http.get(path`/customers/${id}/timeline`, {
+      ...rest,
+      ...(types === undefined ? {} : { types: types.join(',') }),
+    });
   }
 
   /** Creates or updates up to 1,000 customers in order; each item has its own result. */

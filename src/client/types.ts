@@ -99,6 +99,7 @@ import type {
   Task as TaskSchema,
   UpdateTaskBody,
 } from '../api/tasks.ts';
+import type { TimelineItem, TimelineQuery } from '../api/timeline.ts';
 import type {
   DeliveriesQuery,
   Delivery as DeliverySchema,
@@ -238,6 +239,16 @@ export type TaskListParams = Omit<Static<typeof TaskListQuery>, 'cursor'>;
 /** A note on a customer (docs/api.md, "Notes"). */
 export type Note = Static<typeof NoteSchema>;
 export type NoteListParams = Static<typeof NoteListQuery>;
+/**
+ * One entry of a customer's timeline (docs/api.md, "Timeline"): what happened, when, who did it
+ * (null: Vitals itself, or not kept), in one sentence, with its `data` by its `type`.
+ */
+export type TimelineEntry = Static<typeof TimelineItem>;
+export type TimelineType = TimelineEntry['type'];
+/** A timeline's page size and start; `types` keeps only those types. */
+export type TimelineParams = Omit<Static<typeof TimelineQuery>, 'types'> & {
+  types?: readonly TimelineType[];
+};
 /** A playbook (docs/playbooks.md): a trigger and the task it opens. */
 export type Playbook = Static<typeof PlaybookSchema>;
 /** One of the four triggers, each with its own fields. */

@@ -28,6 +28,27 @@ export interface DropWatch {
   alertedAt: number | null;
 }
 
+/**
+ * A drop alert as the customer's timeline keeps it (score_drops, docs/api.md, "Timeline"): when,
+ * the score before the version that dropped (null: none), the score it dropped to, and the peak.
+ */
+export interface DropRecord {
+  customerId: string;
+  at: number;
+  from: number | null;
+  to: number;
+  peak: number;
+}
+
+/** The drop `dropped` (dropAlert's event) records, the customer's score having been `from` before it. */
+export const dropRecord = (dropped: EventRecord, from: number | null): DropRecord => ({
+  customerId: dropped.data.customer_id as string,
+  at: dropped.createdAt,
+  from,
+  to: dropped.data.health_score as number,
+  peak: dropped.data.peak_score as number,
+});
+
 /** Where a drop window starts for an update at `now`. */
 export const windowStart = (rule: DropRule, now: number): number => now - rule.days * DAY_MS;
 

@@ -120,5 +120,6 @@ export function playbookTask(
     updatedAt: now,
     doneAt: null,
     createdBy: { type: 'playbook', id: p.id, label: p.name },
+    doneBy: null,
   };
 }

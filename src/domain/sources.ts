@@ -36,6 +36,11 @@ export interface MessageOutcome {
   result: SourceResult;
   customerId: string | null;
   reason: string | null;
+  /**
+   * What an applied message changed of its customer, in words, for the customer's timeline
+   * (docs/api.md, "Timeline"); absent when it changed nothing of the customer (an identify).
+   */
+  summary?: string;
 }
 
 export const refused = (customerId: string | null, reason: string): MessageOutcome => ({

@@ -31,6 +31,8 @@ export interface TaskRecord {
   updatedAt: number;
   doneAt: number | null;
   createdBy: Actor;
+  /** Who marked it done (null while open, and for tasks done before this was kept). */
+  doneBy: Actor | null;
 }
 
 export interface NoteRecord {

@@ -66,6 +66,7 @@ import { sourcesRoutes } from './sources.ts';
 import { stripeRoutes } from './stripe.ts';
 import { tasksRoutes } from './tasks.ts';
 import { bodyRefusal } from './text-rules.ts';
+import { timelineRoutes } from './timeline.ts';
 import { usersRoutes } from './users.ts';
 import { validatorCompiler } from './validation.ts';
 import { viewsRoutes } from './views.ts';
@@ -379,6 +380,7 @@ function apiRoutes(deps: AppDeps, runner: BackfillRunner): FastifyPluginAsync {
     await api.register(auditRoutes(deps.store));
     await api.register(sourcesRoutes(deps.store, now));
     await api.register(tasksRoutes(deps.store, now));
+    await api.register(timelineRoutes(deps.store));
     await api.register(playbooksRoutes(deps.store, now));
     await api.register(backfillRoutes({ store: deps.store, now, runner, leaseMs: runner.leaseMs }));
   };

@@ -183,7 +183,13 @@ function setOverride(app: App, { store, now }: Deps): void {
         putOverride,
         req.accountId,
         req.params.customer_id,
-        { score: body.health_score, reason: body.reason, expiresAt, setBy: req.actor?.label ?? 'unknown' },
+        {
+          score: body.health_score,
+          reason: body.reason,
+          expiresAt,
+          setBy: req.actor.label,
+          actor: { ...req.actor },
+        },
         now(),
       );
       return sendJson(reply, healthScoreJson(record));
@@ -204,7 +210,13 @@ function removeOverride(app: App, { store, now }: Deps): void {
       },
     },
     async (req, reply) => {
-      const record = await store.run(deleteOverride, req.accountId, req.params.customer_id, now());
+      const record = await store.run(
+        deleteOverride,
+        req.accountId,
+        req.params.customer_id,
+        { ...req.actor },
+        now(),
+      );
       return sendJson(reply, healthScoreJson(record));
     },
   );

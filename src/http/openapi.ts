@@ -65,6 +65,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/customers/{customer_id}/notes': 'listNotes',
   'PATCH /api/notes/{note_id}': 'updateNote',
   'DELETE /api/notes/{note_id}': 'deleteNote',
+  'GET /api/customers/{customer_id}/timeline': 'listCustomerTimeline',
   'GET /api/playbooks': 'listPlaybooks',
   'POST /api/playbooks': 'createPlaybook',
   'GET /api/playbooks/{playbook_id}': 'getPlaybook',

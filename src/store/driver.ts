@@ -91,6 +91,13 @@ export interface Driver extends Dialect {
    * (unnest) instead of a statement with every row's placeholders, parsed and planned anew.
    */
   runEach(sql: string, rows: readonly (readonly Param[])[], columns: readonly ColumnType[]): Promise<void>;
+  /**
+   * `fn` with its statements on one connection: from PostgreSQL's pool, one reserved for it, so
+   * reads sent together (Promise.all) are pipelined on it and hold one connection instead of one
+   * each (a customer's timeline reads eight sources at once); a transaction's driver, and SQLite's,
+   * are already one connection and give themselves.
+   */
+  oneConnection<T>(fn: (db: Driver) => Promise<T>): Promise<T>;
 }
 
 /** A parameter's type for runEach (PostgreSQL's name for it). */

@@ -15,6 +15,11 @@ export interface Retention {
   pruneEvents(before: number, opts: { after: number; limit: number }): Promise<PruneBatch>;
   /** Removes at most `limit` metric points dated before `before`, oldest first; answers how many. */
   pruneMetricPoints(before: number, limit: number): Promise<number>;
+  /**
+   * Removes at most `limit` of the customers' source activity (the timeline's, migration 33) from
+   * before `before`, oldest first: it is kept as long as events are. Answers how many.
+   */
+  pruneSourceActivity(before: number, limit: number): Promise<number>;
 }
 
 /** One batch of event retention (docs/operations.md, "Event retention"). */
@@ -86,5 +91,12 @@ export const pruneMetricPoints = (db: Driver, before: number, limit: number): Pr
   db.run(
     `DELETE FROM metric_points WHERE (account_id, customer_id, metric, at) IN (
        SELECT account_id, customer_id, metric, at FROM metric_points WHERE at < $1 ORDER BY at LIMIT $2)`,
+    [before, limit],
+  );
+
+export const pruneSourceActivity = (db: Driver, before: number, limit: number): Promise<number> =>
+  db.run(
+    `DELETE FROM source_activity WHERE (account_id, customer_id, at, id) IN (
+       SELECT account_id, customer_id, at, id FROM source_activity WHERE at < $1 ORDER BY at LIMIT $2)`,
     [before, limit],
   );

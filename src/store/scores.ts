@@ -2,7 +2,7 @@
 // "Why this score"), and the trend rollup their writes keep (score_days, docs/operations.md, "The
 // trend rollup"). The reads are written once here; the writes of scores in bulk are each
 // backend's own (sqlite/tx.ts, postgres/tx.ts), from the statements and columns below.
-import type { DropWatch } from '../domain/alerts.ts';
+import type { DropRecord, DropWatch } from '../domain/alerts.ts';
 import type { Override, ScoreRecord } from '../domain/health.ts';
 import type { DerivedInputs } from '../domain/rules.ts';
 import { type Factors, STATUSES, type Status, type Weights } from '../domain/scoring.ts';
@@ -128,8 +128,11 @@ export interface ScoreWrites {
     customerIds: readonly string[],
     since: number,
   ): Promise<Map<string, DropWatch>>;
-  /** Remembers that these customers were alerted at these times. */
-  recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]): Promise<void>;
+  /**
+   * Remembers that these customers were alerted at these times (the next alert's window), and
+   * keeps each drop for the customer's timeline.
+   */
+  recordDropAlerts(accountId: string, alerts: readonly DropRecord[]): Promise<void>;
 }
 
 export async function getScore(
@@ -226,14 +229,23 @@ export async function scoresAfter(
 export async function recordDropAlerts(
   db: Driver,
   accountId: string,
-  alerts: readonly { customerId: string; at: number }[],
+  alerts: readonly DropRecord[],
 ): Promise<void> {
-  await db.runEach(
-    `INSERT INTO drop_alerts (account_id, customer_id, alerted_at) VALUES ($1, $2, $3)
-     ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`,
-    alerts.map((a) => [accountId, a.customerId, a.at]),
-    ['text', 'text', 'int8'],
-  );
+  await Promise.all([
+    db.runEach(
+      `INSERT INTO drop_alerts (account_id, customer_id, alerted_at) VALUES ($1, $2, $3)
+       ON CONFLICT (account_id, customer_id) DO UPDATE SET alerted_at = excluded.alerted_at`,
+      alerts.map((a) => [accountId, a.customerId, a.at]),
+      ['text', 'text', 'int8'],
+    ),
+    // score_drops (migration 33): each drop, for the timeline; one per customer and instant.
+    db.runEach(
+      `INSERT INTO score_drops (account_id, customer_id, at, from_score, to_score, peak)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+      alerts.map((a) => [accountId, a.customerId, a.at, a.from, a.to, a.peak]),
+      ['text', 'text', 'int8', 'float8', 'float8', 'float8'],
+    ),
+  ]);
 }
 
 /**

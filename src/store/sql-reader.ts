@@ -42,6 +42,7 @@ import type {
   WebhookRecord,
 } from './store.ts';
 import * as tasks from './tasks.ts';
+import * as timeline from './timeline.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
@@ -239,6 +240,10 @@ export class SqlReader implements Reader {
 
   listNotes(accountId: string, customerId: string, opts: { after?: string | undefined; limit: number }) {
     return tasks.listNotes(this.db, accountId, customerId, opts);
+  }
+
+  customerTimeline(accountId: string, customerId: string, q: timeline.TimelineQuery) {
+    return timeline.customerTimeline(this.db, accountId, customerId, q);
   }
 
   getBackfill(accountId: string, id: string) {

@@ -91,6 +91,10 @@ export abstract class SqlStore extends SqlReader {
     return this.write(retention.pruneMetricPoints, before, limit);
   }
 
+  pruneSourceActivity(before: number, limit: number): Promise<number> {
+    return this.write(retention.pruneSourceActivity, before, limit);
+  }
+
   pruneAudit(before: number, limit: number): Promise<number> {
     return this.write(audit.pruneAudit, before, limit);
   }

@@ -2,7 +2,7 @@
 // written once. A backend's transaction class extends this with what it writes its own way:
 // scores and customers in bulk (SQLite statement by statement on its one writer, PostgreSQL in one
 // statement per chunk, with row locks) and events with their deliveries.
-import type { DropRule } from '../domain/alerts.ts';
+import type { DropRecord, DropRule } from '../domain/alerts.ts';
 import type { PlaybookRecord } from '../domain/playbooks.ts';
 import type { FactorRule } from '../domain/rules.ts';
 import type { Thresholds, Weights } from '../domain/scoring.ts';
@@ -39,6 +39,7 @@ import type {
 import type { StripeSubscriptionRecord } from './stripe.ts';
 import * as stripe from './stripe.ts';
 import * as tasks from './tasks.ts';
+import * as timeline from './timeline.ts';
 import * as views from './views.ts';
 import * as webhooks from './webhooks.ts';
 
@@ -88,7 +89,7 @@ export abstract class SqlTx extends SqlReader implements Tx {
   abstract dropWatch(...args: Parameters<Tx['dropWatch']>): ReturnType<Tx['dropWatch']>;
   abstract insertEvents(accountId: string, events: EventRecord[]): Promise<void>;
 
-  async recordDropAlerts(accountId: string, alerts: readonly { customerId: string; at: number }[]) {
+  async recordDropAlerts(accountId: string, alerts: readonly DropRecord[]) {
     await scores.recordDropAlerts(this.db, accountId, alerts);
   }
 
@@ -247,6 +248,18 @@ export abstract class SqlTx extends SqlReader implements Tx {
 
   deleteNote(accountId: string, id: string): Promise<boolean> {
     return tasks.deleteNote(this.db, accountId, id);
+  }
+
+  recordVersionActor(accountId: string, customerId: string, version: number, actor: tasks.Actor) {
+    return timeline.recordVersionActor(this.db, accountId, customerId, version, actor);
+  }
+
+  insertSourceActivity(
+    accountId: string,
+    source: { id: string; name: string; type: string },
+    messages: readonly timeline.SourceActivityRecord[],
+  ): Promise<void> {
+    return timeline.insertSourceActivity(this.db, accountId, source, messages);
   }
 
   insertBackfill(accountId: string, b: BackfillRecord): Promise<boolean> {

@@ -22,6 +22,7 @@ import type { Settings, SettingsReads, SettingsWrites } from './settings.ts';
 import type { SourceReads, SourceWrites } from './sources.ts';
 import type { StripeWrites } from './stripe.ts';
 import type { TaskReads, TaskWrites } from './tasks.ts';
+import type { TimelineReads, TimelineWrites } from './timeline.ts';
 import type { ViewReads, ViewWrites } from './views.ts';
 import type { WebhookReads, WebhookWrites } from './webhooks.ts';
 
@@ -68,6 +69,13 @@ export type { Settings } from './settings.ts';
 export type { SourceActivityEntry, SourceReads, SourceRecord, SourceWrites } from './sources.ts';
 export type { StripeSubscriptionRecord, StripeWrites } from './stripe.ts';
 export type { Actor, NoteRecord, TaskQuery, TaskReads, TaskRecord, TaskWrites } from './tasks.ts';
+export type {
+  SourceActivityRecord,
+  TimelineEntry,
+  TimelineQuery,
+  TimelineReads,
+  TimelineWrites,
+} from './timeline.ts';
 export type { ViewReads, ViewRecord, ViewWrites } from './views.ts';
 export type { AttemptRecord, DeliveryRecord, DeliveryStatus, WebhookRecord } from './webhooks.ts';
 
@@ -86,7 +94,8 @@ export interface Reader
     BackfillReads,
     SourceReads,
     PlaybookReads,
-    TaskReads {}
+    TaskReads,
+    TimelineReads {}
 
 /** Writes happen only inside a write (`Store.run`), so a change and its events commit together. */
 export interface Tx
@@ -103,6 +112,7 @@ export interface Tx
     BackfillWrites,
     SourceWrites,
     TaskWrites,
+    TimelineWrites,
     PlaybookWrites,
     StripeWrites,
     MailWrites,

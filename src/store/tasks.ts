@@ -67,17 +67,17 @@ export interface TaskWrites {
   deleteNote(accountId: string, id: string): Promise<boolean>;
 }
 
-const TASK_COLUMNS = `id, customer_id, title, body, status, assignee, due_at, snoozed_until, playbook_id,
-  trigger_key, created_at, updated_at, done_at, created_by`;
-const NOTE_COLUMNS = 'id, customer_id, body, author, created_at, updated_at';
+export const TASK_COLUMNS = `id, customer_id, title, body, status, assignee, due_at, snoozed_until, playbook_id,
+  trigger_key, created_at, updated_at, done_at, created_by, done_by`;
+export const NOTE_COLUMNS = 'id, customer_id, body, author, created_at, updated_at';
 
 const SQL = {
   insertTask: `INSERT INTO tasks (account_id, id, customer_id, title, body, status, assignee, assignee_key,
-      due_at, snoozed_until, playbook_id, trigger_key, created_at, updated_at, done_at, created_by, sort)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+      due_at, snoozed_until, playbook_id, trigger_key, created_at, updated_at, done_at, created_by, sort, done_by)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
     ON CONFLICT DO NOTHING`,
   updateTask: `UPDATE tasks SET title = $3, body = $4, status = $5, assignee = $6, assignee_key = $7,
-      due_at = $8, snoozed_until = $9, updated_at = $10, done_at = $11, sort = $12
+      due_at = $8, snoozed_until = $9, updated_at = $10, done_at = $11, sort = $12, done_by = $13
     WHERE account_id = $1 AND id = $2`,
   getTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE account_id = $1 AND id = $2`,
   deleteTask: 'DELETE FROM tasks WHERE account_id = $1 AND id = $2',
@@ -92,7 +92,7 @@ const SQL = {
 
 const num = (v: unknown): number | null => (v == null ? null : Number(v));
 
-function toTask(r: Row, db: Driver): TaskRecord {
+export function toTask(r: Row, db: Driver): TaskRecord {
   return {
     id: r.id as string,
     customerId: r.customer_id as string,
@@ -108,10 +108,11 @@ function toTask(r: Row, db: Driver): TaskRecord {
     updatedAt: Number(r.updated_at),
     doneAt: num(r.done_at),
     createdBy: JSON.parse(db.fromText(r.created_by as string)) as Actor,
+    doneBy: r.done_by == null ? null : (JSON.parse(db.fromText(r.done_by as string)) as Actor),
   };
 }
 
-const toNote = (r: Row, db: Driver): NoteRecord => ({
+export const toNote = (r: Row, db: Driver): NoteRecord => ({
   id: r.id as string,
   customerId: r.customer_id as string,
   body: db.fromText(r.body as string),
@@ -141,6 +142,7 @@ export async function insertTask(db: Driver, accountId: string, t: TaskRecord): 
     t.doneAt,
     db.text(JSON.stringify(t.createdBy)),
     sortOf(t),
+    t.doneBy === null ? null : db.text(JSON.stringify(t.doneBy)),
   ]);
   return changed === 1;
 }
@@ -159,6 +161,7 @@ export async function updateTask(db: Driver, accountId: string, t: TaskRecord): 
     t.updatedAt,
     t.doneAt,
     sortOf(t),
+    t.doneBy === null ? null : db.text(JSON.stringify(t.doneBy)),
   ]);
 }
 

@@ -2,7 +2,7 @@
 // the batch, one write per round. A refused item (unknown customer, no factor left, too many)
 // writes nothing and does not stop the others. See docs/api.md, "Health scores".
 import { healthScoreJson } from '../api/health-scores.ts';
-import { dropAlert, windowStart } from '../domain/alerts.ts';
+import { type DropRecord, dropAlert, dropRecord, windowStart } from '../domain/alerts.ts';
 import { ApiError, idempotencyInProgress, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { gatesOf, type ScoreRecord, scoreFactors } from '../domain/health.ts';
@@ -108,7 +108,7 @@ export const applyFactorUpdates = write(
     // The rules' gates cap the status (docs/scoring.md, "Gates").
     const scoring = { ...settings, gates: gatesOf(rules) };
     const drops = settings.drop ? await tx.dropWatch(accountId, ids, windowStart(settings.drop, now)) : null;
-    const alerted: { customerId: string; at: number }[] = [];
+    const alerted: DropRecord[] = [];
     // Events go out in input order, as if the items had run one after another, whatever their rounds.
     const events = new Array<EventRecord[]>(items.length);
     let pending = items.map((_, i) => i);
@@ -158,7 +158,7 @@ export const applyFactorUpdates = write(
         const dropped = watch && settings.drop ? dropAlert(watch, update.record, settings.drop) : null;
         if (dropped) {
           update.events.push(dropped);
-          alerted.push({ customerId, at: update.record.updatedAt });
+          alerted.push(dropRecord(dropped, score?.score ?? null));
         }
         for (const i of applied) results[i] = { ok: true, record: update.record };
       }

@@ -1,7 +1,8 @@
 // Overrides below HTTP (docs/scoring.md, "Overrides"): a person pins the score everything shows,
 // with a reason and an end, while the computed score keeps moving underneath. Setting, replacing
 // and removing one are versions of the score, with their events, in one transaction; its end is
-// recorded by the rescore job (the customer is due then) or by the next write after it.
+// recorded by the rescore job (the customer is due then) or by the next write after it. Who set or
+// removed one is kept by the version that did (override_actors), for the customer's timeline.
 import { ApiError, notFound } from '../domain/errors.ts';
 import {
   gatesOf,
@@ -12,6 +13,7 @@ import {
   withoutOverride,
 } from '../domain/health.ts';
 import { DAY_MS } from '../domain/rules.ts';
+import type { Actor } from '../domain/tasks.ts';
 import type { ScoreReason, Store, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { actOn } from './playbooks.ts';
@@ -28,6 +30,8 @@ export interface OverrideInput {
   expiresAt: number | null;
   /** Who sets it: the audit log's label of the key or person. */
   setBy: string;
+  /** Who sets it, as the audit log names them (docs/people.md, "Audit log"). */
+  actor: Actor;
 }
 
 /** 400 parameter_invalid (or parameter_missing) for an override that may not be set at `now`; null if it may. */
@@ -67,12 +71,16 @@ async function writeOverride(
   current: ScoreRecord,
   override: Override | null,
   reason: ScoreReason,
+  actor: Actor,
   now: number,
 ): Promise<ScoreRecord> {
   // The rules' gates band the computed score once the override is gone (docs/scoring.md, "Gates").
   const [settings, rules] = await Promise.all([tx.getSettings(accountId), tx.listFactorRules(accountId)]);
   const { record, events } = overrideVersion(current, override, { ...settings, gates: gatesOf(rules) }, now);
-  await tx.writeScores(accountId, [record], reason);
+  await Promise.all([
+    tx.writeScores(accountId, [record], reason),
+    tx.recordVersionActor(accountId, current.customerId, record.version, actor),
+  ]);
   if (events.length > 0) await tx.insertEvents(accountId, await actOn(tx, accountId, events, now));
   return record;
 }
@@ -95,7 +103,7 @@ export const putOverride = write(async function putOverride(
     setAt: now,
     setBy: input.setBy,
   };
-  const record = await writeOverride(tx, accountId, current, override, 'override_set', now);
+  const record = await writeOverride(tx, accountId, current, override, 'override_set', input.actor, now);
   // The rescore job records the end when it comes.
   await tx.setRederiveDue(accountId, [{ customerId, at: override.expiresAt }], { earlierOnly: true });
   return record;
@@ -106,11 +114,12 @@ export const deleteOverride = write(async function deleteOverride(
   tx: Tx,
   accountId: string,
   customerId: string,
+  actor: Actor,
   now: number,
 ): Promise<ScoreRecord> {
   const current = await scoreToChange(tx, accountId, customerId);
   if (!current.override) throw notFound.override(customerId);
-  return writeOverride(tx, accountId, current, null, 'override_removed', now);
+  return writeOverride(tx, accountId, current, null, 'override_removed', actor, now);
 });
 
 /** The current score as it shows at `now`: an override that has ended gives way at once, before the job records it. */

@@ -1,7 +1,7 @@
 // Factor rules below HTTP (docs/scoring.md, "Factors from metrics"): a rule put or deleted, and
 // every score it moves, in one transaction, as a weights change does; and the factor set rules
 // give a customer, which the metric writes and the rescore job use too.
-import { dropAlert, windowStart } from '../domain/alerts.ts';
+import { type DropRecord, dropAlert, dropRecord, windowStart } from '../domain/alerts.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import {
@@ -146,7 +146,7 @@ interface RederivedPlan {
   changed: ScoreRecord[];
   expired: ScoreRecord[];
   events: EventRecord[];
-  alerted: { customerId: string; at: number }[];
+  alerted: DropRecord[];
 }
 
 /** rederive's plan (`watch`: the drop-alert peaks, null when no alert applies). */
@@ -174,7 +174,7 @@ function planRederived(
     const dropped = seen && alerts ? dropAlert(seen, update.record, alerts) : null;
     if (dropped) {
       plan.events.push(dropped);
-      plan.alerted.push({ customerId: id, at: update.record.updatedAt });
+      plan.alerted.push(dropRecord(dropped, next.get(id)?.current?.score ?? null));
     }
   };
   for (const [id, { current, factors, inputs, inputsKept }] of next) {

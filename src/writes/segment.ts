@@ -18,15 +18,28 @@ import {
   SOURCE_LOG_KEEP,
   type SourceLogEntry,
 } from '../domain/sources.ts';
-import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } from '../store/store.ts';
+import type {
+  AuditEntry,
+  CustomerRecord,
+  MetricPointRecord,
+  SourceActivityRecord,
+  SourceRecord,
+  Tx,
+} from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer, newCustomer } from './customers.ts';
 import { addDayCounts } from './day-counts.ts';
 import { settleAll } from './pipeline.ts';
 import { actOn } from './playbooks.ts';
+import { describeChange, keepActivity } from './source-activity.ts';
 
 type Outcome = MessageOutcome;
-const applied = (customerId: string | null): Outcome => ({ result: 'applied', customerId, reason: null });
+const applied = (customerId: string | null, summary?: string): Outcome => ({
+  result: 'applied',
+  customerId,
+  reason: null,
+  ...(summary === undefined ? {} : { summary }),
+});
 
 /** What one request's messages share while they are applied in order. */
 class Intake {
@@ -130,6 +143,7 @@ class Intake {
       }
     }
     const hasMetadata = Object.keys(change.metadata).length > 0;
+    let said = '';
     const input: CustomerInput = {
       customerId: id,
       ...(change.fields as Omit<CustomerInput, 'customerId'>),
@@ -151,6 +165,7 @@ class Intake {
         await this.tx.insertEvents(this.accountId, await actOn(this.tx, this.accountId, created, this.now));
         this.customers.set(id, customer);
         this.audit('customer.created', id, this.now);
+        said = describeChange(null, customer);
       } else if (given.length > 0 || hasMetadata) {
         const next = changedCustomer(current, input, this.now);
         await this.tx.updateCustomer(this.accountId, next);
@@ -158,6 +173,7 @@ class Intake {
         await this.tx.insertEvents(this.accountId, await actOn(this.tx, this.accountId, updated, this.now));
         this.customers.set(id, next);
         this.audit('customer.updated', id, next.updatedAt);
+        said = describeChange(current, next);
       }
     } catch (err) {
       // The API's own refusal (metadata too large, a renewal out of range…), in its words.
@@ -165,7 +181,7 @@ class Intake {
       throw err;
     }
     if (m.userId !== null) this.link(m.userId, id);
-    return applied(id);
+    return applied(id, said);
   }
 
   async track(m: SegmentMessage): Promise<Outcome> {
@@ -188,7 +204,7 @@ class Intake {
     if (!(await this.customer(groupId)))
       return refused(groupId, `customer_not_found: no customer '${groupId}'`);
     this.counts.push({ customerId: groupId, metric, at: dayOf(m.at), value: 1 });
-    return applied(groupId);
+    return applied(groupId, `counted ${name} in ${metric}`);
   }
 
   /** The links and audit entries written, then the day counts added (./day-counts.ts). */
@@ -219,6 +235,7 @@ export const segmentIntake = write(async function segmentIntake(
   const ids = messages.flatMap((m) => (m.messageId === null || m.refused !== null ? [] : [m.messageId]));
   const seen = await tx.seenMessages(accountId, sourceId, ids, now - DEDUPE_MS);
   const entries: SourceLogEntry[] = [];
+  const activity: SourceActivityRecord[] = [];
   const remembered: string[] = [];
   for (const m of messages) {
     let outcome: Outcome;
@@ -231,12 +248,18 @@ export const segmentIntake = write(async function segmentIntake(
         remembered.push(m.messageId);
       }
     }
-    entries.push({ id: newId.sourceMessage(), receivedAt: now, kind: m.kind, ...outcome });
+    const { summary, ...logged } = outcome;
+    const entry = { id: newId.sourceMessage(), receivedAt: now, kind: m.kind, ...logged };
+    entries.push(entry);
+    if (summary !== undefined && logged.result === 'applied' && logged.customerId !== null) {
+      activity.push({ id: entry.id, customerId: logged.customerId, at: now, kind: m.kind, summary });
+    }
   }
   await intake.finish();
   await settleAll([
     tx.rememberMessages(accountId, sourceId, remembered, now),
     tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP),
+    keepActivity(tx, accountId, source, activity),
   ]);
   return true;
 });

@@ -31,12 +31,14 @@ import { addDayCounts } from './day-counts.ts';
 import { applyMetricUpdates } from './metrics.ts';
 import { settleAll } from './pipeline.ts';
 import { actOn } from './playbooks.ts';
+import { describeChange, keepActivity } from './source-activity.ts';
 
 type Outcome = MessageOutcome;
-const applied = (customerId: string, reasons: readonly string[] = []): Outcome => ({
+const applied = (customerId: string, summary: string, reasons: readonly string[] = []): Outcome => ({
   result: 'applied',
   customerId,
   reason: reasons.length === 0 ? null : reasons.join('; '),
+  summary,
 });
 
 const isOutcome = (v: object): v is Outcome => 'result' in v;
@@ -184,7 +186,7 @@ class Delivery {
     const next = this.changed(target, { customerId: id, metadata: { stripe_customer_id: stripeId } });
     if (isOutcome(next)) return next;
     await this.save(next);
-    return applied(id);
+    return applied(id, `linked Stripe customer ${stripeId}`);
   }
 
   /**
@@ -228,9 +230,11 @@ class Delivery {
     if (moved) await this.save(next);
     await this.tx.putStripeSubscription(this.accountId, record);
     const notes = [...sub.leftOut];
+    const did = moved ? [describeChange(customer, next)] : [];
     if (churns) {
       await this.churned(customer.id, sub.id);
       notes.push('churned: no live subscription is left');
+      did.push('recorded a churned outcome');
     }
     if (returns) notes.push(`active again: ${sub.id} is ${sub.status}`);
     await applyMetricUpdates(
@@ -239,7 +243,8 @@ class Delivery {
       [{ customerId: customer.id, values: { mrr: cents(sum.monthly) }, at: created }],
       this.now,
     );
-    return applied(customer.id, notes);
+    did.push(`recorded mrr ${cents(sum.monthly)}`);
+    return applied(customer.id, `subscription ${sub.id} ${sub.status}: ${did.join('; ')}`, notes);
   }
 
   /** The churned outcome at the event's `created`, its note naming the subscription that ended. */
@@ -267,7 +272,7 @@ class Delivery {
       [{ customerId: found.id, metric, at: dayOf(this.event.created), value: 1 }],
       this.now,
     );
-    return applied(found.id);
+    return applied(found.id, `counted ${this.event.kind} in ${metric}`);
   }
 }
 
@@ -298,8 +303,13 @@ export const stripeIntake = write(async function stripeIntake(
   ) {
     outcome = ignored(null, `duplicate: event ${event.id} was applied within the last 7 days`);
   } else outcome = await delivery.apply();
-  const entry = { id: newId.sourceMessage(), receivedAt: now, kind: event.kind, ...outcome };
+  const { summary, ...logged } = outcome;
+  const entry = { id: newId.sourceMessage(), receivedAt: now, kind: event.kind, ...logged };
   const sent: Promise<unknown>[] = [tx.logSourceMessages(accountId, sourceId, [entry], SOURCE_LOG_KEEP)];
+  if (summary !== undefined && logged.result === 'applied' && logged.customerId !== null) {
+    const activity = { id: entry.id, customerId: logged.customerId, at: now, kind: event.kind, summary };
+    sent.push(keepActivity(tx, accountId, source, [activity]));
+  }
   if (outcome.result === 'applied' && event.id !== null) {
     sent.push(tx.rememberMessages(accountId, sourceId, [event.id], now));
   }

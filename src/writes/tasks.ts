@@ -79,6 +79,7 @@ export const createTask = write(async function createTask(
     updatedAt: now,
     doneAt: null,
     createdBy: actor,
+    doneBy: null,
   };
   await tx.insertTask(accountId, task);
   await tx.insertEvents(accountId, [event('task.created', taskFields(task), now)]);
@@ -94,6 +95,7 @@ async function applyChange(
   accountId: string,
   task: TaskRecord,
   change: TaskChange,
+  actor: Actor,
   now: number,
 ): Promise<TaskRecord> {
   const status = change.status ?? task.status;
@@ -125,6 +127,8 @@ async function applyChange(
     dueAt: change.dueAt === undefined ? task.dueAt : change.dueAt,
     snoozedUntil: done ? null : snoozedUntil,
     doneAt: done ? (task.status === 'done' ? task.doneAt : now) : null,
+    // Who closed it, for its timeline (docs/api.md, "Timeline"): kept while it stays done.
+    doneBy: done ? (task.status === 'done' ? task.doneBy : actor) : null,
     updatedAt: now,
   };
 }
@@ -143,7 +147,7 @@ export const updateTask = write(async function updateTask(
   now: number,
 ): Promise<ReturnType<typeof taskFields>> {
   const task = await lockedTask(tx, accountId, id);
-  const next = await applyChange(tx, accountId, task, change, now);
+  const next = await applyChange(tx, accountId, task, change, actor, now);
   await tx.updateTask(accountId, next);
   const fields = taskFields(next);
   await tx.insertEvents(accountId, [event('task.updated', fields, now)]);

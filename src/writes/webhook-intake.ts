@@ -11,12 +11,20 @@ import { event } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { dayOf } from '../domain/segment.ts';
 import { SOURCE_LOG_KEEP, type SourceLogEntry, type SourceResult } from '../domain/sources.ts';
-import type { AuditEntry, CustomerRecord, MetricPointRecord, SourceRecord, Tx } from '../store/store.ts';
+import type {
+  AuditEntry,
+  CustomerRecord,
+  MetricPointRecord,
+  SourceActivityRecord,
+  SourceRecord,
+  Tx,
+} from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type CustomerInput, changedCustomer, checkParent, newCustomer, storedTree } from './customers.ts';
 import { settleAll } from './pipeline.ts';
 import { actOn, actOnPoints } from './playbooks.ts';
 import { rederive } from './rules.ts';
+import { describeChange, keepActivity, listed, valuesText } from './source-activity.ts';
 
 /** A message's customer fields, as the API names them (docs/api.md, "Customers"). */
 export type CustomerChange = Omit<CustomerInput, 'customerId'>;
@@ -36,6 +44,8 @@ export interface WebhookMessage {
 interface Outcome {
   result: SourceResult;
   reason: string | null;
+  /** What an applied message changed, in words, for the customer's timeline (./source-activity.ts). */
+  summary?: string;
 }
 const refused = (reason: string): Outcome => ({ result: 'refused', reason });
 
@@ -83,9 +93,11 @@ class Intake {
   async apply(m: WebhookMessage): Promise<Outcome> {
     const id = m.customerId as string;
     let current = await this.customer(id);
+    const did: string[] = [];
     if (m.customer) {
       const changed = await this.change(id, current, m.customer);
       if (!('id' in changed)) return changed;
+      if (changed !== current) did.push(describeChange(current, changed));
       current = changed;
     }
     if (!current) return refused(`customer_not_found: no customer '${id}'`);
@@ -98,7 +110,9 @@ class Intake {
     if (Object.keys(m.metrics).length + Object.keys(m.counts).length > 0) {
       this.audit('metrics.recorded', id, this.now);
     }
-    return { result: 'applied', reason: null };
+    if (Object.keys(m.metrics).length > 0) did.push(`recorded ${valuesText(m.metrics)}`);
+    if (Object.keys(m.counts).length > 0) did.push(`counted ${valuesText(m.counts)}`);
+    return { result: 'applied', reason: null, summary: listed(did.filter((d) => d !== '')) };
   }
 
   /**
@@ -198,17 +212,25 @@ export const webhookIntake = write(async function webhookIntake(
   if (!source?.enabled || source.config.type !== 'webhook') return null;
   const intake = new Intake(tx, accountId, source, requestId, now);
   const entries: SourceLogEntry[] = [];
+  const activity: SourceActivityRecord[] = [];
   for (const m of messages) {
-    const outcome = m.decided ?? (await intake.apply(m));
-    entries.push({
+    const { summary, ...outcome }: Outcome = m.decided ?? (await intake.apply(m));
+    const entry = {
       id: newId.sourceMessage(),
       receivedAt: now,
       kind: 'webhook',
       customerId: m.customerId,
       ...outcome,
-    });
+    };
+    entries.push(entry);
+    if (summary !== undefined && outcome.result === 'applied' && m.customerId !== null) {
+      activity.push({ id: entry.id, customerId: m.customerId, at: now, kind: 'webhook', summary });
+    }
   }
   await intake.finish();
-  await tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP);
+  await settleAll([
+    tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP),
+    keepActivity(tx, accountId, source, activity),
+  ]);
   return entries;
 });

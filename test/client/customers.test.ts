@@ -161,3 +161,39 @@ test('rollup reads a customer with its descendants; an unknown id is a VitalsErr
   });
   await assert.rejects(client.customers.rollup('nobody'), { status: 404, code: 'customer_not_found' });
 });
+
+test('timeline follows starting_after across pages, sends types as one list, and is typed by type', async () => {
+  const urls: string[] = [];
+  const client = await newClient({
+    fetch: (url: string | URL | Request, init?: RequestInit) => {
+      urls.push(String(url));
+      return fetch(url, init);
+    },
+  });
+  await client.customers.create(customerBody('told'));
+  await client.healthScores.set('told', { usage: 0.9 });
+  await client.healthScores.set('told', { usage: 0.2 });
+  await client.notes.create('told', 'They asked for SSO.');
+  urls.length = 0;
+  const entries = await all(client.customers.timeline('told', { limit: 2 }));
+  assert.deepEqual(
+    entries.map((e) => e.type),
+    ['note', 'status_changed', 'score_changed', 'status_changed', 'score_changed'],
+  );
+  assert.equal(urls.length, 3);
+  assert.equal(new URL(urls[1] as string).searchParams.get('starting_after'), entries[1]?.id);
+  const notes = await all(client.customers.timeline('told', { types: ['note', 'task_done'] }));
+  assert.equal(new URL(urls.at(-1) as string).searchParams.get('types'), 'note,task_done');
+  const note = notes[0];
+  assert.ok(note?.type === 'note');
+  // Narrowed by its type: the note's data has its body.
+  assert.equal(note.data.body, 'They asked for SSO.');
+  const page = await client.customers.timelinePage('told', { limit: 1, starting_after: entries[0]?.id });
+  assert.deepEqual(page.data, [entries[1]]);
+  assert.equal(page.has_more, true);
+  await assert.rejects(client.customers.timelinePage('told', { starting_after: 'nope' }), {
+    status: 400,
+    code: 'parameter_invalid',
+    param: 'starting_after',
+  });
+});

@@ -345,6 +345,7 @@ describe('plumbing', () => {
           '/api/tasks/{task_id} get,head,patch,delete',
           '/api/customers/{customer_id}/notes post,get,head',
           '/api/notes/{note_id} patch,delete',
+          '/api/customers/{customer_id}/timeline get,head',
           '/api/playbooks get,head,post',
           '/api/playbooks/{playbook_id} get,head,patch,delete',
           '/api/health-scores/backfill post,get,head',

@@ -37,6 +37,7 @@ async function snapshot(api: Client): Promise<unknown[]> {
     `/api/customers/${ids.customer_id}/notes?limit=100`,
     `/api/customers/${ids.customer_id}/outcomes?limit=100`,
     `/api/customers/${ids.customer_id}/health-score/history?limit=100`,
+    `/api/customers/${ids.customer_id}/timeline?limit=100`,
   ];
   return Promise.all(paths.map(async (p) => (await api.get(p)).body));
 }

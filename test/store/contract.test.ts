@@ -16,6 +16,7 @@ import { retentionContract } from './contract/retention.ts';
 import { schemaContract } from './contract/schema.ts';
 import { scoresContract } from './contract/scores.ts';
 import { textContract } from './contract/text.ts';
+import { timelineContract } from './contract/timeline.ts';
 import { transactionsContract } from './contract/transactions.ts';
 import { viewsContract } from './contract/views.ts';
 import { webhooksContract } from './contract/webhooks.ts';
@@ -58,5 +59,6 @@ for (const backend of ALL_BACKENDS) {
     metricsContract(c);
     viewsContract(c);
     workContract(c);
+    timelineContract(c);
   });
 }

@@ -59,6 +59,7 @@ describe('retention job', () => {
       batches: 1,
       audit: 0,
       metricPoints: 0,
+      sourceActivity: 0,
     });
 
     const left = (await api.get('/api/events?limit=100')).body.data;
@@ -89,6 +90,7 @@ describe('retention job', () => {
       batches: 1,
       audit: 0,
       metricPoints: 0,
+      sourceActivity: 0,
     });
     const jobs = [t.store, t.store].map(
       (store) => new RetentionJob({ store, keepMs: 30 * DAY, log: quiet, now: at(31), batch: 7, pauseMs: 0 }),
@@ -161,6 +163,7 @@ describe('audit log retention', () => {
       batches: 0,
       audit: 0,
       metricPoints: 0,
+      sourceActivity: 0,
     });
     assert.equal((await api.get('/api/audit-log?limit=100')).body.data.length, 5);
     assert.equal((await job(366).runOnce()).audit, 6);

@@ -1,7 +1,7 @@
 // The shared statements' driver on a PostgreSQL pool or transaction (../driver.ts): each
 // statement is sent as a named prepared statement, parsed once per connection.
 import type { ColumnType, Dialect, Driver, Param, Params, Row } from '../driver.ts';
-import { LOCKS, type Queryable } from './connection.ts';
+import { LOCKS, type Queryable, type Sql } from './connection.ts';
 import { fromText, pgArray, toText, toTextOrNull } from './text.ts';
 
 export const POSTGRES: Dialect = {
@@ -72,6 +72,16 @@ function unnested(text: string, columns: readonly ColumnType[]): string | null {
 
 export const pgDriver = (sql: Queryable): Driver => ({
   ...POSTGRES,
+  async oneConnection(fn) {
+    // A transaction (or a reserved connection) has no reserve: it is one connection already.
+    if (!('reserve' in sql)) return fn(this);
+    const reserved = await (sql as Sql).reserve();
+    try {
+      return await fn(pgDriver(reserved));
+    } finally {
+      reserved.release();
+    }
+  },
   all: async <R = Row>(text: string, params: readonly Param[]) =>
     (await sql.unsafe(text, params as never[], PREPARED)) as unknown as R[],
   get: async <R = Row>(text: string, params: readonly Param[]) =>

@@ -699,4 +699,92 @@ MIGRATIONS.push(
     PRIMARY KEY (user_id, day)
   );
   `,
+  /* 33: what a customer's timeline reads that was not kept (docs/api.md, "Timeline"). score_drops
+     holds each drop alert a customer got (drop_alerts holds only the last, for the next one's
+     window). customer_changes holds each change of a customer's owner, arr, renewal_at, lifecycle
+     or parent_id, both sides of all five (a side that did not change is equal on both), written by
+     a trigger as lifecycle_changes is, so every path that writes a customer keeps it; the lifecycle
+     changes kept so far are copied in. source_activity holds each source message applied to a
+     customer, with what it changed, as long as events are kept (the retention job prunes both);
+     what the sources' logs still hold of such messages is copied in. override_actors holds who set
+     or removed an override, by the score version that did (the version's override keeps only a
+     label). tasks.done_by is who marked a task done. tasks_by_created and notes_by_time read a
+     customer's tasks and notes newest first. All of it goes with its customer (foreign keys). */ `
+  ALTER TABLE tasks ADD COLUMN done_by text;
+  CREATE INDEX tasks_by_created ON tasks (account_id, customer_id, created_at, id);
+  CREATE INDEX notes_by_time ON notes (account_id, customer_id, created_at, id);
+  CREATE TABLE score_drops (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    at bigint NOT NULL,
+    from_score double precision,
+    to_score double precision NOT NULL,
+    peak double precision NOT NULL,
+    PRIMARY KEY (account_id, customer_id, at),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE TABLE override_actors (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    version integer NOT NULL,
+    actor text NOT NULL,
+    PRIMARY KEY (account_id, customer_id, version),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE TABLE customer_changes (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    at bigint NOT NULL,
+    owner_from text,
+    owner_to text,
+    arr_from bigint,
+    arr_to bigint,
+    renewal_from bigint,
+    renewal_to bigint,
+    lifecycle_from text,
+    lifecycle_to text,
+    parent_from text COLLATE "C",
+    parent_to text COLLATE "C",
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX customer_changes_by_customer ON customer_changes (account_id, customer_id, at, seq);
+  CREATE FUNCTION customers_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO customer_changes (account_id, customer_id, at, owner_from, owner_to, arr_from, arr_to,
+      renewal_from, renewal_to, lifecycle_from, lifecycle_to, parent_from, parent_to)
+    VALUES (NEW.account_id, NEW.id, NEW.updated_at, OLD.owner, NEW.owner, OLD.arr_cents, NEW.arr_cents,
+      OLD.renewal_at, NEW.renewal_at, OLD.lifecycle, NEW.lifecycle, OLD.parent_id, NEW.parent_id);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER customers_changes
+  AFTER UPDATE OF owner, arr_cents, renewal_at, lifecycle, parent_id ON customers
+  FOR EACH ROW WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.arr_cents IS DISTINCT FROM NEW.arr_cents
+    OR OLD.renewal_at IS DISTINCT FROM NEW.renewal_at OR OLD.lifecycle IS DISTINCT FROM NEW.lifecycle
+    OR OLD.parent_id IS DISTINCT FROM NEW.parent_id)
+  EXECUTE FUNCTION customers_changes();
+  INSERT INTO customer_changes (account_id, customer_id, at, lifecycle_from, lifecycle_to)
+    SELECT account_id, customer_id, at, from_lifecycle, to_lifecycle FROM lifecycle_changes
+    ORDER BY at;
+  CREATE TABLE source_activity (
+    account_id text COLLATE "C" NOT NULL,
+    customer_id text COLLATE "C" NOT NULL,
+    at bigint NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    source_name text NOT NULL,
+    source_type text NOT NULL,
+    kind text NOT NULL,
+    summary text NOT NULL,
+    PRIMARY KEY (account_id, customer_id, at, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers (account_id, id) ON DELETE CASCADE
+  );
+  CREATE INDEX source_activity_by_time ON source_activity (at);
+  INSERT INTO source_activity (account_id, customer_id, at, id, source_id, source_name, source_type, kind, summary)
+    SELECT l.account_id, l.customer_id, l.received_at, l.id, l.source_id, s.name, s.type, l.kind,
+      COALESCE(l.reason, '')
+    FROM source_log l JOIN sources s ON s.account_id = l.account_id AND s.id = l.source_id
+    WHERE l.result = 'applied' AND l.customer_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = l.account_id AND c.id = l.customer_id);
+  `,
 );

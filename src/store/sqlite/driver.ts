@@ -50,6 +50,9 @@ export const SQLITE: Dialect = {
 
 const sqliteDriver = (conn: Connection): Driver => ({
   ...SQLITE,
+  oneConnection(fn) {
+    return fn(this);
+  },
   all: async <R = Row>(sql: string, params: readonly Param[]) =>
     conn.all(sql, ...(params as SQLInputValue[])) as R[],
   get: async <R = Row>(sql: string, params: readonly Param[]) =>

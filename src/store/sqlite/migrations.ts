@@ -807,3 +807,92 @@ MIGRATIONS.push(`
     PRIMARY KEY (user_id, day)
   ) WITHOUT ROWID, STRICT;
 `);
+
+/**
+ * 33: what a customer's timeline reads that was not kept (docs/api.md, "Timeline"). score_drops
+ * holds each drop alert a customer got (drop_alerts holds only the last, for the next one's
+ * window). customer_changes holds each change of a customer's owner, arr, renewal_at, lifecycle or
+ * parent_id, both sides of all five (a side that did not change is equal on both), written by a
+ * trigger as lifecycle_changes is, so every path that writes a customer keeps it; the lifecycle
+ * changes kept so far are copied in. source_activity holds each source message applied to a
+ * customer, with what it changed, as long as events are kept (the retention job prunes both);
+ * what the sources' logs still hold of such messages is copied in. override_actors holds who set
+ * or removed an override, by the score version that did (the version's override keeps only a
+ * label). tasks.done_by is who marked a task done. tasks_by_created and notes_by_time read a
+ * customer's tasks and notes newest first. All of it goes with its customer (foreign keys).
+ */
+MIGRATIONS.push(`
+  ALTER TABLE tasks ADD COLUMN done_by TEXT;
+  CREATE INDEX tasks_by_created ON tasks (account_id, customer_id, created_at, id);
+  CREATE INDEX notes_by_time ON notes (account_id, customer_id, created_at, id);
+  CREATE TABLE score_drops (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    from_score REAL,
+    to_score REAL NOT NULL,
+    peak REAL NOT NULL,
+    PRIMARY KEY (account_id, customer_id, at),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE TABLE override_actors (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    PRIMARY KEY (account_id, customer_id, version),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE TABLE customer_changes (
+    seq INTEGER PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    owner_from TEXT,
+    owner_to TEXT,
+    arr_from INTEGER,
+    arr_to INTEGER,
+    renewal_from INTEGER,
+    renewal_to INTEGER,
+    lifecycle_from TEXT,
+    lifecycle_to TEXT,
+    parent_from TEXT,
+    parent_to TEXT,
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) STRICT;
+  CREATE INDEX customer_changes_by_customer ON customer_changes (account_id, customer_id, at, seq);
+  CREATE TRIGGER customers_changes
+  AFTER UPDATE OF owner, arr_cents, renewal_at, lifecycle, parent_id ON customers
+  WHEN OLD.owner IS NOT NEW.owner OR OLD.arr_cents IS NOT NEW.arr_cents
+    OR OLD.renewal_at IS NOT NEW.renewal_at OR OLD.lifecycle IS NOT NEW.lifecycle
+    OR OLD.parent_id IS NOT NEW.parent_id
+  BEGIN
+    INSERT INTO customer_changes (account_id, customer_id, at, owner_from, owner_to, arr_from, arr_to,
+      renewal_from, renewal_to, lifecycle_from, lifecycle_to, parent_from, parent_to)
+    VALUES (NEW.account_id, NEW.id, NEW.updated_at, OLD.owner, NEW.owner, OLD.arr_cents, NEW.arr_cents,
+      OLD.renewal_at, NEW.renewal_at, OLD.lifecycle, NEW.lifecycle, OLD.parent_id, NEW.parent_id);
+  END;
+  INSERT INTO customer_changes (account_id, customer_id, at, lifecycle_from, lifecycle_to)
+    SELECT account_id, customer_id, at, from_lifecycle, to_lifecycle FROM lifecycle_changes
+    ORDER BY at;
+  CREATE TABLE source_activity (
+    account_id TEXT NOT NULL,
+    customer_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    source_name TEXT NOT NULL,
+    source_type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    PRIMARY KEY (account_id, customer_id, at, id),
+    FOREIGN KEY (account_id, customer_id) REFERENCES customers(account_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID, STRICT;
+  CREATE INDEX source_activity_by_time ON source_activity (at);
+  INSERT INTO source_activity (account_id, customer_id, at, id, source_id, source_name, source_type, kind, summary)
+    SELECT l.account_id, l.customer_id, l.received_at, l.id, l.source_id, s.name, s.type, l.kind,
+      COALESCE(l.reason, '')
+    FROM source_log l JOIN sources s ON s.account_id = l.account_id AND s.id = l.source_id
+    WHERE l.result = 'applied' AND l.customer_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM customers c WHERE c.account_id = l.account_id AND c.id = l.customer_id);
+`);

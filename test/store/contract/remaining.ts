@@ -88,8 +88,12 @@ export function remainingContract(c: ContractContext): void {
       );
       assert.deepEqual(watch.get('w2'), { peak: 0.8, alertedAt: null });
       assert.deepEqual(watch.get('w3'), { peak: null, alertedAt: null });
-      await transaction(store, (tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(3) }]));
-      await transaction(store, (tx) => tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(5) }]));
+      await transaction(store, (tx) =>
+        tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(3), from: 0.9, to: 0.6, peak: 0.9 }]),
+      );
+      await transaction(store, (tx) =>
+        tx.recordDropAlerts(a, [{ customerId: 'w1', at: at(5), from: 0.6, to: 0.5, peak: 0.9 }]),
+      );
       watch = await transaction(store, (tx) => tx.dropWatch(a, ['w1', 'w2'], since));
       assert.equal(watch.get('w1')?.alertedAt, at(5), 'the latest alert');
       assert.equal(watch.get('w2')?.alertedAt, null);

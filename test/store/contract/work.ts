@@ -29,6 +29,7 @@ const task = (customerId: string, extra: Partial<TaskRecord> = {}): TaskRecord =
   updatedAt: T0,
   doneAt: null,
   createdBy: actor,
+  doneBy: null,
   ...extra,
 });
 
