@@ -17,7 +17,7 @@ import type { Locator, Page } from 'playwright-core';
 import { tempDir } from '../helpers/app.ts';
 import { runCli, serverEnv } from '../helpers/server.ts';
 import { appBackend, createTestDatabase, type TestDatabase } from '../helpers/stores.ts';
-import { chromiumSkip, type Dashboard, openDashboard } from './browser.ts';
+import { chromiumSkip, type Dashboard, DESKTOP, openDashboard, PHONE } from './browser.ts';
 
 const PASSWORD = 'a long enough password';
 const DAY = 86_400_000;
@@ -408,6 +408,63 @@ describe('the inbox, playbooks, tasks and notes in Chromium', {
       ['The champion left in March; the new sponsor is Lee Park, CFO.', byKey.body],
     );
     await dashboard.shoot('inbox-customer');
+  });
+
+  test("the customer's timeline tells its story newest first, narrows to one kind, and takes a new note on top", async () => {
+    await dashboard.call('PATCH', '/api/customers/globex', { owner: 'admin@example.com' });
+    // At risk, not critical: the playbook opens nothing, and the last test counts the tasks there are.
+    await dashboard.call('POST', '/api/customers/globex/health-score', { factors: { usage: 0.55 } });
+    await page.goto(`${dashboard.base}/customers/globex`);
+    const timeline = page.getByTestId('customer-timeline');
+    const entries = timeline.locator('li.timeline-entry');
+    await entries.first().waitFor();
+    const stored = (await dashboard.call('GET', '/api/customers/globex/timeline?limit=20')).data as {
+      type: string;
+      summary: string;
+    }[];
+    assert.deepEqual(
+      await timeline.locator('.timeline-summary').allTextContents(),
+      stored.map((e) => e.summary),
+      "the API's sentences, in its order",
+    );
+    const types = stored.map((e) => e.type);
+    for (const type of ['score_changed', 'customer_updated', 'note', 'task_created']) {
+      assert.ok(types.includes(type), `${type} in ${types.join(', ')}`);
+    }
+    assert.ok(
+      stored.some((e) => e.summary.includes('admin@example.com')),
+      'the owner change names the new owner',
+    );
+
+    await timeline.getByLabel('Show').selectOption({ label: 'Tasks and notes' });
+    await timeline.locator('li.timeline-entry[data-type="score_changed"]').waitFor({ state: 'detached' });
+    const kinds = await timeline
+      .locator('li.timeline-entry')
+      .evaluateAll((els) => els.map((el) => el.getAttribute('data-type')));
+    assert.ok(kinds.length > 0);
+    assert.ok(
+      kinds.every((k) => ['note', 'task_created', 'task_done'].includes(k ?? '')),
+      kinds.join(', '),
+    );
+
+    const notes = page.getByTestId('customer-notes');
+    await notes.getByLabel('Add a note').fill('Lee wants a roadmap call before the renewal.');
+    await notes.getByRole('button', { name: 'Add note' }).click();
+    await timeline
+      .locator('li.timeline-entry')
+      .first()
+      .filter({ hasText: 'Lee wants a roadmap call before the renewal.' })
+      .waitFor();
+    assert.equal(
+      await text(timeline.locator('.timeline-summary').first()),
+      'Note by sam@example.com: “Lee wants a roadmap call before the renewal.”',
+    );
+    await dashboard.shoot('inbox-timeline');
+    // The card alone at a phone's width, to be read (the whole page is too tall to).
+    await page.setViewportSize(PHONE);
+    await timeline.screenshot({ path: 'test-artifacts/inbox-timeline-card-phone.png' });
+    await page.setViewportSize(DESKTOP);
+    await dashboard.call('PATCH', '/api/customers/globex', { owner: 'sam@example.com' });
   });
 
   test('a viewer sees the lists without a write control, and chooses the daily digest', async () => {

@@ -68,6 +68,8 @@ export type {
   Task,
   TaskCreate,
   TaskUpdate,
+  TimelineEntry,
+  TimelineType,
 } from 'vitals/client';
 export type { Playbook, PlaybookCreate, PlaybookTrigger };
 export type Mover = Movers['data'][number];

@@ -8,6 +8,10 @@ import { when } from '../format.ts';
 import { ErrorMessage, Field, LiveNotice, Loading, useLoad, useMayEdit } from '../ui.tsx';
 
 const PAGE = 20;
+
+/** Fired on window when this tab added, changed or deleted a note: the customer's timeline reads again. */
+export const NOTES_CHANGED = 'vitals:notes-changed';
+const notesChanged = () => window.dispatchEvent(new Event(NOTES_CHANGED));
 const BODY_MAX = 10_000;
 
 type Notes = { data: Note[]; has_more: boolean };
@@ -75,6 +79,7 @@ export function NotesCard({ customerId }: { customerId: string }) {
           onAdded={(note) => {
             if (first.data) first.set({ ...first.data, data: [note, ...first.data.data] });
             setNotice('Note added.');
+            notesChanged();
           }}
         />
       )}
@@ -91,10 +96,12 @@ export function NotesCard({ customerId }: { customerId: string }) {
               onSaved={(note) => {
                 replace(note);
                 setNotice('Note saved.');
+                notesChanged();
               }}
               onDeleted={() => {
                 drop(n.id);
                 setNotice('Note deleted.');
+                notesChanged();
               }}
             />
           ))}

@@ -28,6 +28,7 @@ import { OutcomesCard } from './customer-outcomes.tsx';
 import { OverrideForm } from './customer-override.tsx';
 import { SourceTouch } from './customer-sources.tsx';
 import { TasksCard } from './customer-tasks.tsx';
+import { TimelineCard } from './customer-timeline.tsx';
 
 /** The chart pages through the history, newest first, up to this many changes. */
 const HISTORY_CAP = 1000;
@@ -143,7 +144,7 @@ export function CustomerPage({ id }: { id: string }) {
         <TasksCard customerId={customer.id} />
         <NotesCard customerId={customer.id} />
       </div>
-      {/* The Timeline panel (GET /api/customers/{id}/timeline, docs/api.md) goes here, under them. */}
+      <TimelineCard customerId={customer.id} />
       {current && (
         <WhyPanel
           customerId={customer.id}
