@@ -300,11 +300,13 @@ export interface OutcomeRow {
   outcome: string;
   at: number;
   note: string | null;
+  /** Who recorded it (null: not kept, before migration 33). */
+  actor: Actor | null;
 }
 
 export function outcomeEntry(o: OutcomeRow): TimelineEntry {
   const note = o.note ? `: ${quoted(o.note)}` : '';
-  return entry('outcome', o.at, o.id, null, `Outcome recorded: ${words(o.outcome)}${note}`, {
+  return entry('outcome', o.at, o.id, o.actor, `Outcome recorded: ${words(o.outcome)}${note}`, {
     outcome_id: o.id,
     outcome: o.outcome,
     note: o.note,

@@ -253,7 +253,7 @@ function sourceReads(db: Driver, accountId: string, customerId: string, types: R
       simpleRead(
         db,
         'outcomes',
-        (bound, limit) => `SELECT id, id AS k, outcome, at, note FROM outcomes
+        (bound, limit) => `SELECT id, id AS k, outcome, at, note, created_by FROM outcomes
           WHERE account_id = $1 AND customer_id = $2${bound} ORDER BY at DESC, id DESC LIMIT ${limit}`,
         { at: 'at', key: 'id' },
         (r) =>
@@ -262,6 +262,7 @@ function sourceReads(db: Driver, accountId: string, customerId: string, types: R
             outcome: r.outcome as string,
             at: Number(r.at),
             note: r.note == null ? null : db.fromText(r.note as string),
+            actor: r.created_by == null ? null : (JSON.parse(db.fromText(r.created_by as string)) as Actor),
           }),
         first,
       ),

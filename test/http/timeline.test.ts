@@ -216,7 +216,7 @@ describe('the timeline', () => {
           'Segment source “Backend” applied group: set owner to cara@example.com',
           src,
         ],
-        [at(131), 'outcome', 'Outcome recorded: retained: “Renewed for a year”', null],
+        [at(131), 'outcome', 'Outcome recorded: retained: “Renewed for a year”', keyActor],
         [at(130), 'status_changed', 'Moved into critical from healthy', null],
         [at(130), 'score_changed', 'Health score fell from 0.70 to 0.25 (factors updated)', null],
         [at(130), 'override_expired', 'The override of 0.70 expired; the computed 0.25 shows again', null],
@@ -701,6 +701,8 @@ test('what a Stripe or a webhook source applied, in words, with the source as th
       ],
     ],
   );
+  const [churn] = await timeline('globex', '&types=outcome');
+  assert.deepEqual(churn?.actor, billing, 'the churn recorded by the source');
   // What the sources changed shows as the customer's own changes too, and the churn as an outcome.
   assert.deepEqual(
     (await timeline('globex', '&types=customer_updated,outcome')).map((e) => e.summary),

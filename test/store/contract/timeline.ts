@@ -56,7 +56,15 @@ async function story(store: Store, a: string, id: string): Promise<void> {
     );
     await tx.recordVersionActor(a, id, 3, person);
     await tx.insertOutcomes(a, [
-      { id: newId.outcome(), customerId: id, outcome: 'retained', at: T0 + 4, note: null, createdAt: T0 + 4 },
+      {
+        id: newId.outcome(),
+        customerId: id,
+        outcome: 'retained',
+        at: T0 + 4,
+        note: null,
+        createdAt: T0 + 4,
+        createdBy: person,
+      },
     ]);
     await tx.insertNote(a, {
       id: newId.note(),
@@ -117,7 +125,7 @@ export function timelineContract(c: ContractContext): void {
           [7, 'task_done', 'usr_1'],
           [6, 'task_created', 'key_1'],
           [5, 'note', 'usr_1'],
-          [4, 'outcome', null],
+          [4, 'outcome', 'usr_1'],
           [3, 'status_changed', null],
           [3, 'score_changed', null],
           [3, 'override_set', 'usr_1'],
