@@ -194,7 +194,8 @@ export const ConfigSchema = Type.Object({
   eventRetentionMs: keepFor({
     env: 'VITALS_EVENT_RETENTION',
     default: '30d',
-    description: 'events (and their finished deliveries) older than this are removed; null keeps them all',
+    description:
+      "events (with their finished deliveries, and customers' source activity) older than this are removed; null keeps them all",
   }),
   auditRetentionMs: keepFor({
     env: 'VITALS_AUDIT_RETENTION',

@@ -175,6 +175,18 @@ export interface HistoryRow {
   override: Override | null;
   /** Who made the version, where Vitals keeps it (an override set or removed): else null. */
   actor: Actor | null;
+  /**
+   * The instant its entries stand at in the feed: the earliest of its own and every later
+   * version's, so the history reads newest first by version and by instant alike. It is `at`
+   * unless a later version was stamped before it (a clock set back).
+   */
+  placedAt?: number;
+}
+
+/** The entry placed at another instant of the feed (its id follows its place). */
+function placed(e: TimelineEntry, at: number): TimelineEntry {
+  const position = { ...e.position, at };
+  return { ...e, id: timelineId(position), position };
 }
 
 /**
@@ -259,7 +271,8 @@ export function historyEntries(v: HistoryRow, before: HistoryRow | null): Timeli
       }),
     );
   }
-  return out;
+  const at = v.placedAt ?? v.at;
+  return at === v.at ? out : out.map((e) => placed(e, at));
 }
 
 /** A drop alert as score_drops keeps it. */
@@ -287,11 +300,13 @@ export interface OutcomeRow {
   outcome: string;
   at: number;
   note: string | null;
+  /** Who recorded it (null: not kept, before migration 33). */
+  actor: Actor | null;
 }
 
 export function outcomeEntry(o: OutcomeRow): TimelineEntry {
   const note = o.note ? `: ${quoted(o.note)}` : '';
-  return entry('outcome', o.at, o.id, null, `Outcome recorded: ${words(o.outcome)}${note}`, {
+  return entry('outcome', o.at, o.id, o.actor, `Outcome recorded: ${words(o.outcome)}${note}`, {
     outcome_id: o.id,
     outcome: o.outcome,
     note: o.note,
@@ -438,9 +453,9 @@ export function sourceEntry(a: ActivityRow): TimelineEntry {
 }
 
 /**
- * One source read newest first from a position on (exclusive), at most `limit` of its rows:
- * the entries they give (of the types asked for) and where the next read starts, null when the
- * source has no more.
+ * One source read newest first from a position on (exclusive: only entries after it), at most
+ * `limit` of its rows: the entries they give (of the types asked for) and where the next read
+ * starts, null when the source has no more.
  */
 export type SourceRead = (
   after: Position | null,
@@ -470,10 +485,8 @@ export async function mergeTimeline(
   type Stream = (typeof streams)[number];
   const fill = async (s: Stream): Promise<void> => {
     while (s.buffer.length === 0 && !s.done) {
-      const from = s.next;
-      const { entries, next } = await s.read(from, s.size);
-      // A read may start at the row it stopped at (a version whose first entries were taken).
-      s.buffer = from ? entries.filter((e) => comparePositions(e.position, from) > 0) : entries;
+      const { entries, next } = await s.read(s.next, s.size);
+      s.buffer = entries;
       s.next = next;
       s.done = next === null;
       s.size = Math.min(s.size * 4, MAX_READ);

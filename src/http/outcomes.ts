@@ -71,7 +71,14 @@ function postOutcome(app: App, { store, now }: Deps): void {
     async (req, reply) => {
       const clock = now();
       const item = inputOf(req.params.customer_id, req.body, clock);
-      const body = await store.run(recordOutcome, req.accountId, item, claimToAnswer(req), clock);
+      const body = await store.run(
+        recordOutcome,
+        req.accountId,
+        item,
+        { ...req.actor },
+        claimToAnswer(req),
+        clock,
+      );
       answeredWithWrite(req);
       return sendJson(reply.code(201), body);
     },
@@ -176,7 +183,14 @@ function postOutcomesBatch(app: App, { store, now }: Deps): void {
           throw error;
         }
       });
-      const body = await store.run(outcomeBatch, req.accountId, entries, claimToAnswer(req), clock);
+      const body = await store.run(
+        outcomeBatch,
+        req.accountId,
+        entries,
+        { ...req.actor },
+        claimToAnswer(req),
+        clock,
+      );
       answeredWithWrite(req);
       return sendJson(reply, body);
     },

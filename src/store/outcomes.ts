@@ -2,6 +2,7 @@
 // renewal, and each outcome beside the score version it is judged by. Both backends run these.
 import type { Outcome } from '../domain/calibration.ts';
 import type { Factors } from '../domain/scoring.ts';
+import type { Actor } from '../domain/tasks.ts';
 import { isWhole, type Segment } from './customers.ts';
 import { type Driver, hasNul, Params, parsed, type Row, segmentWhere } from './driver.ts';
 import type { Page } from './rows.ts';
@@ -14,6 +15,8 @@ export interface OutcomeRecord {
   at: number;
   note: string | null;
   createdAt: number;
+  /** Who recorded it, as the audit log names them (null: not kept, before migration 33). */
+  createdBy?: Actor | null;
 }
 
 /** An outcome with the computed score and factors it is judged by; null: no version then. */
@@ -61,10 +64,19 @@ const toOutcome = (r: Row, d: Driver): OutcomeRecord => ({
 
 export async function insertOutcomes(db: Driver, accountId: string, outcomes: readonly OutcomeRecord[]) {
   await db.runEach(
-    `INSERT INTO outcomes (account_id, id, customer_id, outcome, at, note, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    outcomes.map((o) => [accountId, o.id, o.customerId, o.outcome, o.at, db.textOrNull(o.note), o.createdAt]),
-    ['text', 'text', 'text', 'text', 'int8', 'text', 'int8'],
+    `INSERT INTO outcomes (account_id, id, customer_id, outcome, at, note, created_at, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    outcomes.map((o) => [
+      accountId,
+      o.id,
+      o.customerId,
+      o.outcome,
+      o.at,
+      db.textOrNull(o.note),
+      o.createdAt,
+      o.createdBy ? db.text(JSON.stringify(o.createdBy)) : null,
+    ]),
+    ['text', 'text', 'text', 'text', 'int8', 'text', 'int8', 'text'],
   );
 }
 

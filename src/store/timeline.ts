@@ -101,7 +101,11 @@ const num = (v: unknown): number | null => (v == null ? null : Number(v));
 /**
  * The score's versions, newest first by version (a version's `created_at` follows its number:
  * docs/api.md, "Health scores"), on the history's index by customer and version, each with the
- * version before it (one more row), and who set or removed an override by it.
+ * version before it (one more row), and who set or removed an override by it. A read starts from a
+ * version, never an instant, and a version's entries stand at the earliest instant of it and the
+ * versions above it (HistoryRow.placedAt), so a version stamped before the one below it (a clock
+ * set back) is still read once and the feed stays in order; an index by instant would cost every
+ * score write one more.
  */
 function historyRead(
   db: Driver,
@@ -112,38 +116,57 @@ function historyRead(
   return async (c, limit) => {
     const p = new Params(accountId, customerId);
     let bound = '';
+    // The earliest instant of the versions above the first one read (none: the newest is read first).
+    let above = 'NULL';
     if (c !== null) {
-      // The same source: from the version the last read stopped at (its entries already taken are left out by the merge).
-      if (c.source === SOURCES.history) bound = ` AND h.version <= ${p.add(c.key)}`;
-      else bound = after(p, 'history', c, 'h.created_at', null);
+      if (c.source === SOURCES.history) {
+        // From the version the last read stopped at (its entries already taken are left out below).
+        const key = p.add(c.key);
+        bound = ` AND h.version <= ${key}`;
+        above = `(SELECT min(created_at) FROM score_history
+          WHERE account_id = $1 AND customer_id = $2 AND version > ${key})`;
+      } else {
+        // From the newest version that stands after `c`: every version above it was stamped after.
+        const before = after(p, 'history', c, 'created_at', null);
+        bound = ` AND h.version <= (SELECT version FROM score_history WHERE account_id = $1 AND customer_id = $2${before}
+          ORDER BY version DESC LIMIT 1)`;
+      }
     }
     const rows = await db.all(
-      `SELECT h.version, h.created_at, h.score, h.status, h.reason, h.override, a.actor
+      `SELECT h.version, h.created_at, h.score, h.status, h.reason, h.override, a.actor, ${above} AS above
        FROM score_history h LEFT JOIN override_actors a
          ON a.account_id = h.account_id AND a.customer_id = h.customer_id AND a.version = h.version
        WHERE h.account_id = $1 AND h.customer_id = $2${bound}
        ORDER BY h.version DESC LIMIT ${p.add(limit + 1)}`,
       p.list,
     );
-    const versions = rows.map(
-      (r): HistoryRow => ({
+    let placedAt = rows[0]?.above == null ? Number.POSITIVE_INFINITY : Number(rows[0].above);
+    const versions = rows.map((r): HistoryRow => {
+      placedAt = Math.min(placedAt, Number(r.created_at));
+      return {
         version: Number(r.version),
         at: Number(r.created_at),
+        placedAt,
         score: Number(r.score),
         status: r.status as Status,
         reason: r.reason as string,
         override: r.override == null ? null : parsed<Override>(r.override),
         actor: r.actor == null ? null : (JSON.parse(db.fromText(r.actor as string)) as Actor),
-      }),
-    );
+      };
+    });
     const entries: TimelineEntry[] = [];
+    // Of the version the read starts at, only the entries after `c` (its first ones were taken).
+    const taken = (e: TimelineEntry) =>
+      c?.source === SOURCES.history && e.position.key === c.key && e.position.sub >= c.sub;
     for (const [i, v] of versions.slice(0, limit).entries()) {
-      for (const e of historyEntries(v, versions[i + 1] ?? null)) if (types.has(e.type)) entries.push(e);
+      for (const e of historyEntries(v, versions[i + 1] ?? null)) {
+        if (types.has(e.type) && !taken(e)) entries.push(e);
+      }
     }
     const last = versions[limit - 1];
     const next =
       versions.length > limit && last
-        ? { at: last.at, source: SOURCES.history, key: last.version, sub: -1 }
+        ? { at: last.placedAt ?? last.at, source: SOURCES.history, key: last.version, sub: -1 }
         : null;
     return { entries, next };
   };
@@ -230,7 +253,7 @@ function sourceReads(db: Driver, accountId: string, customerId: string, types: R
       simpleRead(
         db,
         'outcomes',
-        (bound, limit) => `SELECT id, id AS k, outcome, at, note FROM outcomes
+        (bound, limit) => `SELECT id, id AS k, outcome, at, note, created_by FROM outcomes
           WHERE account_id = $1 AND customer_id = $2${bound} ORDER BY at DESC, id DESC LIMIT ${limit}`,
         { at: 'at', key: 'id' },
         (r) =>
@@ -239,6 +262,7 @@ function sourceReads(db: Driver, accountId: string, customerId: string, types: R
             outcome: r.outcome as string,
             at: Number(r.at),
             note: r.note == null ? null : db.fromText(r.note as string),
+            actor: r.created_by == null ? null : (JSON.parse(db.fromText(r.created_by as string)) as Actor),
           }),
         first,
       ),

@@ -1,11 +1,13 @@
 // Outcomes below HTTP (docs/api.md, "Outcomes and calibration"): what happened to a customer at a renewal, recorded
 // one at a time or in a batch (the CLI's import), and deleted. An outcome changes no score: the
 // calibration report reads them beside the history (docs/scoring.md, "Does the score predict churn?").
+// Who recorded one is kept for the customer's timeline (docs/api.md, "Timeline").
 
 import { outcomeJson } from '../api/outcomes.ts';
 import type { Outcome } from '../domain/calibration.ts';
 import { type ApiError, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import type { Actor } from '../domain/tasks.ts';
 import type { OutcomeRecord, Tx } from '../store/store.ts';
 import { write } from '../store/write.ts';
 import { type Claim, recordAnswer } from './answers.ts';
@@ -25,13 +27,14 @@ async function applyOutcomes(
   tx: Tx,
   accountId: string,
   items: readonly OutcomeInput[],
+  actor: Actor,
   now: number,
 ): Promise<OutcomeResult[]> {
   const known = await tx.customersForUpdate(accountId, [...new Set(items.map((i) => i.customerId))]);
   const stored: OutcomeRecord[] = [];
   const results = items.map((item): OutcomeResult => {
     if (!known.has(item.customerId)) return { ok: false, error: notFound.customer(item.customerId) };
-    const record = { id: newId.outcome(), ...item, createdAt: now };
+    const record = { id: newId.outcome(), ...item, createdAt: now, createdBy: actor };
     stored.push(record);
     return { ok: true, record };
   });
@@ -44,10 +47,11 @@ export const recordOutcome = write(async function recordOutcome(
   tx: Tx,
   accountId: string,
   item: OutcomeInput,
+  actor: Actor,
   claim: Claim,
   now: number,
 ): Promise<string> {
-  const [result] = await applyOutcomes(tx, accountId, [item], now);
+  const [result] = await applyOutcomes(tx, accountId, [item], actor, now);
   if (!result?.ok) throw result?.error ?? new Error('the outcome write gave no result');
   const body = outcomeJson(result.record);
   await recordAnswer(tx, accountId, claim, body, 201);
@@ -59,6 +63,7 @@ export const outcomeBatch = write(async function outcomeBatch(
   tx: Tx,
   accountId: string,
   entries: readonly Entry<OutcomeInput>[],
+  actor: Actor,
   claim: Claim,
   now: number,
 ): Promise<string> {
@@ -67,7 +72,7 @@ export const outcomeBatch = write(async function outcomeBatch(
     accountId,
     entries,
     claim,
-    (items) => applyOutcomes(tx, accountId, items, now),
+    (items) => applyOutcomes(tx, accountId, items, actor, now),
     (item, record) =>
       `{"customer_id":${JSON.stringify(item.customerId)},"status":201,"outcome":${outcomeJson(record)}}`,
   );

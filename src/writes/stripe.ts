@@ -257,6 +257,7 @@ class Delivery {
         at: this.event.created,
         note: `Stripe subscription ${subscriptionId} ended (${this.event.kind}); no live subscription is left`,
         createdAt: this.now,
+        createdBy: { type: 'source', id: this.source.id, label: this.source.name },
       },
     ]);
     this.audit('outcome.recorded', customerId, this.now);

@@ -5,6 +5,7 @@
 // customer's deletion taking its timeline along; source activity kept as long as events are.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Stripe from 'stripe';
 import { createApiKey, createUser } from '../../src/keys.ts';
 import { RetentionJob } from '../../src/retention.ts';
 import { buildTestApp, type Client, type Response, type TestApp, TestClock } from '../helpers/app.ts';
@@ -215,7 +216,7 @@ describe('the timeline', () => {
           'Segment source “Backend” applied group: set owner to cara@example.com',
           src,
         ],
-        [at(131), 'outcome', 'Outcome recorded: retained: “Renewed for a year”', null],
+        [at(131), 'outcome', 'Outcome recorded: retained: “Renewed for a year”', keyActor],
         [at(130), 'status_changed', 'Moved into critical from healthy', null],
         [at(130), 'score_changed', 'Health score fell from 0.70 to 0.25 (factors updated)', null],
         [at(130), 'override_expired', 'The override of 0.70 expired; the computed 0.25 shows again', null],
@@ -588,5 +589,129 @@ test('a long history: the first page is its newest versions, in order', async ()
   assert.deepEqual(
     page.body.data.map((e: Entry) => e.data.version),
     Array.from({ length: 20 }, (_, i) => 300 - i),
+  );
+});
+
+test('what a Stripe or a webhook source applied, in words, with the source as the actor', async () => {
+  // On a whole second: a Stripe event's `created` (whole seconds) is then the instant of what it changed.
+  clock.set('2026-04-01T00:00:00.000Z');
+  await ok(
+    api.post('/api/customers', {
+      customer_id: 'globex',
+      name: 'Globex',
+      email: 'ops@globex.test',
+      metadata: { stripe_customer_id: 'cus_G' },
+    }),
+    201,
+  );
+  const secret = 'whsec_timeline0123456789abcdefghijklmnop';
+  const stripe = await ok(
+    api.post('/api/sources', { type: 'stripe', name: 'Billing', signing_secret: secret }),
+    201,
+  );
+  const seconds = () => Math.floor(clock.ms / 1000);
+  const periodEnd = seconds() + 30 * 86_400;
+  let seq = 0;
+  const deliver = async (type: string, object: Record<string, unknown>) => {
+    clock.advance(MINUTE);
+    const payload = JSON.stringify({
+      id: `evt_tl_${++seq}`,
+      object: 'event',
+      created: seconds(),
+      data: { object },
+      type,
+    });
+    const header = Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: seconds() });
+    const res = await t.inject({
+      method: 'POST',
+      url: `/ingest/stripe/${stripe.body.id}`,
+      headers: { 'content-type': 'application/json', 'stripe-signature': header },
+      payload,
+    });
+    assert.equal(res.status, 200, res.raw);
+  };
+  const sub = (status: string) => ({
+    id: 'sub_1',
+    object: 'subscription',
+    customer: 'cus_G',
+    status,
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: 'si_1',
+          current_period_end: periodEnd,
+          quantity: 1,
+          price: {
+            unit_amount: 4900,
+            unit_amount_decimal: '4900',
+            currency: 'usd',
+            recurring: { interval: 'month', interval_count: 1 },
+          },
+        },
+      ],
+    },
+  });
+  await deliver('customer.subscription.created', sub('active'));
+  await deliver('invoice.payment_failed', { id: 'in_1', object: 'invoice', customer: 'cus_G' });
+  await deliver('customer.subscription.deleted', sub('canceled'));
+  const hook = await ok(
+    api.post('/api/sources', {
+      type: 'webhook',
+      name: 'Helpdesk',
+      mapping: {
+        customer_id: 'body.account',
+        metrics: '{"csat": body.csat}',
+        counts: '{"tickets": 1}',
+        customer: '{"owner": body.owner}',
+      },
+    }),
+    201,
+  );
+  clock.advance(MINUTE);
+  const delivered = await t.inject({
+    method: 'POST',
+    url: new URL(hook.body.ingest_url).pathname,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ account: 'globex', csat: 4, owner: 'dee@example.com' }),
+  });
+  assert.equal(delivered.status, 202, delivered.raw);
+
+  const billing = { type: 'source', id: stripe.body.id, label: 'Billing' };
+  const helpdesk = { type: 'source', id: hook.body.id, label: 'Helpdesk' };
+  const renewal = new Date(periodEnd * 1000).toISOString();
+  assert.deepEqual(
+    (await timeline('globex', '&types=source_event')).map((e) => [e.summary, e.actor]),
+    [
+      [
+        'Webhook source “Helpdesk” applied webhook: set owner to dee@example.com, recorded csat 4 and counted tickets 1',
+        helpdesk,
+      ],
+      [
+        'Stripe source “Billing” applied customer.subscription.deleted: subscription sub_1 canceled: set arr to 0, lifecycle to churned and metadata stripe_subscription_status; recorded a churned outcome; recorded mrr 0',
+        billing,
+      ],
+      [
+        'Stripe source “Billing” applied invoice.payment_failed: counted invoice.payment_failed in stripe_payment_failed',
+        billing,
+      ],
+      [
+        `Stripe source “Billing” applied customer.subscription.created: subscription sub_1 active: set arr to 588, renewal_at to ${renewal} and metadata stripe_subscription_status; recorded mrr 49`,
+        billing,
+      ],
+    ],
+  );
+  const [churn] = await timeline('globex', '&types=outcome');
+  assert.deepEqual(churn?.actor, billing, 'the churn recorded by the source');
+  // What the sources changed shows as the customer's own changes too, and the churn as an outcome.
+  assert.deepEqual(
+    (await timeline('globex', '&types=customer_updated,outcome')).map((e) => e.summary),
+    [
+      'Owner set to dee@example.com',
+      // A note is cut to 80 characters in the sentence (data.note has it whole).
+      'Outcome recorded: churned: “Stripe subscription sub_1 ended (customer.subscription.deleted); no live subscr…”',
+      'ARR changed from 588 to 0; lifecycle changed from active to churned',
+      `ARR set to 588; renewal date set to ${renewal.slice(0, 10)}`,
+    ],
   );
 });

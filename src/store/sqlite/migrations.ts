@@ -818,11 +818,12 @@ MIGRATIONS.push(`
  * customer, with what it changed, as long as events are kept (the retention job prunes both);
  * what the sources' logs still hold of such messages is copied in. override_actors holds who set
  * or removed an override, by the score version that did (the version's override keeps only a
- * label). tasks.done_by is who marked a task done. tasks_by_created and notes_by_time read a
+ * label). tasks.done_by is who marked a task done, outcomes.created_by who recorded an outcome. tasks_by_created and notes_by_time read a
  * customer's tasks and notes newest first. All of it goes with its customer (foreign keys).
  */
 MIGRATIONS.push(`
   ALTER TABLE tasks ADD COLUMN done_by TEXT;
+  ALTER TABLE outcomes ADD COLUMN created_by TEXT;
   CREATE INDEX tasks_by_created ON tasks (account_id, customer_id, created_at, id);
   CREATE INDEX notes_by_time ON notes (account_id, customer_id, created_at, id);
   CREATE TABLE score_drops (
