@@ -26,7 +26,8 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `node src/cli.ts serve` and resolves once /healthz answers (logs may be quiet).
+ * Starts `node src/cli.ts serve` and resolves once /readyz answers 200, migrated and serving (/healthz
+ * answers while it migrates, and its API 503s then).
  * Without VITALS_DATA_DIR in `env` it gets a fresh one, removed on stop.
  */
 export async function startServer(env: Record<string, string> = {}): Promise<Server> {
@@ -50,7 +51,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before listening`);
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
+      if ((await fetch(`${url}/readyz`)).ok) break;
     } catch {}
     if (i > 300) throw new Error('server did not start within 30 s');
     await sleep(100); // polling a process we do not control; it has no event to await

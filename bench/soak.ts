@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
-import { rssMb, startServer } from './lib.ts';
+import { rssMb, type Server, startServer } from './lib.ts';
 
 export interface SoakResult {
   seconds: number;
@@ -65,6 +65,24 @@ export async function soak(opts: {
   };
   if (db.url) env.DATABASE_URL = db.url;
   const server = await startServer(env);
+  // Whatever fails, the server, the database and the receiver go: a server left running would
+  // keep the test file's process alive, and CI would wait on it to the end of its time.
+  try {
+    return await measure(opts, server, receiver, received);
+  } finally {
+    await server.stop();
+    await db.drop();
+    receiver.close();
+  }
+}
+
+/** The run itself, against a started server whose webhook receiver records into `received`. */
+async function measure(
+  opts: { seconds: number; warmupSeconds: number; connections: number; rate: number },
+  server: Server,
+  receiver: ReturnType<typeof createServer>,
+  received: Set<string>,
+): Promise<SoakResult> {
   const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' };
   const api = async (method: string, path: string, body?: unknown): Promise<any> => {
     const res = await fetch(server.url + path, {
@@ -204,10 +222,6 @@ export async function soak(opts: {
     }
   }
   const lost = eventIds.filter((id) => !received.has(id)).length;
-
-  await server.stop();
-  await db.drop();
-  receiver.close();
   const count5xx = (r: typeof result) =>
     Object.entries(
       (r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
