@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Analytics } from '@segment/analytics-node';
 import { type Backend, createTestDatabase, POSTGRES_URL } from '../test/helpers/stores.ts';
-import { freePort, percentile, preparedLoad, probeAtRate, type Server, serveDatabase } from './lib.ts';
+import {
+  callApi,
+  freePort,
+  percentile,
+  preparedLoad,
+  probeAtRate,
+  type Server,
+  serveDatabase,
+} from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,16 +58,8 @@ function bodies(rounds: number): string[] {
   return out;
 }
 
-async function api(server: Server, method: string, path: string, body?: unknown) {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
+const api = (server: Server, method: string, path: string, body?: unknown) =>
+  callApi(server.url, `Bearer ${server.key}`, method, path, body);
 
 async function startParsingCeiling(): Promise<{ url: string; proc: ChildProcess; file: string }> {
   const file = join(process.env.TMPDIR ?? '/tmp', `vitals-intake-ceiling-${process.pid}.json`);

@@ -16,6 +16,27 @@ export interface Server {
   stop(): Promise<void>;
 }
 
+/**
+ * One JSON request to a Vitals with the Authorization header given (`Bearer vk_…`, or a source's
+ * `Basic …`): the parsed answer, or a throw naming the request and what came back.
+ */
+export async function callApi(
+  url: string,
+  authorization: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
 export async function freePort(): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1');
   await once(probe, 'listening');

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { sqlitePath } from '../src/store/open.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL, type TestDatabase } from '../test/helpers/stores.ts';
-import { median, percentile, preparedLoad, serveDatabase, settleAfterLoad } from './lib.ts';
+import { callApi, median, percentile, preparedLoad, serveDatabase, settleAfterLoad } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,16 +25,8 @@ const DAY = 86_400_000;
 const backends: Backend[] = values.backend === 'both' ? ['sqlite', 'postgres'] : [values.backend as Backend];
 const rows: string[] = [];
 
-async function api(url: string, key: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
+const api = (url: string, key: string, method: string, path: string, body?: unknown) =>
+  callApi(url, `Bearer ${key}`, method, path, body);
 
 const PLAYBOOKS = [
   ...(['healthy', 'at_risk', 'critical'] as const).map((status) => ({

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { sqlitePath } from '../src/store/open.ts';
 import { type Backend, createTestDatabase, POSTGRES_URL, type TestDatabase } from '../test/helpers/stores.ts';
-import { percentile, serveDatabase, settleAfterLoad } from './lib.ts';
+import { callApi, percentile, serveDatabase, settleAfterLoad } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,21 +30,10 @@ const OTHERS = 2000;
 const backends: Backend[] = values.backend === 'both' ? ['sqlite', 'postgres'] : [values.backend as Backend];
 const rows: string[] = [];
 
-async function call(url: string, auth: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: auth, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
 /** The busy customer's story and the account around it, through the API. */
 async function seed(url: string, key: string): Promise<void> {
   const api = (method: string, path: string, body?: unknown) =>
-    call(url, `Bearer ${key}`, method, path, body);
+    callApi(url, `Bearer ${key}`, method, path, body);
   await api('PATCH', '/api/settings/health-score/alerts', { drop: { delta: 0.3, days: 7 } });
   await api('POST', '/api/playbooks', {
     name: 'Critical → call',
@@ -93,7 +82,7 @@ async function seed(url: string, key: string): Promise<void> {
         owner: v % 100 === 0 ? 'bob@example.com' : 'ana@example.com',
         arr: v * 10,
       });
-      await call(url, segment, 'POST', '/v1/batch', {
+      await callApi(url, segment, 'POST', '/v1/batch', {
         batch: [{ type: 'track', context: { groupId: 'busy' }, event: 'Report Exported' }],
       });
     }
@@ -111,7 +100,7 @@ async function measure(url: string, key: string, path: string, warmup: number): 
   const samples: number[] = [];
   for (let i = 0; i < REQUESTS + warmup; i++) {
     const t0 = performance.now();
-    await call(url, `Bearer ${key}`, 'GET', path);
+    await callApi(url, `Bearer ${key}`, 'GET', path);
     if (i >= warmup) samples.push(performance.now() - t0);
   }
   return samples;
@@ -139,7 +128,7 @@ for (const backend of backends) {
     await seed(server.url, server.key);
     await settleAfterLoad(db);
     await checkpoint(db);
-    const api = (path: string) => call(server.url, `Bearer ${server.key}`, 'GET', path);
+    const api = (path: string) => callApi(server.url, `Bearer ${server.key}`, 'GET', path);
     const counts = {
       versions: (await api('/api/customers/busy/health-score/history?limit=1')).data[0].version,
       notes: 0,
