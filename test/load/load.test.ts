@@ -1,7 +1,7 @@
 // A bounded mixed workload in CI (issue 7): reads, writes and score updates with a subscribed
 // webhook at 50 connections, paced at 500 requests/s, for 60 s (after a 75 s warm-up) against a
-// real server process. Zero 5xx, zero events lost, and memory after warm-up grows by less than
-// 20%. `npm run soak` runs it for 30 minutes.
+// real server process. Zero 5xx, zero events lost, and the live heap (after a full collection)
+// grows by less than 10% after warm-up (RELIABILITY.md, "Load"). `npm run soak` runs it for 30 minutes.
 // VITALS_LOAD_SECONDS shortens or lengthens it; the backend follows VITALS_TEST_BACKEND.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -37,7 +37,13 @@ test(`mixed load, 50 connections, ${SECONDS} s on ${appBackend()}: no 5xx, nothi
   assert.equal(r.non2xx, 0, 'every request of the mix is valid');
   assert.equal(r.lost, 0, `${r.lost} of ${r.events} events not delivered`);
   assert.ok(
-    r.rssGrowth < 0.2,
+    r.liveHeapGrowth < 0.1,
+    `the live heap grew ${(r.liveHeapGrowth * 100).toFixed(1)}% after warm-up (${r.liveHeapWarmMb.toFixed(1)} → ${r.liveHeapEndMb.toFixed(1)} MB)`,
+  );
+  // RSS carries the garbage V8 has yet to collect (70-230 MB under this mix: 435 → 529 MB once
+  // with a flat live heap), so it is bounded only against a gross native leak.
+  assert.ok(
+    r.rssGrowth < 0.5,
     `RSS grew ${(r.rssGrowth * 100).toFixed(1)}% after warm-up (${r.rssWarmMb.toFixed(0)} → ${r.rssEndMb.toFixed(0)} MB)`,
   );
 });
