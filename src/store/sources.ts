@@ -90,6 +90,21 @@ export interface SourceWrites {
   ): Promise<Set<string>>;
   /** Remembers these message ids as applied at `at`. */
   rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number): Promise<void>;
+  /**
+   * Claims these message ids for this transaction, as applied at `at`: the ones no request of the
+   * source claimed since `since`. Where requests run side by side, a claim another transaction
+   * holds waits for it, so no two apply one message; what is claimed and then not applied is
+   * released (`releaseMessages`).
+   */
+  claimMessages(
+    accountId: string,
+    sourceId: string,
+    ids: readonly string[],
+    since: number,
+    at: number,
+  ): Promise<Set<string>>;
+  /** Forgets these claimed message ids: they were not applied, so a retry may apply them. */
+  releaseMessages(accountId: string, sourceId: string, ids: readonly string[]): Promise<void>;
   /** The groups these Segment users were linked to by this source (a user without one is absent). */
   sourceUserGroups(
     accountId: string,
@@ -369,6 +384,48 @@ export async function rememberMessages(
   );
 }
 
+export async function claimMessages(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  ids: readonly string[],
+  since: number,
+  at: number,
+): Promise<Set<string>> {
+  // An id PostgreSQL cannot store (a \u0000 in it) is never remembered, so always its own to apply.
+  const unstorable = ids.filter(hasNul);
+  const wanted = [...new Set(ids.filter((id) => !hasNul(id)))].sort();
+  if (wanted.length === 0) return new Set(unstorable);
+  const p = new Params(accountId, sourceId, at, since);
+  // In one order, so two requests claiming the same ids wait for each other rather than deadlock;
+  // a request claiming an id another has claimed waits for it to commit (then finds it claimed)
+  // or roll back (then claims it). `WHERE true` tells SQLite's parser the ON is the upsert's.
+  const rows = await db.all<{ message_id: string }>(
+    `INSERT INTO source_messages (account_id, source_id, message_id, received_at)
+     SELECT $1, $2, id, CAST($3 AS BIGINT) FROM ${db.ids(p, wanted)} WHERE true ORDER BY id
+     ON CONFLICT (account_id, source_id, message_id) DO UPDATE SET received_at = excluded.received_at
+       WHERE source_messages.received_at < $4
+     RETURNING message_id`,
+    p.list,
+  );
+  return new Set([...rows.map((r) => r.message_id), ...unstorable]);
+}
+
+export async function releaseMessages(
+  db: Driver,
+  accountId: string,
+  sourceId: string,
+  ids: readonly string[],
+): Promise<void> {
+  const stored = ids.filter((id) => !hasNul(id));
+  if (stored.length === 0) return;
+  const p = new Params(accountId, sourceId);
+  await db.run(
+    `DELETE FROM source_messages WHERE account_id = $1 AND source_id = $2 AND message_id ${db.inList(p, stored)}`,
+    p.list,
+  );
+}
+
 export async function sourceUserGroups(
   db: Driver,
   accountId: string,
@@ -415,10 +472,13 @@ export async function addMetricCounts(
     const before = summed.get(key);
     summed.set(key, before ? { ...before, value: before.value + c.value } : c);
   }
+  // In key order: two requests adding to the same points lock them in one order, so they wait for
+  // each other rather than deadlock.
+  const rows = [...summed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, point]) => point);
   await db.runEach(
     `INSERT INTO metric_points (account_id, customer_id, metric, at, value) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (account_id, customer_id, metric, at) DO UPDATE SET value = metric_points.value + excluded.value`,
-    [...summed.values()].map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
+    rows.map((p) => [accountId, p.customerId, p.metric, p.at, p.value]),
     ['text', 'text', 'text', 'int8', 'float8'],
   );
 }

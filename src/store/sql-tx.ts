@@ -321,6 +321,14 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return sources.rememberMessages(this.db, accountId, sourceId, ids, at);
   }
 
+  claimMessages(accountId: string, sourceId: string, ids: readonly string[], since: number, at: number) {
+    return sources.claimMessages(this.db, accountId, sourceId, ids, since, at);
+  }
+
+  releaseMessages(accountId: string, sourceId: string, ids: readonly string[]) {
+    return sources.releaseMessages(this.db, accountId, sourceId, ids);
+  }
+
   sourceUserGroups(accountId: string, sourceId: string, userIds: readonly string[]) {
     return sources.sourceUserGroups(this.db, accountId, sourceId, userIds);
   }

@@ -139,3 +139,12 @@ export class OutageLog {
     this.#failures = 0;
   }
 }
+
+/**
+ * PostgreSQL rolled the transaction back to break a deadlock (40P01) or a serialization conflict
+ * (40001): nothing of it committed, and the same work run again will most likely pass.
+ */
+export const isDeadlock = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+};

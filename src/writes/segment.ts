@@ -67,6 +67,30 @@ class Intake {
     this.now = now;
   }
 
+  /**
+   * Reads and locks every customer the messages name, at once and in one order (customersForUpdate),
+   * so two requests naming the same customers in different orders wait rather than deadlock; a
+   * track naming only its user finds the user's group first.
+   */
+  async lockCustomers(messages: readonly SegmentMessage[]): Promise<void> {
+    const usersOnly = messages.flatMap((m) =>
+      m.refused === null && m.kind === 'track' && m.groupId === null && m.userId !== null ? [m.userId] : [],
+    );
+    if (usersOnly.length > 0) {
+      const found = await this.tx.sourceUserGroups(this.accountId, this.source.id, usersOnly);
+      for (const user of usersOnly) this.users.set(user, found.get(user) ?? null);
+    }
+    const ids = new Set<string>();
+    for (const m of messages) {
+      if (m.refused !== null || (m.kind !== 'group' && m.kind !== 'track' && m.kind !== 'identify')) continue;
+      const id = m.groupId ?? (m.userId === null ? null : (this.users.get(m.userId) ?? null));
+      if (id !== null) ids.add(id);
+    }
+    if (ids.size === 0) return;
+    const found = await this.tx.customersForUpdate(this.accountId, [...ids].sort());
+    for (const id of ids) this.customers.set(id, found.get(id) ?? null);
+  }
+
   async customer(id: string): Promise<CustomerRecord | null> {
     if (!this.customers.has(id)) this.customers.set(id, await this.tx.getCustomer(this.accountId, id));
     return this.customers.get(id) ?? null;
@@ -220,6 +244,11 @@ class Intake {
 /**
  * POST /v1/*: the messages of one request applied in order, each logged with its result. false
  * when the source is gone, disabled or no longer a Segment source (401, nothing recorded).
+ *
+ * A source's requests run side by side (docs/sources.md, "Segment"): the source row is read, not
+ * locked; each message id is claimed first, so a retried message in two requests at once is applied
+ * by one and waited for by the other; the source's counters are added last, holding its row only
+ * from there to the commit.
  */
 export const segmentIntake = write(async function segmentIntake(
   tx: Tx,
@@ -229,24 +258,22 @@ export const segmentIntake = write(async function segmentIntake(
   requestId: string,
   now: number,
 ): Promise<boolean> {
-  const source = await tx.getSourceForUpdate(accountId, sourceId);
+  const source = await tx.getSource(accountId, sourceId);
   if (!source?.enabled || source.config.type !== 'segment') return false;
   const intake = new Intake(tx, accountId, source, requestId, now);
   const ids = messages.flatMap((m) => (m.messageId === null || m.refused !== null ? [] : [m.messageId]));
-  const seen = await tx.seenMessages(accountId, sourceId, ids, now - DEDUPE_MS);
+  /** Ids this request may apply: claimed, and not applied by an earlier message of it. */
+  const claimed = await tx.claimMessages(accountId, sourceId, ids, now - DEDUPE_MS, now);
+  await intake.lockCustomers(messages);
   const entries: SourceLogEntry[] = [];
   const activity: SourceActivityRecord[] = [];
-  const remembered: string[] = [];
   for (const m of messages) {
     let outcome: Outcome;
-    if (m.refused === null && m.messageId !== null && seen.has(m.messageId)) {
+    if (m.refused === null && m.messageId !== null && !claimed.has(m.messageId)) {
       outcome = ignored(m.groupId, `duplicate: message '${m.messageId}' was applied within the last 7 days`);
     } else {
       outcome = await intake.apply(m);
-      if (outcome.result === 'applied' && m.messageId !== null) {
-        seen.add(m.messageId);
-        remembered.push(m.messageId);
-      }
+      if (outcome.result === 'applied' && m.messageId !== null) claimed.delete(m.messageId);
     }
     const { summary, ...logged } = outcome;
     const entry = { id: newId.sourceMessage(), receivedAt: now, kind: m.kind, ...logged };
@@ -256,10 +283,11 @@ export const segmentIntake = write(async function segmentIntake(
     }
   }
   await intake.finish();
+  // What is still claimed was not applied (refused, ignored): released, so a retry may apply it.
   await settleAll([
-    tx.rememberMessages(accountId, sourceId, remembered, now),
-    tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP),
+    tx.releaseMessages(accountId, sourceId, [...claimed]),
     keepActivity(tx, accountId, source, activity),
   ]);
+  await tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP);
   return true;
 });

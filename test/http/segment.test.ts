@@ -483,3 +483,86 @@ describe('what messages change', () => {
     assert.equal(points[0].value, 1);
   });
 });
+
+describe('requests side by side (a source is not locked: message ids are claimed, customers locked in one order)', () => {
+  /** `n` items in an order of their own for request `r`: some forwards, some backwards, some rotated. */
+  const ordered = <T>(items: T[], r: number): T[] => {
+    const turned = [...items.slice(r % items.length), ...items.slice(0, r % items.length)];
+    return r % 2 === 0 ? turned : turned.reverse();
+  };
+  const total = async (ids: string[], metric: string) => {
+    let sum = 0;
+    for (const id of ids) {
+      const points = (await t.api.get(`/api/customers/${id}/metrics?metric=${metric}&limit=100`)).body.data;
+      sum += points.reduce((n: number, p: { value: number }) => n + p.value, 0);
+    }
+    return sum;
+  };
+  const customers = ['par_a', 'par_b', 'par_c', 'par_d', 'par_e'];
+
+  before(async () => {
+    const batch = customers.map((id) => ({
+      type: 'group',
+      groupId: id,
+      traits: { name: id, email: `ops@${id}.test` },
+    }));
+    assert.equal((await send('batch', { batch }, trusted.key)).status, 200);
+  });
+
+  test('the same 20 messages in 10 requests at once: each applied exactly once, the rest duplicates', async () => {
+    const s = await newSource('Burst', { trusted: true });
+    const messages = Array.from({ length: 20 }, (_, i) => ({
+      type: 'track',
+      messageId: `burst-${i}`,
+      event: 'Burst',
+      context: { groupId: customers[i % customers.length] },
+    }));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, r) => send('batch', { batch: ordered(messages, r) }, s.key)),
+    );
+    for (const res of answers) assert.equal(res.status, 200, res.raw);
+    assert.equal(await total(customers, 'burst'), 20);
+    const counted = await stats(s);
+    assert.deepEqual([counted.received, counted.applied, counted.ignored], [200, 20, 180]);
+  });
+
+  test('groups and tracks over the same customers in opposite orders from 8 requests: all 200, counts exact', async () => {
+    const s = await newSource('Crossing', { trusted: true });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, r) =>
+        send(
+          'batch',
+          {
+            batch: ordered(customers, r).flatMap((id) => [
+              { type: 'group', groupId: id, traits: { crossing: r } },
+              { type: 'track', event: 'Crossing', context: { groupId: id } },
+            ]),
+          },
+          s.key,
+        ),
+      ),
+    );
+    for (const res of answers) assert.equal(res.status, 200, res.raw);
+    assert.equal(await total(customers, 'crossing'), 8 * customers.length);
+    const counted = await stats(s);
+    assert.deepEqual([counted.received, counted.applied], [80, 80]);
+    for (const id of customers) {
+      const { metadata } = (await t.api.get(`/api/customers/${id}`)).body;
+      assert.ok(Number.isInteger(metadata.crossing) && metadata.crossing >= 0 && metadata.crossing < 8);
+    }
+  });
+
+  test('a refused message does not keep its id: sent again once its customer exists, it applies once', async () => {
+    const s = await newSource('Retry', { trusted: true });
+    const message = { event: 'Retried', context: { groupId: 'par_later' }, messageId: 'retry-1' };
+    assert.equal((await send('track', message, s.key)).status, 200);
+    assert.match((await log(s))[0].reason, /^customer_not_found: /);
+    const made = await send('group', { groupId: 'par_later', traits: { email: 'ops@later.test' } }, s.key);
+    assert.equal(made.status, 200, made.raw);
+    assert.equal((await send('track', message, s.key)).status, 200);
+    assert.equal((await log(s))[0].result, 'applied');
+    assert.equal((await send('track', message, s.key)).status, 200);
+    assert.match((await log(s))[0].reason, /^duplicate: /);
+    assert.equal(await total(['par_later'], 'retried'), 1);
+  });
+});

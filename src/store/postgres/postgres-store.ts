@@ -17,6 +17,7 @@ import type {
   Store,
   Tx,
 } from '../store.ts';
+import { isDeadlock } from '../unavailable.ts';
 import type { BatchedArgs, Write } from '../write.ts';
 import { BatchedWrites } from './batches.ts';
 import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
@@ -186,6 +187,20 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async #transact<T>(fn: (tx: Tx) => Promise<T>): Promise<{ value: T; due: boolean }> {
+    // Writes lock in one order where they can (customers, then scores, each sorted), but a write
+    // that must read before it knows what to lock may still meet another in a deadlock, which
+    // PostgreSQL breaks by rolling one back: that one runs again, whole (a write is a function of
+    // its transaction and arguments), at most three times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#transactOnce(fn);
+      } catch (err) {
+        if (attempt >= 3 || !isDeadlock(err)) throw err;
+      }
+    }
+  }
+
+  async #transactOnce<T>(fn: (tx: Tx) => Promise<T>): Promise<{ value: T; due: boolean }> {
     let due = false;
     const result = await this.#pool.begin(async (sql) => {
       const tx = new PgTx(sql);

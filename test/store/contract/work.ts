@@ -204,5 +204,35 @@ export function workContract(c: ContractContext): void {
       const other = await transaction(store, (tx) => tx.sourceUserGroups(a, 'src_b', ['u1']));
       assert.deepEqual(Object.fromEntries(other), { u1: 'g1' });
     });
+
+    test('message ids: claimed once within the window, again after it or once released; a NUL id is always its own', async () => {
+      const store = c.store();
+      const a = await c.account();
+      const DAY = 86_400_000;
+      const claim = (ids: string[], since: number, at: number) =>
+        transaction(store, async (tx) => [...(await tx.claimMessages(a, 'src_a', ids, since, at))].sort());
+      assert.deepEqual(await claim(['m2', 'm1', 'm1', 'n\0'], T0 - DAY, T0), ['m1', 'm2', 'n\0']);
+      // Within the window: m1 and m2 are taken; the NUL id cannot be kept, so it is claimed again.
+      assert.deepEqual(await claim(['m1', 'm2', 'm3', 'n\0'], T0 - DAY, T0 + 1), ['m3', 'n\0']);
+      // Another source's ids are its own.
+      const other = await transaction(store, async (tx) => [
+        ...(await tx.claimMessages(a, 'src_b', ['m1'], T0, T0)),
+      ]);
+      assert.deepEqual(other, ['m1']);
+      // Once the window has passed m1's claim (at T0), it is claimed again, stamped anew.
+      assert.deepEqual(await claim(['m1'], T0 + 1, T0 + 2), ['m1']);
+      assert.deepEqual(await claim(['m1'], T0 + 1, T0 + 3), []);
+      await transaction(store, (tx) => tx.releaseMessages(a, 'src_a', ['m2', 'n\0']));
+      assert.deepEqual(await claim(['m2', 'm3'], T0 - DAY, T0 + 4), ['m2']);
+      // A claim rolled back with its transaction was never made.
+      await assert.rejects(
+        transaction(store, async (tx) => {
+          await tx.claimMessages(a, 'src_a', ['m4'], T0 - DAY, T0);
+          throw new Error('rolled back');
+        }),
+        /rolled back/,
+      );
+      assert.deepEqual(await claim(['m4'], T0 - DAY, T0 + 5), ['m4']);
+    });
   });
 }
