@@ -20,7 +20,7 @@ import type {
 import { isDeadlock } from '../unavailable.ts';
 import type { BatchedArgs, Write } from '../write.ts';
 import { BatchedWrites } from './batches.ts';
-import { CHANNEL, connect, LOCKS, type Sql } from './connection.ts';
+import { CHANNEL, connect, LOCKS, type Queryable, type Sql } from './connection.ts';
 import { pgDriver } from './driver.ts';
 import { HEAVY_POOL_SIZE, HeavyWrites } from './heavy-writes.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -48,6 +48,25 @@ export interface PostgresOptions {
 
 /** How long to wait before trying LISTEN again when the database could not be reached. */
 const RELISTEN_MS = 2000;
+
+/**
+ * Events restored from another PostgreSQL cluster's dump carry that cluster's transaction ids, which
+ * may lie ahead of this one's: the feed, which shows only events below the oldest running
+ * transaction (reader.ts), would hide them until this cluster's ids caught up, and order new
+ * events before them. An event whose id is ahead of the current transaction's can only have come
+ * that way, so then every event takes id 0 and the feed orders them by seq, as written; the new
+ * ones follow (docs/operations.md, "PostgreSQL: pg_dump"). Each account's newest id is read
+ * through the feed's index, so a start with nothing restored costs a probe per account.
+ */
+async function rebaseRestoredEvents(sql: Queryable): Promise<void> {
+  const [ahead] = await sql<{ found: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM accounts a
+      CROSS JOIN LATERAL (
+        SELECT xid FROM events e WHERE e.account_id = a.id ORDER BY xid DESC LIMIT 1) newest
+      WHERE newest.xid > pg_current_xact_id()) AS found`;
+  if (ahead?.found) await sql`UPDATE events SET xid = '0' WHERE xid <> '0'`;
+}
 
 export class PostgresStore extends SqlStore implements Store {
   readonly backend = 'postgres' as const;
@@ -126,7 +145,10 @@ export class PostgresStore extends SqlStore implements Store {
         >`SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations`;
         const applied = row?.v ?? 0;
         if (applied > latest) throw schemaNewer(applied, latest);
-        if (applied === latest) return latest;
+        if (applied === latest) {
+          await rebaseRestoredEvents(sql);
+          return latest;
+        }
         const version = applied + 1;
         try {
           await sql.unsafe(MIGRATIONS[version - 1] as string);
