@@ -313,35 +313,40 @@ export async function logSourceMessages(
   keep: number,
 ): Promise<void> {
   if (entries.length === 0) return;
-  await db.runEach(
-    `INSERT INTO source_log (account_id, source_id, id, received_at, kind, customer_id, result, reason)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    entries.map((e) => [
-      accountId,
-      sourceId,
-      e.id,
-      e.receivedAt,
-      db.text(e.kind),
-      e.customerId === null ? null : db.text(e.customerId),
-      e.result,
-      e.reason === null ? null : db.text(e.reason),
-    ]),
-    ['text', 'text', 'text', 'int8', 'text', 'text', 'text', 'text'],
-  );
   const count = (result: SourceResult) => entries.filter((e) => e.result === result).length;
   const last = Math.max(...entries.map((e) => e.receivedAt));
-  await db.run(
-    `UPDATE sources SET received = received + $3, applied = applied + $4, ignored = ignored + $5,
-       refused = refused + $6, last_received_at = $7
-     WHERE account_id = $1 AND id = $2`,
-    [accountId, sourceId, entries.length, count('applied'), count('ignored'), count('refused'), last],
-  );
-  // The oldest beyond `keep` leave: the log is the debugger's window, not an archive.
-  await db.run(
-    `DELETE FROM source_log WHERE account_id = $1 AND source_id = $2 AND id < (
-       SELECT id FROM source_log WHERE account_id = $1 AND source_id = $2 ORDER BY id DESC LIMIT 1 OFFSET $3)`,
-    [accountId, sourceId, keep - 1],
-  );
+  // Sent together, run in this order on the transaction's connection: the entries, then the
+  // counters (the first statement to lock the source's row, so requests of one source running side
+  // by side hold it only from here to their commit), then the trim.
+  await Promise.all([
+    db.runEach(
+      `INSERT INTO source_log (account_id, source_id, id, received_at, kind, customer_id, result, reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      entries.map((e) => [
+        accountId,
+        sourceId,
+        e.id,
+        e.receivedAt,
+        db.text(e.kind),
+        e.customerId === null ? null : db.text(e.customerId),
+        e.result,
+        e.reason === null ? null : db.text(e.reason),
+      ]),
+      ['text', 'text', 'text', 'int8', 'text', 'text', 'text', 'text'],
+    ),
+    db.run(
+      `UPDATE sources SET received = received + $3, applied = applied + $4, ignored = ignored + $5,
+         refused = refused + $6, last_received_at = $7
+       WHERE account_id = $1 AND id = $2`,
+      [accountId, sourceId, entries.length, count('applied'), count('ignored'), count('refused'), last],
+    ),
+    // The oldest beyond `keep` leave: the log is the debugger's window, not an archive.
+    db.run(
+      `DELETE FROM source_log WHERE account_id = $1 AND source_id = $2 AND id < (
+         SELECT id FROM source_log WHERE account_id = $1 AND source_id = $2 ORDER BY id DESC LIMIT 1 OFFSET $3)`,
+      [accountId, sourceId, keep - 1],
+    ),
+  ]);
 }
 
 export async function seenMessages(

@@ -15,17 +15,20 @@ export async function addDayCounts(
 ): Promise<void> {
   if (counts.length === 0) return;
   const ids = [...new Set(counts.map((c) => c.customerId))];
-  // Locks the customers' scores at once, in one order, before the points are written (as a metric write does).
-  const [known, settings, rules] = await Promise.all([
+  // Locks the customers' scores at once, in one order, before the points are written (as a metric
+  // write does): the points are sent right behind the reads, which run first on the connection.
+  const reads = Promise.all([
     tx.scoresForUpdate(accountId, ids),
     tx.getSettings(accountId),
     tx.listFactorRules(accountId),
+    tx.enabledPlaybooks(accountId),
   ]);
+  const added = tx.addMetricCounts(accountId, counts);
+  const [[known, settings, rules, playbooks]] = await Promise.all([reads, added]);
   const read = new Set(rules.map((r) => r.metric));
   const moved = [...new Set(counts.filter((c) => read.has(c.metric)).map((c) => c.customerId))];
-  await tx.addMetricCounts(accountId, counts);
   if (moved.length > 0) {
     await rederive(tx, accountId, moved, rules, settings, 'metrics_updated', now, known);
   }
-  await actOnPoints(tx, accountId, counts, now);
+  await actOnPoints(tx, accountId, counts, now, playbooks);
 }

@@ -231,13 +231,13 @@ class Intake {
     return applied(groupId, `counted ${name} in ${metric}`);
   }
 
-  /** The links and audit entries written, then the day counts added (./day-counts.ts). */
+  /** The links and audit entries written, and the day counts added (./day-counts.ts), sent together. */
   async finish(): Promise<void> {
     const sent: Promise<unknown>[] = [];
     if (this.links.length > 0) sent.push(this.tx.linkSourceUsers(this.accountId, this.source.id, this.links));
     if (this.audits.length > 0) sent.push(this.tx.appendAudits(this.accountId, this.audits));
+    sent.push(addDayCounts(this.tx, this.accountId, this.counts, this.now));
     await settleAll(sent);
-    await addDayCounts(this.tx, this.accountId, this.counts, this.now);
   }
 }
 
@@ -258,12 +258,17 @@ export const segmentIntake = write(async function segmentIntake(
   requestId: string,
   now: number,
 ): Promise<boolean> {
-  const source = await tx.getSource(accountId, sourceId);
-  if (!source?.enabled || source.config.type !== 'segment') return false;
-  const intake = new Intake(tx, accountId, source, requestId, now);
   const ids = messages.flatMap((m) => (m.messageId === null || m.refused !== null ? [] : [m.messageId]));
   /** Ids this request may apply: claimed, and not applied by an earlier message of it. */
-  const claimed = await tx.claimMessages(accountId, sourceId, ids, now - DEDUPE_MS, now);
+  const [source, claimed] = await Promise.all([
+    tx.getSource(accountId, sourceId),
+    tx.claimMessages(accountId, sourceId, ids, now - DEDUPE_MS, now),
+  ]);
+  if (!source?.enabled || source.config.type !== 'segment') {
+    await tx.releaseMessages(accountId, sourceId, [...claimed]);
+    return false;
+  }
+  const intake = new Intake(tx, accountId, source, requestId, now);
   await intake.lockCustomers(messages);
   const entries: SourceLogEntry[] = [];
   const activity: SourceActivityRecord[] = [];
@@ -284,10 +289,11 @@ export const segmentIntake = write(async function segmentIntake(
   }
   await intake.finish();
   // What is still claimed was not applied (refused, ignored): released, so a retry may apply it.
+  // The log goes last on the connection: it adds the source's counters (store/sources.ts).
   await settleAll([
     tx.releaseMessages(accountId, sourceId, [...claimed]),
     keepActivity(tx, accountId, source, activity),
+    tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP),
   ]);
-  await tx.logSourceMessages(accountId, sourceId, entries, SOURCE_LOG_KEEP);
   return true;
 });
