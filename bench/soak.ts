@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { type Backend, createTestDatabase } from '../test/helpers/stores.ts';
-import { freePort, liveHeapMb, rssMb, type Server, startServer } from './lib.ts';
+import { callApi, freePort, liveHeapMb, rssMb, type Server, startServer } from './lib.ts';
 
 export interface SoakResult {
   seconds: number;
@@ -90,15 +90,8 @@ async function measure(
   inspectPort: number,
 ): Promise<SoakResult> {
   const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' };
-  const api = async (method: string, path: string, body?: unknown): Promise<any> => {
-    const res = await fetch(server.url + path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.json();
-  };
+  const api = (method: string, path: string, body?: unknown) =>
+    callApi(server.url, headers.authorization, method, path, body);
   // Subscribed first, so that every event of the run is one the receiver must get.
   const port = (receiver.address() as AddressInfo).port;
   await api('POST', '/api/webhooks', {

@@ -81,15 +81,6 @@ export interface SourceWrites {
     entries: readonly SourceLogEntry[],
     keep: number,
   ): Promise<void>;
-  /** Of these message ids, the ones the source applied since `since`. */
-  seenMessages(
-    accountId: string,
-    sourceId: string,
-    ids: readonly string[],
-    since: number,
-  ): Promise<Set<string>>;
-  /** Remembers these message ids as applied at `at`. */
-  rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number): Promise<void>;
   /**
    * Claims these message ids for this transaction, as applied at `at`: the ones no request of the
    * source claimed since `since`. Where requests run side by side, a claim another transaction
@@ -347,46 +338,6 @@ export async function logSourceMessages(
       [accountId, sourceId, keep - 1],
     ),
   ]);
-}
-
-export async function seenMessages(
-  db: Driver,
-  accountId: string,
-  sourceId: string,
-  ids: readonly string[],
-  since: number,
-): Promise<Set<string>> {
-  const wanted = [...new Set(ids.filter((id) => !hasNul(id)))];
-  if (wanted.length === 0) return new Set();
-  const p = new Params(accountId, sourceId);
-  // Each id probes the key by itself, and `since` is applied here: with received_at in the
-  // statement, PostgreSQL's generic plan walked source_messages_by_time over every message of the
-  // last 7 days instead (a batch of 100 took seconds once a source had sent 200,000).
-  const rows = await db.all<{ message_id: string; received_at: number | string }>(
-    db.perId(
-      p,
-      wanted,
-      (match) => `SELECT message_id, received_at FROM source_messages
-        WHERE account_id = $1 AND source_id = $2 AND message_id ${match}`,
-    ),
-    p.list,
-  );
-  return new Set(rows.filter((r) => Number(r.received_at) >= since).map((r) => r.message_id));
-}
-
-export async function rememberMessages(
-  db: Driver,
-  accountId: string,
-  sourceId: string,
-  ids: readonly string[],
-  at: number,
-): Promise<void> {
-  await db.runEach(
-    `INSERT INTO source_messages (account_id, source_id, message_id, received_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (account_id, source_id, message_id) DO UPDATE SET received_at = excluded.received_at`,
-    [...new Set(ids.filter((id) => !hasNul(id)))].map((id) => [accountId, sourceId, id, at]),
-    ['text', 'text', 'text', 'int8'],
-  );
 }
 
 export async function claimMessages(

@@ -313,14 +313,6 @@ export abstract class SqlTx extends SqlReader implements Tx {
     return sources.logSourceMessages(this.db, accountId, sourceId, entries, keep);
   }
 
-  seenMessages(accountId: string, sourceId: string, ids: readonly string[], since: number) {
-    return sources.seenMessages(this.db, accountId, sourceId, ids, since);
-  }
-
-  rememberMessages(accountId: string, sourceId: string, ids: readonly string[], at: number) {
-    return sources.rememberMessages(this.db, accountId, sourceId, ids, at);
-  }
-
   claimMessages(accountId: string, sourceId: string, ids: readonly string[], since: number, at: number) {
     return sources.claimMessages(this.db, accountId, sourceId, ids, since, at);
   }

@@ -297,13 +297,19 @@ export const stripeIntake = write(async function stripeIntake(
   if (!source.enabled) return 'disabled';
   const delivery = new Delivery(tx, accountId, source, event, requestId, now);
   let outcome: Outcome;
+  // The event's id is claimed for this delivery unless one was applied within DEDUPE_MS, and
+  // released below when the delivery applies nothing.
+  let claimed = false;
   if (event.refused !== null) outcome = refused(null, event.refused);
   else if (
     event.id !== null &&
-    (await tx.seenMessages(accountId, sourceId, [event.id], now - DEDUPE_MS)).has(event.id)
+    !(await tx.claimMessages(accountId, sourceId, [event.id], now - DEDUPE_MS, now)).has(event.id)
   ) {
     outcome = ignored(null, `duplicate: event ${event.id} was applied within the last 7 days`);
-  } else outcome = await delivery.apply();
+  } else {
+    claimed = event.id !== null;
+    outcome = await delivery.apply();
+  }
   const { summary, ...logged } = outcome;
   const entry = { id: newId.sourceMessage(), receivedAt: now, kind: event.kind, ...logged };
   const sent: Promise<unknown>[] = [tx.logSourceMessages(accountId, sourceId, [entry], SOURCE_LOG_KEEP)];
@@ -311,8 +317,8 @@ export const stripeIntake = write(async function stripeIntake(
     const activity = { id: entry.id, customerId: logged.customerId, at: now, kind: event.kind, summary };
     sent.push(keepActivity(tx, accountId, source, [activity]));
   }
-  if (outcome.result === 'applied' && event.id !== null) {
-    sent.push(tx.rememberMessages(accountId, sourceId, [event.id], now));
+  if (claimed && outcome.result !== 'applied') {
+    sent.push(tx.releaseMessages(accountId, sourceId, [event.id as string]));
   }
   if (delivery.audits.length > 0) sent.push(tx.appendAudits(accountId, delivery.audits));
   await settleAll(sent);
